@@ -1,0 +1,82 @@
+"""Shared pieces of the benchmark runner: the result record, a timer, table and JSON output.
+
+A result's ``ratio`` is always ``baseline_seconds / seconds`` for the same work, so > 1 means mpdp is faster
+than the in-run baseline (plain ``phe``, plaintext numpy, a reference sampler, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["BenchResult", "print_table", "time_call", "to_json"]
+
+
+@dataclass
+class BenchResult:
+    """One measured operation. Fields that do not apply stay None."""
+
+    name: str
+    n: int
+    seconds: float
+    baseline: str | None = None
+    baseline_seconds: float | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    bytes: int | None = None
+    note: str | None = None
+
+    @property
+    def per_s(self) -> float:
+        return self.n / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline_seconds is None or self.seconds <= 0:
+            return None
+        return self.baseline_seconds / self.seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["per_s"] = self.per_s
+        record["ratio"] = self.ratio
+        return record
+
+
+def time_call(fn: Callable[[], Any], *, repeat: int = 3) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` calls of ``fn`` and the last call's result."""
+    best = float("inf")
+    result: Any = None
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def print_table(suite: str, results: list[BenchResult]) -> None:
+    columns = ["name", "n", "seconds", "per_s", "baseline", "ratio", "max_abs_error", "max_rel_error", "bytes"]
+    rows = [[_fmt(r.as_dict()[c]) for c in columns] for r in results]
+    widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    print(f"suite: {suite}  (ratio = baseline time / mpdp time; > 1 means mpdp is faster)")
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
+    for row in rows:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+    for r in results:
+        if r.note:
+            print(f"  note [{r.name}]: {r.note}")
+
+
+def to_json(suite: str, results: list[BenchResult]) -> str:
+    return json.dumps({"suite": suite, "results": [r.as_dict() for r in results]})

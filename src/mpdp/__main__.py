@@ -1,0 +1,5 @@
+"""``python -m mpdp`` is the ``mpdp`` command."""
+
+from mpdp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Cryptography: fixed-point secret sharing, Paillier, CKKS. Never touches the network."""

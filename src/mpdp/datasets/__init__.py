@@ -1,0 +1,1 @@
+"""Datasets, loaders with checksums, synthetic generators and partitioners."""

@@ -1,0 +1,1 @@
+"""Differential privacy: exact samplers, mechanisms, sensitivities and accounting."""

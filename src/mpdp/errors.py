@@ -1,0 +1,161 @@
+"""The mpdp exception tree and its one warning.
+
+Every error mpdp raises on purpose derives from :class:`MpdpError`, and where a built-in exception has the
+same meaning the mpdp class derives from that too, so ``except ValueError`` keeps working for callers who do
+not know mpdp. A message names three things, in this order: the value received, what was expected, and how
+to fix it. :func:`explain` builds such a message so that every module words them alike::
+
+    raise ParameterError(explain("epsilon", epsilon, "a finite number > 0",
+                                 "pass the privacy budget as a positive float, e.g. epsilon=1.0"))
+
+Tree::
+
+    MpdpError
+    ├── ParameterError (ValueError)          invalid argument or configuration
+    │   ├── DomainError                      value outside a function's documented valid domain
+    │   ├── ShapeMismatchError               array shapes or party row counts that do not line up
+    │   └── PrecisionError                   fixed-point/crypto parameters that cannot hold the computation
+    ├── EncodingOverflowError (OverflowError) a value does not fit its fixed-point encoding or packing slot
+    ├── CryptoError
+    │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
+    │   └── TamperedCiphertextError          ciphertext out of range or failing an integrity check
+    ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
+    ├── ProtocolError
+    │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
+    │   └── PartyUnavailableError (TimeoutError)  a party stopped answering within the timeout
+    ├── PrivacyError
+    │   ├── BudgetExceededError              a release would spend more than the ledger allows
+    │   └── LedgerCorruptError               a persisted ledger that fails to verify
+    └── DatasetError
+        ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
+        └── DatasetUnavailableError          no source could provide the data
+
+:class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
+random source used for a DP release).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "BudgetExceededError",
+    "ChecksumMismatchError",
+    "CryptoError",
+    "DatasetError",
+    "DatasetUnavailableError",
+    "DomainError",
+    "EncodingOverflowError",
+    "KeyMismatchError",
+    "LedgerCorruptError",
+    "MalformedMessageError",
+    "MpdpError",
+    "ParameterError",
+    "PartyUnavailableError",
+    "PrecisionError",
+    "PrivacyError",
+    "PrivacyLeakWarning",
+    "ProtocolAbortError",
+    "ProtocolError",
+    "ShapeMismatchError",
+    "TamperedCiphertextError",
+    "explain",
+]
+
+_MAX_REPR = 120
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 3] + "..."
+    return text
+
+
+def explain(name: str, received: Any, expected: str, fix: str) -> str:
+    """Word an error message as mpdp does: what was received, what was expected, how to fix it.
+
+    >>> explain("epsilon", -1.0, "a finite number > 0", "pass e.g. epsilon=1.0")
+    'epsilon: received -1.0, expected a finite number > 0. Fix: pass e.g. epsilon=1.0'
+    """
+    return f"{name}: received {_short_repr(received)}, expected {expected}. Fix: {fix}"
+
+
+class MpdpError(Exception):
+    """Root of every error mpdp raises on purpose."""
+
+
+class ParameterError(MpdpError, ValueError):
+    """An argument or configuration value is invalid."""
+
+
+class DomainError(ParameterError):
+    """A value lies outside the documented valid domain of the function it was passed to."""
+
+
+class ShapeMismatchError(ParameterError):
+    """Array shapes, lengths or party row counts do not line up."""
+
+
+class PrecisionError(ParameterError):
+    """Fixed-point or cryptographic parameters cannot hold the requested computation."""
+
+
+class EncodingOverflowError(MpdpError, OverflowError):
+    """A value does not fit its fixed-point encoding, ring, plaintext space or packing slot."""
+
+
+class CryptoError(MpdpError):
+    """A cryptographic object is used inconsistently."""
+
+
+class KeyMismatchError(CryptoError, ValueError):
+    """A ciphertext, share or partial decryption belongs to another key or another sharing."""
+
+
+class TamperedCiphertextError(CryptoError, ValueError):
+    """A ciphertext is out of range for its key or fails an integrity check."""
+
+
+class MalformedMessageError(MpdpError, ValueError):
+    """Bytes received from another party do not decode to a valid message."""
+
+
+class ProtocolError(MpdpError):
+    """A multiparty protocol cannot proceed."""
+
+
+class ProtocolAbortError(ProtocolError):
+    """The protocol was aborted: desynchronised, replayed messages, too many dropouts, or a party failed."""
+
+
+class PartyUnavailableError(ProtocolError, TimeoutError):
+    """A party did not answer within the configured timeout."""
+
+
+class PrivacyError(MpdpError):
+    """Privacy accounting refuses an operation."""
+
+
+class BudgetExceededError(PrivacyError):
+    """A release would spend more privacy budget than the ledger allows."""
+
+
+class LedgerCorruptError(PrivacyError):
+    """A persisted privacy ledger fails to parse or verify; it is never silently reset."""
+
+
+class DatasetError(MpdpError):
+    """A dataset cannot be loaded as requested."""
+
+
+class ChecksumMismatchError(DatasetError):
+    """A dataset file's sha256 differs from the recorded one."""
+
+
+class DatasetUnavailableError(DatasetError):
+    """No configured source could provide the dataset."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A use that weakens a privacy guarantee without making the computation invalid."""

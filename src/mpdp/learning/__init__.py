@@ -1,0 +1,1 @@
+"""The five papers' algorithms, composed from protocols, crypto and dp."""

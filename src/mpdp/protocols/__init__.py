@@ -1,0 +1,1 @@
+"""Protocols: parties exchanging messages to compute inner products, aggregates and noise."""

@@ -1,0 +1,181 @@
+"""Parties and the runner that executes a protocol with one thread (or process) per party.
+
+A protocol is a mapping from party name to that party's *role*: a :class:`Party` object (whose ``run``
+method holds its side of the protocol) or any callable taking the party's :class:`~mpdp.runtime.comm.Comm`.
+A role sees its own constructor arguments, its own random source (``comm.rng``) and the messages it
+receives, nothing else: the same role runs in a thread here and in its own process over the network.
+
+>>> from mpdp.randomness import RandomSource
+>>> def alice(comm):
+...     comm.send("bob", 20, label="x")
+...     return comm.recv("bob", label="y")
+>>> def bob(comm):
+...     comm.send("alice", comm.recv("alice", label="x") + 1, label="y")
+>>> run = run_protocol({"alice": alice, "bob": bob}, rng=RandomSource.seeded(0))
+>>> run.results["alice"], run.rounds
+(21, 2)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from mpdp.errors import ParameterError, ProtocolAbortError, explain
+from mpdp.randomness import RandomSource, resolve
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
+from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.transport import InMemoryTransport, Transport
+
+__all__ = ["Party", "ProtocolRun", "Role", "run_party", "run_protocol"]
+
+T = TypeVar("T")
+
+
+class Party:
+    """Base class for a participant that keeps its own private state between protocol runs.
+
+    Subclasses store their data in attributes and implement :meth:`run`; they never reach into another
+    party's object. ``name`` must match the name the protocol uses for this party.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ParameterError(explain("name", name, "a non-empty str", "name the party, e.g. Party('alice')"))
+        self.name = name
+
+    def run(self, comm: Comm) -> Any:
+        """This party's side of the protocol."""
+        raise NotImplementedError(f"{type(self).__name__} must implement run(comm)")
+
+    def __call__(self, comm: Comm) -> Any:
+        return self.run(comm)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+Role = Callable[[Comm], Any]
+
+
+@dataclass
+class ProtocolRun(Generic[T]):
+    """The outcome of one protocol execution: each party's return value and traffic."""
+
+    results: dict[str, T]
+    traffic: dict[str, PartyTraffic]
+    seconds: float
+
+    @property
+    def bytes(self) -> int:
+        """Total bytes sent by all parties."""
+        return sum(t.bytes_sent for t in self.traffic.values())
+
+    @property
+    def messages(self) -> int:
+        return sum(t.messages_sent for t in self.traffic.values())
+
+    @property
+    def rounds(self) -> int:
+        """Communication rounds: the longest chain of causally dependent messages."""
+        return max((t.rounds for t in self.traffic.values()), default=0)
+
+    def communication(self) -> dict[str, int]:
+        """``{"bytes", "messages", "rounds"}`` as the CLI's JSON reports them."""
+        return {"bytes": self.bytes, "messages": self.messages, "rounds": self.rounds}
+
+
+def run_party(
+    name: str,
+    role: Role,
+    transport: Transport,
+    *,
+    rng: RandomSource | None = None,
+    timeout: float = 120.0,
+    limits: CodecLimits = DEFAULT_LIMITS,
+) -> tuple[Any, PartyTraffic]:
+    """Run one party's role in the calling thread over ``transport`` (how a networked process runs)."""
+    comm = Comm(transport.endpoint(name), transport.parties, rng=resolve(rng), timeout=timeout, limits=limits)
+    try:
+        return role(comm), comm.traffic
+    finally:
+        transport.party_finished(name)
+        comm.close()
+
+
+def run_protocol(
+    roles: Mapping[str, Role],
+    *,
+    rng: RandomSource | None = None,
+    transport: Transport | None = None,
+    timeout: float = 120.0,
+    limits: CodecLimits = DEFAULT_LIMITS,
+) -> ProtocolRun[Any]:
+    """Run every party's role concurrently, one thread each, and collect results and traffic.
+
+    Parameters
+    ----------
+    roles:
+        Party name -> role. The mapping's order is the canonical party order every party sees.
+    rng:
+        Root random source; party ``p`` draws from ``rng.spawn(p)``. Default: fresh OS entropy.
+    transport:
+        Default: a new :class:`~mpdp.runtime.transport.InMemoryTransport` for these parties.
+    timeout:
+        Seconds any receive may wait before the run fails with PartyUnavailableError.
+
+    Raises
+    ------
+    Exception
+        When a party's role raises, the others are aborted and the *first* failure is re-raised with a
+        note naming the party, so the root cause is not hidden behind the aborts it caused.
+    """
+    names = tuple(roles)
+    if not names:
+        raise ParameterError(explain("roles", dict(roles), "at least one party", "pass {'alice': role, ...}"))
+    for name, role in roles.items():
+        if not callable(role):
+            raise ParameterError(explain(f"role of {name}", role, "a Party or a callable(comm)", "pass a callable"))
+    if transport is None:
+        transport = InMemoryTransport(names)
+    elif tuple(transport.parties) != names:
+        raise ParameterError(
+            explain("transport.parties", transport.parties, f"the roles' parties {names}", "build it for these roles")
+        )
+    root = resolve(rng)
+    results: dict[str, Any] = {}
+    traffic: dict[str, PartyTraffic] = {}
+    failures: list[tuple[float, str, BaseException]] = []
+    lock = threading.Lock()
+
+    def target(name: str) -> None:
+        try:
+            result, party_traffic = run_party(
+                name, roles[name], transport, rng=root.spawn(name), timeout=timeout, limits=limits
+            )
+            with lock:
+                results[name] = result
+                traffic[name] = party_traffic
+        except BaseException as exc:  # re-raised in the caller's thread below
+            with lock:
+                failures.append((time.monotonic(), name, exc))
+            transport.abort(f"{name} failed with {type(exc).__name__}: {exc}")
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=target, args=(n,), name=f"mpdp-party-{n}", daemon=True) for n in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - start
+    if failures:
+        # Prefer a genuine failure over the ProtocolAbortErrors it induced in the other parties.
+        failures.sort(key=lambda f: (isinstance(f[2], ProtocolAbortError), f[0]))
+        _, name, exc = failures[0]
+        exc.add_note(f"raised by party {name!r}")
+        raise exc
+    return ProtocolRun(results={n: results[n] for n in names}, traffic={n: traffic[n] for n in names},
+                       seconds=seconds)
