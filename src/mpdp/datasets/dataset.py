@@ -140,4 +140,5 @@ class Dataset:
 
         Dividing by the public constant sqrt(d) (not by each row's norm) keeps the map data-independent.
         """
-        return self.X / np.sqrt(max(self.d, 1))
+        scaled: npt.NDArray[np.float64] = self.X / np.sqrt(max(self.d, 1))
+        return scaled

@@ -172,11 +172,15 @@ def _load() -> tuple[dict[str, Algorithm], dict[str, Reproduction]]:
         module = importlib.import_module(module_name)
         for algo in getattr(module, "ALGORITHMS", ()):
             if algo.name in algos:
-                raise ParameterError(explain("algorithm name", algo.name, "unique names", f"rename it in {module_name}"))
+                raise ParameterError(
+                    explain("algorithm name", algo.name, "unique names", f"rename it in {module_name}")
+                )
             algos[algo.name] = algo
         for repro in getattr(module, "REPRODUCTIONS", ()):
             if repro.id in repros:
-                raise ParameterError(explain("reproduction id", repro.id, "unique ids", f"rename it in {module_name}"))
+                raise ParameterError(
+                    explain("reproduction id", repro.id, "unique ids", f"rename it in {module_name}")
+                )
             repros[repro.id] = repro
     return algos, repros
 
