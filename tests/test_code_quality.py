@@ -33,7 +33,7 @@ def test_mypy_strict_clean() -> None:
 
 FORBIDDEN = {
     r"^\s*(import pickle|from pickle|import cloudpickle|import dill)": "pickle (messages use mpdp.runtime.codec)",
-    r"np\.random\.\w+\(|from numpy\.random|numpy\.random\.\w+\(": "numpy's non-cryptographic randomness (use RandomSource)",
+    r"np\.random\.\w+\(|from numpy\.random|numpy\.random\.\w+\(": "numpy's non-CSPRNG randomness (use RandomSource)",
     r"^\s*import random\s*$|^\s*from random import": "the random module (use mpdp.randomness.RandomSource)",
     r"^\s*assert\s": "assert for validation (raise a typed mpdp error)",
 }
