@@ -32,13 +32,17 @@ def _factor(neighbouring: str) -> float:
 
 
 def max_operator_sensitivity(neighbouring: Neighbouring = "add_remove") -> float:
-    """Sensitivity of the split utility ``u(D, a, v) = max_l |D_{a<v}^{y=l}| + max_l |D_{a>=v}^{y=l}|``.
+    """Sensitivity of the split utility ``u(D, a, v) = max_l |D_{a<v}^{y=l}| + max_l |D_{a>=v}^{y=l}|``: 1.
 
-    Adding or removing one record changes exactly one class count on exactly one side of the split by one,
-    so that side's maximum moves by at most one and the other side's not at all: sensitivity 1. Replacing a
-    record can move one record from one side to the other (each maximum moves by one): sensitivity 2.
+    Adding or removing one record changes one class count on one side of the split by one, so that side's
+    maximum moves by at most one and the other side's not at all. Replacing a record removes it from one
+    side and adds it to one side: a removal can only lower a maximum and an addition only raise one, each by
+    at most one, so if both land on the same side its maximum moves by at most one, and if they land on
+    different sides the two moves have opposite signs. Either way ``|Delta u| <= 1``: unlike a count
+    histogram, the Max operator's sensitivity does not double under bounded neighbours.
     """
-    return _factor(neighbouring)
+    _factor(neighbouring)  # validates the name
+    return 1.0
 
 
 def class_histogram_sensitivity(neighbouring: Neighbouring = "add_remove") -> float:
