@@ -46,7 +46,14 @@ def multiexp(bases: Sequence[Any], exponents: Any, modulus: Any) -> Any:
     ``exponents`` may be Python ints, an int64 array or an object array of ints. Every base with a negative
     exponent must be invertible modulo ``modulus`` (ciphertexts are).
     """
-    exps = np.asarray(exponents)
+    if isinstance(exponents, np.ndarray):
+        exps = exponents
+    else:  # a Python sequence: keep every int exact (np.asarray would turn [0, 2**63] into floats)
+        items = list(exponents)
+        if not all(isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in items):
+            raise ParameterError(explain("exponents", items[:3], "integers", "encode the weights as integers"))
+        exps = np.empty(len(items), dtype=object)
+        exps[:] = [int(e) for e in items]
     if exps.ndim != 1 or exps.shape[0] != len(bases):
         raise ShapeMismatchError(
             explain("exponents", exps.shape, f"({len(bases)},), one per base", "pass one exponent per base")
