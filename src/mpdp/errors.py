@@ -19,6 +19,7 @@ Tree::
     ├── CryptoError
     │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
     │   ├── TamperedCiphertextError          ciphertext out of range or failing an integrity check
+    │   ├── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
     │   └── AuthenticationError              a peer's TLS certificate is not the party it should be
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
     ├── ProtocolError
@@ -48,6 +49,7 @@ __all__ = [
     "DatasetUnavailableError",
     "DomainError",
     "EncodingOverflowError",
+    "InsufficientSharesError",
     "KeyMismatchError",
     "LedgerCorruptError",
     "MalformedMessageError",
@@ -117,6 +119,10 @@ class KeyMismatchError(CryptoError, ValueError):
 
 class TamperedCiphertextError(CryptoError, ValueError):
     """A ciphertext is out of range for its key or fails an integrity check."""
+
+
+class InsufficientSharesError(CryptoError, ValueError):
+    """Fewer key shares or partial decryptions than the threshold were supplied."""
 
 
 class AuthenticationError(CryptoError):
