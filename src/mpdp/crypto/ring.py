@@ -208,10 +208,9 @@ class Z2k(Ring):
         return None if self.bits == 64 else _U64((1 << self.bits) - 1)
 
     def _m(self, a: RingArray) -> RingArray:
+        # Also turns the numpy scalars that 0-d operands produce back into 0-d arrays.
         mask = self._mask
-        if mask is None:
-            return a
-        return np.bitwise_and(a, mask)
+        return np.asarray(a if mask is None else np.bitwise_and(a, mask), dtype=np.uint64)
 
     def shape(self, a: RingArray) -> tuple[int, ...]:
         return tuple(a.shape)
@@ -235,18 +234,23 @@ class Z2k(Ring):
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         return np.asarray(fn(list(arrays)), dtype=np.uint64)
 
+    @_quiet
     def add(self, a: RingArray, b: RingArray) -> RingArray:
         return self._m(a + b)
 
+    @_quiet
     def sub(self, a: RingArray, b: RingArray) -> RingArray:
         return self._m(a - b)
 
+    @_quiet
     def neg(self, a: RingArray) -> RingArray:
         return self._m(np.negative(a))
 
+    @_quiet
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         return self._m(a * b)
 
+    @_quiet
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         return self._m(a * self.from_int(k))
 
@@ -266,7 +270,7 @@ class Z2k(Ring):
         return self._m(np.asarray(np.sum(a, axis=axis, dtype=np.uint64), dtype=np.uint64))
 
     def shr(self, a: RingArray, k: int) -> RingArray:
-        return a >> _U64(k) if k < 64 else np.zeros_like(a)
+        return self._m(a >> _U64(k) if k < 64 else np.zeros_like(a))
 
     def msb(self, a: RingArray) -> RingArray:
         return (a >> _U64(self.bits - 1)) & _U64(1)
