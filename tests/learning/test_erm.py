@@ -140,3 +140,39 @@ def test_bad_input_is_refused_with_a_fix() -> None:
         erm.HuberLoss(c=0.0)
     with pytest.raises(DomainError, match="0/1"):
         erm.to_pm1([0, 2])
+
+
+@pytest.mark.parametrize("loss", [erm.LogisticLoss(), erm.HuberLoss(c=0.3), erm.SmoothHingeLoss(h=0.5)],
+                         ids=lambda loss: loss.name)
+@pytest.mark.parametrize(("n", "d"), [(1, 5), (3, 8), (12, 4)])
+def test_solve_batch_matches_one_solve_per_problem(loss: erm.Loss, n: int, d: int, rng: RandomSource) -> None:
+    g, lam = 6, 1e-2
+    X = np.stack([_data(rng.spawn(str(i)), n, d, loss.task)[0] for i in range(g)])
+    y = np.stack([_data(rng.spawn(str(i)), n, d, loss.task)[1] for i in range(g)])
+    b = (rng.random((g, d)) - 0.5) * 0.1
+    batch = erm.solve_batch(loss, X, y, lam, linear=b)
+    for i in range(g):
+        obj = erm.Objective(loss, X[i], y[i], lam=lam, linear=b[i])
+        one = erm.solve(obj)
+        assert obj.value(batch[i]) <= one.value + 1e-10
+        assert np.linalg.norm(obj.gradient(batch[i])) < 1e-8
+
+
+def test_solve_batch_scales_to_many_one_record_problems(rng: RandomSource) -> None:
+    g, d = 20_000, 30
+    X = rng.random((g, 1, d)) * 2 - 1
+    X /= np.linalg.norm(X, axis=2, keepdims=True)
+    y = np.where(rng.random((g, 1)) < 0.5, -1.0, 1.0)
+    theta = erm.solve_batch(erm.LogisticLoss(), X, y, 1e-3)
+    # one record: theta = a y x with lam a = sigmoid(-a) (the stationarity condition)
+    a = np.einsum("gd,gd->g", theta, y * X[:, 0])
+    assert np.allclose(1e-3 * a, 1 / (1 + np.exp(a)), rtol=1e-8)
+
+
+def test_solve_batch_rejects_bad_input() -> None:
+    with pytest.raises(ShapeMismatchError, match="equal-size"):
+        erm.solve_batch(erm.LogisticLoss(), np.zeros((2, 3)), np.zeros(2), 0.1)
+    with pytest.raises(ParameterError, match="SmoothHingeLoss"):
+        erm.solve_batch(erm.HingeLoss(), np.zeros((1, 1, 2)), np.ones((1, 1)), 0.1)
+    with pytest.raises(ParameterError, match="lam"):
+        erm.solve_batch(erm.LogisticLoss(), np.zeros((1, 1, 2)), np.ones((1, 1)), 0.0)

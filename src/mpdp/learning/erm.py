@@ -68,6 +68,7 @@ __all__ = [
     "predict",
     "require_unit_ball",
     "solve",
+    "solve_batch",
     "to_pm1",
 ]
 
@@ -469,6 +470,103 @@ def solve(objective: Objective, *, theta0: npt.ArrayLike | None = None, tol: flo
     grad_norm = float(np.linalg.norm(objective.gradient(theta)))
     return Solution(theta=theta, value=objective.value(theta), gradient_norm=grad_norm,
                     iterations=int(result.nit), converged=bool(result.success) or grad_norm <= tol)
+
+
+def solve_batch(loss: Loss, X: npt.ArrayLike, y: npt.ArrayLike, lam: float, *,
+                linear: npt.ArrayLike | None = None, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
+    """Minimise ``g`` independent objectives of equal size at once: ``X`` is ``(g, n, d)``, ``y`` is ``(g, n)``.
+
+    Each problem is ``(1/n) sum_i loss(<x_i, theta>, y_i) + lam/2 ||theta||^2 + <b, theta>`` with ``b`` the
+    matching row of ``linear`` (``(g, d)``, default 0). Used where many parties each fit a local model (paper
+    003's aggregation baselines with up to 50,000 one-record parties), where one scipy call per party would
+    dominate the run time.
+
+    Method: damped Newton on the strongly convex primal with Armijo backtracking, all problems in lock step.
+    The Newton system is solved in whichever space is smaller: ``d x d`` (primal Hessian
+    ``X^T D X / n + lam I``) or ``n x n`` (representer form: the step lies in ``span(x_i)`` and, by the
+    push-through identity, ``H^{-1} X^T = X^T (D X X^T / n + lam I)^{-1}``).
+
+    Accuracy: stops when every problem's gradient norm is ``<= tol`` (so ``J - J* <= tol^2 / (2 lam)``) or
+    after ``max_iter`` Newton steps; the Huber and smoothed-hinge losses use their generalised second
+    derivative (semismooth Newton). Requires ``lam > 0``; the plain hinge loss is not supported (not smooth).
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    ya = np.asarray(y, dtype=np.float64)
+    if Xa.ndim != 3 or ya.shape != Xa.shape[:2] or Xa.shape[1] == 0:
+        raise ShapeMismatchError(explain("X, y shapes", (Xa.shape, ya.shape), "(g, n, d) and (g, n) with n >= 1",
+                                         "stack equal-size problems; solve unequal ones separately"))
+    if not (np.isfinite(lam) and lam > 0):
+        raise ParameterError(explain("lam", lam, "a finite number > 0", "pass e.g. lam=1e-3"))
+    if not np.isfinite(loss.smoothness):
+        raise ParameterError(explain("loss", loss.name, "a smooth loss", "use SmoothHingeLoss instead of HingeLoss"))
+    loss.check_labels(ya.ravel())
+    g, n, d = Xa.shape
+    b = np.zeros((g, d)) if linear is None else np.asarray(linear, dtype=np.float64)
+    if b.shape != (g, d):
+        raise ShapeMismatchError(explain("linear", b.shape, f"({g}, {d})", "one linear term per problem"))
+
+    def values(theta: FloatArray) -> FloatArray:
+        z = np.einsum("gnd,gd->gn", Xa, theta)
+        out: FloatArray = (loss.value(z, ya).mean(axis=1) + 0.5 * lam * np.einsum("gd,gd->g", theta, theta)
+                           + np.einsum("gd,gd->g", b, theta))
+        return out
+
+    dual = n < d
+    # Representer form: theta = X^T a - b / lam, so theta - theta_lin stays in span(x_i); start at a = 0.
+    a = np.zeros((g, n))
+    theta = -b / lam if dual else np.zeros((g, d))
+    current = values(theta)
+    stalled = np.zeros(g, dtype=bool)  # no decrease representable in float64: at the optimum to precision
+    for _ in range(max_iter):
+        z = np.einsum("gnd,gd->gn", Xa, theta)
+        dz = loss.derivative(z, ya) / n
+        grad = np.einsum("gnd,gn->gd", Xa, dz) + lam * theta + b
+        active = (np.linalg.norm(grad, axis=1) > tol) & ~stalled
+        if not active.any():
+            break
+        curv = _second_derivative(loss, z, ya) / n
+        if dual:
+            # grad = X^T (dz + lam a); the Newton step is X^T da with (D K + lam I) da = -(dz + lam a).
+            K = np.einsum("gnd,gmd->gnm", Xa, Xa)
+            A = curv[:, :, None] * K + lam * np.eye(n)
+            da = -np.linalg.solve(A, (dz + lam * a)[..., None])[..., 0]
+            step = np.einsum("gnd,gn->gd", Xa, da)
+        else:
+            H = np.einsum("gnd,gn,gne->gde", Xa, curv, Xa) + lam * np.eye(d)
+            step = -np.linalg.solve(H, grad[..., None])[..., 0]
+            da = np.zeros_like(a)
+        slope = np.einsum("gd,gd->g", grad, step)
+        t = np.ones(g)
+        accepted = ~active
+        for _ in range(50):  # Armijo backtracking, per problem
+            trial = theta + t[:, None] * step
+            trial_values = values(trial)
+            ok = ~accepted & (trial_values <= current + 1e-4 * t * slope)
+            theta[ok] = trial[ok]
+            a[ok] += t[ok, None] * da[ok]
+            current = np.where(ok, trial_values, current)
+            accepted |= ok
+            if accepted.all():
+                break
+            t = np.where(accepted, t, 0.5 * t)
+        stalled |= ~accepted
+    return theta
+
+
+def _second_derivative(loss: Loss, z: FloatArray, y: FloatArray) -> FloatArray:
+    """``d^2 loss / d z^2`` (generalised at kinks) for the smooth losses :func:`solve_batch` supports."""
+    if isinstance(loss, LogisticLoss):
+        s = expit(-y * z)
+        out: FloatArray = s * (1.0 - s)
+        return out
+    if isinstance(loss, SquaredLoss):
+        return np.ones_like(z)
+    if isinstance(loss, HuberLoss):
+        return (np.abs(z - y) <= loss.c).astype(np.float64)
+    if isinstance(loss, SmoothHingeLoss):
+        return (np.abs(1.0 - y * z) <= loss.h).astype(np.float64) / (2.0 * loss.h)
+    raise ParameterError(explain("loss", loss.name, "logistic, squared, huber or smooth_hinge",
+                                 "use solve() for other losses"))
 
 
 # ---------------------------------------------------------------------------------------------------------
