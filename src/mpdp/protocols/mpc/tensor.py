@@ -30,7 +30,7 @@ exact product of the *encoded* operands by less than ``2^-f`` (one unit in the l
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from mpdp.errors import KeyMismatchError, ParameterError, PrecisionError, ShapeM
 if TYPE_CHECKING:
     from mpdp.protocols.mpc.session import MPCSession
 
-__all__ = ["SharedFixedPoint"]
+__all__ = ["SharedFixedPoint", "concatenate", "stack"]
 
 Operand = Any  # SharedFixedPoint, a number or an array-like of numbers
 
@@ -301,6 +301,33 @@ class SharedFixedPoint:
         opened = self.session.open_to(self.ring, [self.share], party, sharing_id=self.sharing_id,
                                       label="mpc.reveal_to")
         return None if opened is None else self.fmt.decode(opened[0], scale_bits=self.scale)
+
+
+def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[list[Any]], Any]) -> SharedFixedPoint:
+    if not values or not all(isinstance(v, SharedFixedPoint) for v in values):
+        raise ParameterError(explain("values", values, "a non-empty sequence of shared values",
+                                     "share public parts with session.public() first"))
+    first = values[0]
+    for v in values[1:]:
+        first._check_peer(v)
+    scale = max(v.scale for v in values)
+    lifted = [v._lift(scale) for v in values]
+    try:
+        share = first.ring.combine([v.share for v in lifted], fn)
+    except ValueError as exc:
+        raise ShapeMismatchError(explain("shapes", [v.shape for v in values], "shapes that fit together",
+                                         "reshape the values (numpy concatenate/stack rules)")) from exc
+    return first.derive(share, scale=scale, bound=max(v.bound for v in values))
+
+
+def concatenate(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
+    """``numpy.concatenate`` of shared values of one session (local)."""
+    return _joined(values, lambda arrays: np.concatenate(arrays, axis=axis))
+
+
+def stack(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
+    """``numpy.stack`` of shared values of one session (local)."""
+    return _joined(values, lambda arrays: np.stack(arrays, axis=axis))
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
