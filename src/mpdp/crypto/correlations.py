@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k, ring_for_bits
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, explain
 
 __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "draw_shape",
@@ -250,6 +250,11 @@ def deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, R
     Party 0 replaces the parts named in the result by the returned arrays; the other parties keep their
     drawn parts unchanged.
     """
+    # 0-d operands make numpy scalars; the wire carries arrays.
+    return {k: np.asarray(v, dtype=np.uint64) for k, v in _deal(spec, streams).items()}
+
+
+def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, RingArray]:
     parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
     ring, kind = spec.ring, spec.kind
 

@@ -63,7 +63,7 @@ class AesCtrPrg:
         words = np.empty(count + 2, dtype=np.uint64)
         if self._zeros.size < nbytes:
             self._zeros = np.zeros(nbytes, dtype=np.uint8)
-        self._encryptor.update_into(memoryview(self._zeros[:nbytes]), memoryview(words).cast("B"))
+        self._encryptor.update_into(self._zeros[:nbytes].data, words.data.cast("B"))
         out = words[:count]
         return out if np.little_endian else out.byteswap()  # pragma: no branch
 

@@ -40,8 +40,19 @@ from mpdp.errors import ParameterError, explain
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
-__all__ = ["clip", "clip_norm", "greater", "less", "ltz", "maximum", "max_along", "minimum", "relu", "sign",
-           "where"]
+__all__ = [
+    "clip",
+    "clip_norm",
+    "greater",
+    "less",
+    "ltz",
+    "max_along",
+    "maximum",
+    "minimum",
+    "relu",
+    "sign",
+    "where",
+]
 
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -75,9 +86,10 @@ def _less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -
     g &= np.uint64(1)
     if words == 2:  # combine the two words: G = G_hi XOR (P_hi AND G_lo)
         p &= np.uint64(1)
-        g = g[1] ^ _and_many(session, p[1], g[0], session.new_id())
-        return g
-    return g[0]
+        combined: RingArray = g[1] ^ _and_many(session, p[1], g[0], session.new_id())
+        return combined
+    low: RingArray = g[0]
+    return low
 
 
 def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
@@ -133,7 +145,8 @@ def greater(x: SharedFixedPoint, y: Any) -> SharedFixedPoint:
 
 def sign(x: SharedFixedPoint) -> SharedFixedPoint:
     """``+1`` for ``x >= 0``, ``-1`` for ``x < 0`` (scale 0)."""
-    return 1 - ltz(x) * 2
+    bit: SharedFixedPoint = ltz(x) * 2
+    return bit.__rsub__(1)
 
 
 def where(cond: SharedFixedPoint, a: Any, b: Any) -> SharedFixedPoint:
@@ -143,7 +156,10 @@ def where(cond: SharedFixedPoint, a: Any, b: Any) -> SharedFixedPoint:
                                      "compare first, then select"))
     a = a if isinstance(a, SharedFixedPoint) else np.asarray(a, dtype=float)
     b = b if isinstance(b, SharedFixedPoint) else np.asarray(b, dtype=float)
-    return (cond * (a - b) + b).assume_bound(max(_bound(a), _bound(b)))
+    gap: SharedFixedPoint = a - b if isinstance(a, SharedFixedPoint) else b.__rsub__(a) \
+        if isinstance(b, SharedFixedPoint) else cond.session.public(a - b, fmt=cond.fmt)
+    chosen: SharedFixedPoint = cond * gap + b
+    return chosen.assume_bound(max(_bound(a), _bound(b)))
 
 
 def _bound(v: Any) -> float:
@@ -155,19 +171,22 @@ def _bound(v: Any) -> float:
 
 def relu(x: SharedFixedPoint) -> SharedFixedPoint:
     """``max(x, 0)``, exact."""
-    return ((1 - ltz(x)) * x).assume_bound(x.bound)
+    keep = ltz(x).__rsub__(1)
+    return (keep * x).assume_bound(x.bound)
 
 
 def maximum(x: SharedFixedPoint, y: Any) -> SharedFixedPoint:
     """Elementwise maximum, exact: ``y + [x > y] (x - y)``."""
     diff = x - y
-    return (ltz(-diff) * diff + y).assume_bound(max(x.bound, _bound(y)))
+    result: SharedFixedPoint = ltz(-diff) * diff + y
+    return result.assume_bound(max(x.bound, _bound(y)))
 
 
 def minimum(x: SharedFixedPoint, y: Any) -> SharedFixedPoint:
     """Elementwise minimum, exact: ``y + [x < y] (x - y)``."""
     diff = x - y
-    return (ltz(diff) * diff + y).assume_bound(max(x.bound, _bound(y)))
+    result: SharedFixedPoint = ltz(diff) * diff + y
+    return result.assume_bound(max(x.bound, _bound(y)))
 
 
 def max_along(x: SharedFixedPoint, axis: int = -1) -> SharedFixedPoint:
