@@ -1,0 +1,58 @@
+"""The sound solve of a possibly indefinite noisy quadratic (regularisation + spectral trimming)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from mpdp.errors import DomainError, ParameterError
+from mpdp.learning.fm_objective import QuadraticObjective
+from mpdp.learning.fm_solver import minimize_noisy_quadratic
+
+
+def test_exact_minimiser_when_positive_definite() -> None:
+    A = np.array([[2.0, 0.5], [0.5, 1.0]])
+    b = np.array([1.0, -2.0])
+    res = minimize_noisy_quadratic(QuadraticObjective(0.0, b, A))
+    np.testing.assert_allclose(res.weights, -0.5 * np.linalg.solve(A, b), rtol=1e-12)
+    assert res.trimmed == 0 and res.kept == 2
+
+
+def test_indefinite_is_trimmed_not_unbounded() -> None:
+    A = np.diag([1.0, -1.0, 0.0])
+    b = np.array([2.0, 3.0, 4.0])
+    res = minimize_noisy_quadratic(QuadraticObjective(0.0, b, A))
+    np.testing.assert_allclose(res.weights, [-1.0, 0.0, 0.0])
+    assert res.trimmed == 2 and res.min_eigenvalue == -1.0
+    # Regularisation lifts the negative direction above the floor.
+    res = minimize_noisy_quadratic(QuadraticObjective(0.0, b, A), ridge=2.0, floor=0.5)
+    np.testing.assert_allclose(res.weights, [-1 / 3, -1.5, -1.0])
+
+
+matrices = hnp.arrays(np.float64, (5, 5), elements=st.floats(-1e6, 1e6))
+vectors = hnp.arrays(np.float64, (5,), elements=st.floats(-1e6, 1e6))
+
+
+@given(matrices, vectors, st.floats(0, 10), st.floats(0, 10))
+def test_always_finite_and_bounded(A: np.ndarray, b: np.ndarray, ridge: float, floor: float) -> None:
+    res = minimize_noisy_quadratic(QuadraticObjective(0.0, b, A), ridge=ridge, floor=floor)
+    assert np.all(np.isfinite(res.weights))
+    assert np.linalg.norm(res.weights) <= np.linalg.norm(b) / (2 * res.floor) * (1 + 1e-9) + 1e-300
+    # The trimmed objective is no higher at its minimiser than at 0.
+    sym = 0.5 * (A + A.T) + ridge * np.eye(5)
+    lam, Q = np.linalg.eigh(sym)
+    keep = lam > res.floor
+    P = Q[:, keep] @ Q[:, keep].T
+    w = res.weights
+    assert b @ (P @ w) + w @ sym @ w <= 1e-6 * (1 + np.abs(b).sum() ** 2 / max(res.floor, 1e-300))
+
+
+def test_bad_input() -> None:
+    obj = QuadraticObjective(0.0, np.ones(2), np.eye(2))
+    with pytest.raises(ParameterError, match="ridge"):
+        minimize_noisy_quadratic(obj, ridge=-1.0)
+    with pytest.raises(DomainError, match="non-finite"):
+        minimize_noisy_quadratic(QuadraticObjective(0.0, np.array([np.nan, 0.0]), np.eye(2)))
