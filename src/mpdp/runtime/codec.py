@@ -179,7 +179,7 @@ def _encode_array(array: np.ndarray[Any, Any], out: bytearray) -> None:
     out.append(_ARRAY)
     out += struct.pack("<BB", code, array.ndim)
     out += struct.pack(f"<{array.ndim}Q", *array.shape)
-    out += np.ascontiguousarray(array, dtype=_DTYPES[code]).tobytes()
+    out += memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code])).cast("B")  # type: ignore[arg-type]  # no copy
 
 
 def _encode_bigarray(array: np.ndarray[Any, Any], out: bytearray) -> None:
