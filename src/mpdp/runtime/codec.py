@@ -272,7 +272,8 @@ class _Reader:
     def dims(self, ndim: int) -> tuple[int, ...]:
         dims = self.unpack(f"<{ndim}Q") if ndim else ()
         total = math.prod(dims)
-        if total > self.limits.max_bytes:
+        # Each dimension on its own too: (0, 2^63) has no elements but no array can have that shape.
+        if total > self.limits.max_bytes or any(d > self.limits.max_bytes for d in dims):
             raise MalformedMessageError(
                 explain("array shape", dims, "a size within the message limit", "reject the sender")
             )
