@@ -1,0 +1,212 @@
+"""The user's own table: a CSV file with a header row, a label column, numeric and categorical columns.
+
+Types are declared (``categorical=``, ``numeric=``) or inferred: a column whose every present value parses
+as a finite number is numeric, any other is categorical. Encoding, scaling and validation are those of every
+mpdp dataset (:mod:`mpdp.datasets.encoding`).
+
+The domain of each column (numeric bounds, category lists) should be *public*: declared from knowledge of
+the schema, not read off the private rows. Domains inferred from the file are convenient but reveal, for
+example, the largest value present; the loader then emits a :class:`~mpdp.errors.PrivacyLeakWarning` naming
+the inferred columns and how to declare them (``bounds={"age": (0, 120)}``, ``--bounds age=0:120``).
+
+Label: a column with two distinct values gives classification (the ``positive`` value, or the larger of the
+two in sorted order, becomes 1); a numeric column with more values gives regression, scaled to [-1, 1] by
+its bounds. Missing values (empty, ``?``, ``NA``, ``NaN``, ``null``, ``None``) drop the row
+(``missing="drop"``) or raise (``missing="error"``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from mpdp.datasets.dataset import Attribute, Dataset, Task
+from mpdp.datasets.encoding import OutOfBounds, make_dataset, scale_to_pm1
+from mpdp.errors import DatasetError, DatasetUnavailableError, DomainError, ParameterError, PrivacyLeakWarning, explain
+
+__all__ = ["MISSING", "load_csv", "parse_bounds_spec"]
+
+MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
+
+
+def parse_bounds_spec(spec: str) -> dict[str, tuple[float, float]]:
+    """``"age=0:120,hours=1:99"`` -> ``{"age": (0.0, 120.0), "hours": (1.0, 99.0)}``."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, _, rng = item.partition("=")
+        lo, _, hi = rng.partition(":")
+        try:
+            out[name.strip()] = (float(lo), float(hi))
+        except ValueError:
+            raise ParameterError(explain("bounds", item, "name=low:high", "write e.g. --bounds age=0:120")) from None
+    return out
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[list[str]]]:
+    if not path.is_file():
+        raise DatasetUnavailableError(explain("CSV file", str(path), "an existing file", "check the path"))
+    text = path.read_text(encoding="utf-8-sig")
+    if delimiter is None:
+        try:
+            delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
+        except csv.Error:
+            delimiter = ","
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
+    if len(rows) < 2:
+        raise DatasetError(explain(f"{path}", f"{len(rows)} non-empty lines", "a header row and data rows",
+                                   "write the column names on the first line"))
+    header = [h.strip() for h in rows[0]]
+    if len(set(header)) != len(header) or any(not h for h in header):
+        raise DatasetError(explain(f"header of {path}", header, "unique, non-empty column names", "rename columns"))
+    for lineno, row in enumerate(rows[1:], 2):
+        if len(row) != len(header):
+            raise DatasetError(explain(f"{path}:{lineno}", f"{len(row)} fields", f"{len(header)} (as the header)",
+                                       "fix the row or quote fields that contain the delimiter"))
+    return header, [[c.strip() for c in r] for r in rows[1:]]
+
+
+def load_csv(
+    path: str | os.PathLike[str],
+    *,
+    label: str,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    categories: Mapping[str, Sequence[str]] | None = None,
+    columns: Sequence[str] | None = None,
+    task: Task | None = None,
+    positive: str | None = None,
+    missing: Literal["drop", "error"] = "drop",
+    out_of_bounds: OutOfBounds = "error",
+    delimiter: str | None = None,
+    name: str | None = None,
+) -> Dataset:
+    """Load a CSV table as a :class:`Dataset` (see the module docstring for types, domains and labels).
+
+    ``columns`` keeps only those feature columns (default: every column except the label).
+    """
+    file = Path(path).expanduser()
+    header, rows = _read_rows(file, delimiter)
+    bounds = dict(bounds or {})
+    declared_cats = {k: tuple(v) for k, v in (categories or {}).items()}
+    features = list(columns) if columns is not None else [h for h in header if h != label]
+    for what, names in (("label", [label]), ("categorical", categorical), ("numeric", numeric),
+                        ("columns", features), ("bounds", list(bounds)), ("categories", list(declared_cats))):
+        unknown = [c for c in names if c not in header]
+        if unknown:
+            raise ParameterError(explain(f"{what} column", unknown, f"columns of {file.name}: {header}",
+                                         "check the spelling against the CSV header"))
+    if label in features:
+        raise ParameterError(explain("columns", features, "feature columns without the label", f"drop {label!r}"))
+    if not features:
+        raise ParameterError(explain("feature columns", [], "at least one", "add feature columns to the CSV"))
+    if both := set(categorical) & set(numeric):
+        raise ParameterError(explain("column types", sorted(both), "each column either numeric or categorical",
+                                     "declare each column once"))
+
+    used = [header.index(c) for c in (*features, label)]
+    kept: list[list[str]] = []
+    for lineno, row in enumerate(rows, 2):
+        gaps = [header[i] for i in used if row[i].lower() in MISSING]
+        if gaps:
+            if missing == "error":
+                raise DatasetError(explain(f"{file.name}:{lineno}", f"missing {gaps}", "complete rows",
+                                           "fill the values or pass missing='drop'"))
+            continue
+        kept.append(row)
+    if len(kept) < 2:
+        raise DatasetError(explain(f"complete rows of {file.name}", len(kept), "at least 2", "add data"))
+
+    inferred: list[str] = []
+    attrs: list[Attribute] = []
+    cols: list[np.ndarray] = []
+    for col in features:
+        raw = [r[header.index(col)] for r in kept]
+        nums = [_number(v) for v in raw]
+        is_numeric = col in numeric or (col not in categorical and all(v is not None for v in nums))
+        if is_numeric:
+            bad = [raw[i] for i, v in enumerate(nums) if v is None]
+            if bad:
+                raise DomainError(explain(f"numeric column {col}", bad[:3], "numbers",
+                                          f"declare {col} categorical or clean the values"))
+            values = np.array(nums, dtype=np.float64)
+            if col in bounds:
+                lo, hi = bounds[col]
+            else:
+                lo, hi = float(values.min()), float(values.max())
+                if lo == hi:
+                    lo, hi = lo - 0.5, hi + 0.5
+                inferred.append(f"{col} bounds [{lo:g}, {hi:g}]")
+            attrs.append(Attribute(col, "numeric", bounds=(lo, hi)))
+            cols.append(values)
+        else:
+            if col in declared_cats:
+                cats = declared_cats[col]
+                unknown = sorted(set(raw) - set(cats))
+                if unknown:
+                    raise DomainError(explain(f"categories of {col}", unknown[:5], f"one of {list(cats)[:8]}",
+                                              "declare every category the column may take"))
+            else:
+                cats = tuple(sorted(set(raw)))
+                inferred.append(f"{col} categories ({len(cats)})")
+            lookup = {c: i for i, c in enumerate(cats)}
+            attrs.append(Attribute(col, "categorical", categories=cats))
+            cols.append(np.array([lookup[v] for v in raw], dtype=np.float64))
+    values = np.column_stack(cols)
+
+    raw_label = [r[header.index(label)] for r in kept]
+    distinct = sorted(set(raw_label))
+    label_nums = [_number(v) for v in raw_label]
+    if task is None:
+        task = "classification" if len(distinct) <= 2 or any(v is None for v in label_nums) else "regression"
+    if task == "classification":
+        if positive is not None:
+            if positive not in distinct:
+                raise ParameterError(explain("positive", positive, f"a value of {label}: {distinct[:8]}",
+                                             "name the class that should be 1"))
+            y = np.array([v == positive for v in raw_label], dtype=np.float64)
+        elif len(distinct) == 2:
+            numeric_pair = all(v is not None for v in label_nums)
+            pair = sorted(distinct, key=lambda v: float(v)) if numeric_pair else distinct
+            y = np.array([v == pair[1] for v in raw_label], dtype=np.float64)
+        else:
+            raise DomainError(explain(f"label {label}", distinct[:8], "exactly two classes",
+                                      "pass positive=VALUE (--positive VALUE) for one class against the rest"))
+    elif task == "regression":
+        if any(v is None for v in label_nums):
+            raise DomainError(explain(f"label {label}", "non-numeric values", "numbers for regression",
+                                      "use task='classification' or clean the label"))
+        target = np.array(label_nums, dtype=np.float64)
+        if label in bounds:
+            lbounds = bounds[label]
+        else:
+            lbounds = (float(target.min()), float(target.max()))
+            if lbounds[0] == lbounds[1]:
+                lbounds = (lbounds[0] - 0.5, lbounds[1] + 0.5)
+            inferred.append(f"{label} (label) bounds [{lbounds[0]:g}, {lbounds[1]:g}]")
+        y = scale_to_pm1(target, lbounds, name=label, out_of_bounds=out_of_bounds)
+    else:
+        raise ParameterError(explain("task", task, "'classification' or 'regression'", "pick one"))
+    if inferred:
+        warnings.warn(
+            f"{file.name}: domains inferred from the data ({'; '.join(inferred)}); they are not protected by "
+            "differential privacy. Declare public bounds/categories (bounds={'col': (lo, hi)}, --bounds "
+            "col=lo:hi, categories=...) for the full guarantee.", PrivacyLeakWarning, stacklevel=2)
+    return make_dataset(name or file.stem, attrs, values, y, task=task, label_name=label,
+                        out_of_bounds=out_of_bounds)

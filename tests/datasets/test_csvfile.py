@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpdp.datasets import load_csv, load_dataset
+from mpdp.datasets.csvfile import parse_bounds_spec
+from mpdp.errors import DatasetError, DatasetUnavailableError, DomainError, ParameterError, PrivacyLeakWarning
+
+TABLE = """age,city,score,member,income
+34,Paris,0.5,yes,>50K
+51,Lyon,1.5,no,<=50K
+29,Paris,?,yes,<=50K
+62,Nice,2.5,no,>50K
+45,Lyon,3.0,yes,<=50K
+"""
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text(TABLE)
+    return path
+
+
+def test_types_are_inferred_and_domains_declared(table: Path) -> None:
+    data = load_csv(table, label="income", bounds={"age": (18, 100), "score": (0, 5)},
+                    categories={"city": ["Lyon", "Nice", "Paris"], "member": ["no", "yes"]})
+    assert data.n == 4  # the row with '?' is dropped
+    assert [a.kind for a in data.attributes] == ["numeric", "categorical", "numeric", "categorical"]
+    assert data.feature_names == ("age", "city=Lyon", "city=Nice", "city=Paris", "score", "member=no", "member=yes")
+    np.testing.assert_array_equal(data.y, [1, 0, 1, 0])  # '>50K' sorts after '<=50K'
+    np.testing.assert_allclose(data.X[:, 0], 2 * (np.array([34, 51, 62, 45]) - 18) / 82 - 1)
+    assert data.task == "classification" and data.name == "people"
+
+
+def test_inferred_domains_warn_and_say_how_to_declare(table: Path) -> None:
+    with pytest.warns(PrivacyLeakWarning, match=r"age bounds \[34, 62\].*--bounds"):
+        data = load_csv(table, label="income")
+    assert data.attributes[0].bounds == (34.0, 62.0)
+
+
+def test_declared_types_and_positive_class(table: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        data = load_csv(table, label="member", categorical=["age"], positive="no", columns=["age", "city"])
+        assert data.attribute_names == ("age", "city") and data.attributes[0].kind == "categorical"
+        np.testing.assert_array_equal(data.y, [0, 1, 0, 1, 0])
+        reg = load_csv(table, label="score")
+        assert reg.task == "regression" and reg.n == 4
+        np.testing.assert_allclose(reg.y, [-1, -0.2, 0.6, 1])  # 0.5, 1.5, 2.5, 3.0 on [0.5, 3]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"label": "salary"}, ParameterError, "salary.*CSV header"),
+        ({"label": "income", "numeric": ["city"]}, DomainError, "declare city categorical"),
+        ({"label": "income", "bounds": {"age": (40, 100)}}, DomainError, "declared bounds"),
+        ({"label": "income", "categories": {"city": ["Paris"]}}, DomainError, "declare every category"),
+        ({"label": "city"}, DomainError, "exactly two classes.*--positive"),
+        ({"label": "income", "missing": "error"}, DatasetError, "missing"),
+        ({"label": "income", "categorical": ["age"], "numeric": ["age"]}, ParameterError, "either numeric"),
+    ],
+)
+def test_bad_input_is_explained(table: Path, kwargs: dict, error: type[Exception], message: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(error, match=message):
+            load_csv(table, **kwargs)
+
+
+def test_malformed_files(tmp_path: Path) -> None:
+    with pytest.raises(DatasetUnavailableError, match="existing file"):
+        load_csv(tmp_path / "none.csv", label="y")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,y\n1,2,0\n1,2\n")
+    with pytest.raises(DatasetError, match=r"ragged.csv:3.*2 fields"):
+        load_csv(ragged, label="y")
+    dup = tmp_path / "dup.csv"
+    dup.write_text("a,a,y\n1,2,0\n3,4,1\n")
+    with pytest.raises(DatasetError, match="unique"):
+        load_csv(dup, label="y")
+    semi = tmp_path / "semi.csv"
+    semi.write_text("a;b;y\n1;x;0\n2;z;1\n3;x;1\n")
+    with pytest.warns(PrivacyLeakWarning):
+        assert load_csv(semi, label="y").d == 3
+
+
+def test_bounds_spec_and_catalog_route(table: Path) -> None:
+    assert parse_bounds_spec("age=18:100, score=0:5") == {"age": (18.0, 100.0), "score": (0.0, 5.0)}
+    with pytest.raises(ParameterError, match="name=low:high"):
+        parse_bounds_spec("age=old")
+    with pytest.warns(PrivacyLeakWarning):
+        data = load_dataset(str(table), label="income", categorical=["member"])
+    assert data.n == 4
+    with pytest.raises(ParameterError, match="--label"):
+        load_dataset(str(table))
