@@ -94,6 +94,9 @@ class FMPlan:
     bottom_up:
         Bottom-up budgets instead of ``epsilon``: ``{"single": (eps^0, ...), "cross": {(k, l): eps^kl}}``.
         A group with no coefficients needs no budget (its entry is ignored).
+    records:
+        The number of records n (public): it bounds every coefficient by ``2n`` and so fixes how fine a grid
+        int64 can carry. Default: no cap beyond the grid's own.
     """
 
     objective: FMObjective
@@ -101,6 +104,7 @@ class FMPlan:
     party_l1: tuple[float, ...] | None = None
     epsilon: float | None = None
     bottom_up: Mapping[str, Any] | None = None
+    records: int | None = None
     groups: dict[Block, NoiseGroup] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +118,8 @@ class FMPlan:
                 raise ParameterError(explain(f"party_l1[{k}]", c, f"a bound in [0, d_k = {dk}]",
                                              "features lie in [-1, 1], so d_k always holds"))
         object.__setattr__(self, "party_l1", l1)
+        if self.records is not None and (isinstance(self.records, bool) or int(self.records) < 1):
+            raise ParameterError(explain("records", self.records, "an int >= 1 or None", "pass the record count n"))
         if (self.epsilon is None) == (self.bottom_up is None):
             raise ParameterError(explain("epsilon / bottom_up", (self.epsilon, self.bottom_up),
                                          "exactly one of them", "pass epsilon=... (top-down) or bottom_up=..."))
@@ -125,7 +131,8 @@ class FMPlan:
             eps = _positive(self.epsilon, "epsilon")
             object.__setattr__(self, "epsilon", eps)
             delta = sens.global_sensitivity(self.objective, l1, label)
-            group = _group("all", tuple(live), eps, delta, sum(_block_dim(self.partition, b) for b in live))
+            group = _group("all", tuple(live), eps, delta, sum(_block_dim(self.partition, b) for b in live),
+                           self.records)
             groups = dict.fromkeys(live, group)
         else:
             groups = self._bottom_up_groups(live, l1)
@@ -157,7 +164,8 @@ class FMPlan:
                 eps = _positive(cross[(k, l)], f"eps^{k}{l}")
                 delta = sens.cross_party_sensitivity(self.objective, l1, label, k, l)
                 name = f"h/{k}/{l}"
-            group = _group(name, tuple(members), eps, delta, sum(_block_dim(self.partition, b) for b in members))
+            group = _group(name, tuple(members), eps, delta, sum(_block_dim(self.partition, b) for b in members),
+                           self.records)
             groups.update(dict.fromkeys(members, group))
         return groups
 
@@ -199,7 +207,7 @@ class FMPlan:
         """The plan as plain data (what the server sends the parties)."""
         return {"objective": self.objective, "columns": [list(c) for c in self.partition.columns],
                 "label_party": self.partition.label_party, "party_l1": list(self.party_l1 or ()),
-                "epsilon": self.epsilon,
+                "epsilon": self.epsilon, "records": self.records,
                 "bottom_up": None if self.bottom_up is None else {
                     "single": list(self.bottom_up.get("single", ())),
                     "cross": [[k, l, e] for (k, l), e in dict(self.bottom_up.get("cross", {})).items()]}}  # noqa: E741
@@ -208,14 +216,17 @@ class FMPlan:
     def from_wire(cls, data: Mapping[str, Any]) -> FMPlan:
         try:
             bottom = data["bottom_up"]
-            spec = None if bottom is None else {"single": tuple(bottom["single"]),
-                                                "cross": {(int(k), int(l)): float(e) for k, l, e in bottom["cross"]}}  # noqa: E741
+            spec = None if bottom is None else {
+                "single": tuple(bottom["single"]),
+                "cross": {(int(k), int(l)): float(e) for k, l, e in bottom["cross"]}}  # noqa: E741
             return cls(objective=data["objective"],
                        partition=ColumnPartition(tuple(tuple(c) for c in data["columns"]), int(data["label_party"])),
                        party_l1=tuple(float(c) for c in data["party_l1"]),
-                       epsilon=None if data["epsilon"] is None else float(data["epsilon"]), bottom_up=spec)
+                       epsilon=None if data["epsilon"] is None else float(data["epsilon"]), bottom_up=spec,
+                       records=None if data["records"] is None else int(data["records"]))
         except (KeyError, TypeError, ValueError) as exc:
-            raise ParameterError(explain("plan", data, "an FMPlan.to_wire() mapping", "send the server's plan")) from exc
+            raise ParameterError(explain("plan", data, "an FMPlan.to_wire() mapping",
+                                         "send the server's plan")) from exc
 
 
 def _positive(value: float, name: str) -> float:
@@ -225,9 +236,12 @@ def _positive(value: float, name: str) -> float:
     return v
 
 
-def _group(name: str, blocks: tuple[Block, ...], eps: float, delta: float, dim: int) -> NoiseGroup:
+def _group(name: str, blocks: tuple[Block, ...], eps: float, delta: float, dim: int,
+           records: int | None) -> NoiseGroup:
     mech = LaplaceMechanism(epsilon=eps, sensitivity=delta)
     k = int(mech.grid_bits or 0)
+    if records is not None:  # every coefficient is at most 2n in magnitude: keep 2n 2^k below 2^58
+        k = min(k, 57 - max(1, int(records)).bit_length())
     units = Fraction(grid_l1_sensitivity(delta, k, max(dim, 1))) / Fraction(eps)
     return NoiseGroup(name, blocks, eps, delta, dim, k, units)
 
@@ -242,13 +256,14 @@ def monomial_mask(partition: ColumnPartition, block: Block, party: int) -> npt.N
     if block[0] == "const":
         return np.array(party == partition.label_party)
     if block[0] == "lin":
-        cols = partition.columns[block[1]]  # type: ignore[misc]
-        return np.array([partition.owner(int(a)) == party for a in cols], dtype=bool).reshape(shape)
+        held = partition.columns[block[1]]  # type: ignore[misc]
+        return np.array([partition.owner(int(a)) == party for a in held], dtype=bool).reshape(shape)
     rows, cols, released = _released(partition, block)
     if not released.size:
         return released
     owners = np.array([partition.owner(a) for a in range(partition.d)], dtype=np.int64)
-    return released & (owners[np.minimum.outer(rows, cols)] == party)
+    mine: npt.NDArray[np.bool_] = released & (owners[np.minimum.outer(rows, cols)] == party)
+    return mine
 
 
 class PartyNoise:

@@ -11,9 +11,10 @@ Roles
 
 Messages (all through :class:`~mpdp.runtime.comm.Comm`, encoded by the strict codec)::
 
-    server -> parties        "plan"     FMPlan.to_wire()
     parties -> server        "count"    n
     party k -> label party   "align"    sha256 of party k's record identifiers (label party aborts on mismatch)
+    label party -> server    "aligned"  True
+    server -> parties        "plan"     FMPlan.to_wire(), with n (sent only once counts and order agree)
     party k <-> party l      (the secure product protocol of the chosen backend)
     parties -> server        "release"  {block: int64 grid units}
     server -> parties        "model"    the released weights
@@ -34,6 +35,7 @@ coefficients", "Secure vector multiplication".
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
@@ -112,11 +114,12 @@ class FMDataParty(Party):
     """
 
     def __init__(self, name: str, index: int, X: npt.ArrayLike, y: npt.ArrayLike | None = None, *,
-                 ids: npt.ArrayLike | None = None, clip: bool = False, backend: str = "shares",
+                 label_party: int = 0, ids: npt.ArrayLike | None = None, clip: bool = False, backend: str = "shares",
                  backend_options: Mapping[str, Any] | None = None, noise_rng: RandomSource | None = None,
                  ledger: BudgetSpender | None = None) -> None:
         super().__init__(name)
         self.index = int(index)
+        self.label_party = int(label_party)
         self._X = np.asarray(X, dtype=np.float64)
         self._y = None if y is None else np.asarray(y, dtype=np.float64)
         n = self._X.shape[0] if self._X.ndim == 2 else -1
@@ -132,18 +135,20 @@ class FMDataParty(Party):
         return hashlib.sha256(str(ids.dtype).encode() + ids.tobytes()).digest()
 
     def run(self, comm: Comm) -> FloatArray:
+        if self._X.ndim != 2 or self._X.shape[0] != self._ids.shape[0]:
+            raise ShapeMismatchError(explain(f"X, ids of {self.name}", (self._X.shape, self._ids.shape),
+                                             "(n, d_k) and (n,)", "one identifier per record"))
+        comm.send(SERVER, int(self._X.shape[0]), label="count")
+        self._check_alignment(comm)
         plan = FMPlan.from_wire(comm.recv(SERVER, label="plan"))
         part, k = plan.partition, self.index
         label = part.label_party
-        if not 0 <= k < part.parties or party_name(k) != self.name:
+        if not 0 <= k < part.parties or party_name(k) != self.name or label != self.label_party:
             raise ParameterError(explain("index", k, f"this party's position ({self.name})", "match the names"))
         Xk = check_features(self._X, (plan.party_l1 or ())[k], clip=self.clip, name=f"X of {self.name}")
         if Xk.shape[1] != len(part.columns[k]):
             raise ShapeMismatchError(explain(f"columns of {self.name}", Xk.shape[1], f"{len(part.columns[k])}",
                                              "hold exactly the columns the plan assigns"))
-        if Xk.shape[0] != self._ids.shape[0]:
-            raise ShapeMismatchError(explain(f"ids of {self.name}", self._ids.shape, f"({Xk.shape[0]},)",
-                                             "one identifier per record"))
         r = None
         if k == label:
             if self._y is None:
@@ -152,8 +157,6 @@ class FMDataParty(Party):
             if y.shape[0] != Xk.shape[0]:
                 raise ShapeMismatchError(explain("y", y.shape, f"({Xk.shape[0]},)", "one label per record"))
             r = label_weights(plan.objective, y)
-        comm.send(SERVER, Xk.shape[0], label="count")
-        self._check_alignment(comm, plan)
         if self.ledger is not None:
             from mpdp.dp.accounting.cost import PrivacyCost
 
@@ -192,18 +195,18 @@ class FMDataParty(Party):
         weights: FloatArray = np.asarray(comm.recv(SERVER, label="model"), dtype=np.float64)
         return weights
 
-    def _check_alignment(self, comm: Comm, plan: FMPlan) -> None:
-        label = party_name(plan.partition.label_party)
+    def _check_alignment(self, comm: Comm) -> None:
+        label = party_name(self.label_party)
         if self.name != label:
             comm.send(label, self._digest(), label="align")
             return
         mine = self._digest()
-        for k in range(plan.partition.parties):
-            other = party_name(k)
-            if other != self.name and comm.recv(other, label="align") != mine:
+        for other in comm.peers:
+            if other != SERVER and comm.recv(other, label="align") != mine:
                 raise ShapeMismatchError(explain(f"record identifiers of {other}", "a different order or set",
                                                  f"the same records in the same order as {self.name}",
                                                  "align the parties' records by identifier before training"))
+        comm.send(SERVER, True, label="aligned")
 
 
 class FMServer(Party):
@@ -218,13 +221,16 @@ class FMServer(Party):
         plan = self.plan
         names = [party_name(k) for k in range(plan.partition.parties)]
         t0 = time.perf_counter()
-        comm.broadcast(plan.to_wire(), label="plan", to=names)
         counts = comm.gather(names, label="count")
         n0 = counts[names[0]]
         for name, n in counts.items():
             if n != n0:
                 raise ShapeMismatchError(explain(f"record count of {name}", n, f"{n0} like {names[0]}",
                                                  "every party must hold the same records"))
+        if comm.recv(party_name(plan.partition.label_party), label="aligned") is not True:
+            raise ShapeMismatchError("the label party did not confirm the parties' record alignment")
+        plan = dataclasses.replace(plan, records=int(n0))
+        comm.broadcast(plan.to_wire(), label="plan", to=names)
         releases = comm.gather(names, label="release")
         t1 = time.perf_counter()
         totals: dict[Block, Any] = {}
@@ -275,7 +281,8 @@ def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayL
     for k in range(K):
         roles[party_name(k)] = FMDataParty(
             party_name(k), k, blocks[k], y if k == plan.partition.label_party else None,
-            ids=None if ids is None else ids[k], clip=clip, backend=backend, backend_options=backend_options,
+            label_party=plan.partition.label_party, ids=None if ids is None else ids[k], clip=clip,
+            backend=backend, backend_options=backend_options,
             noise_rng=noise_rng)
     roles[SERVER] = FMServer(plan, settings)
     start = time.perf_counter()

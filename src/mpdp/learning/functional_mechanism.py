@@ -36,7 +36,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -148,7 +148,7 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
         raise ShapeMismatchError(explain("X, y", (Xc.shape, yc.shape), "one label per row", "align X and y"))
     d = Xc.shape[1]
     plan = FMPlan(objective, ColumnPartition((tuple(range(d)),), 0),
-                  party_l1=(float(d) if row_l1 is None else float(row_l1),), epsilon=epsilon)
+                  party_l1=(float(d) if row_l1 is None else float(row_l1),), epsilon=epsilon, records=Xc.shape[0])
     root = resolve(rng)
     noise = PartyNoise(plan, noise_rng if noise_rng is not None else root.spawn("fm-noise"))
     if ledger is not None:
@@ -195,7 +195,7 @@ class _FMEstimator:
     def _plan_inputs(self, d: int) -> tuple[ColumnPartition, tuple[float, ...]]:
         cols = [tuple(c) for c in (self.partition if self.partition is not None else [range(d)])]
         if self.fit_intercept:  # the label party holds the public constant column
-            cols = [c + (d,) if k == self.label_party else c for k, c in enumerate(cols)]
+            cols = [(*c, d) if k == self.label_party else c for k, c in enumerate(cols)]
         part = ColumnPartition(tuple(cols), self.label_party)
         sizes = [len(c) for c in cols]
         if self.row_l1 is None:
@@ -208,7 +208,7 @@ class _FMEstimator:
                        for k, c in enumerate(self.row_l1))
         return part, l1
 
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> _FMEstimator:
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
         from mpdp.learning.fm_parties import run_vertical_fm  # parties import this module's settings
 
