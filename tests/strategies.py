@@ -41,3 +41,17 @@ def wire_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
         ),
         max_leaves=max_leaves,
     )
+
+
+# -- homomorphic encryption (issue 4) ---------------------------------------------------------------------------
+def bounded_reals(max_abs: float = 1.0) -> st.SearchStrategy[float]:
+    """Reals in [-max_abs, max_abs], with the extremes and zero drawn often."""
+    return st.one_of(
+        st.sampled_from([max_abs, -max_abs, 0.0]),
+        st.floats(min_value=-max_abs, max_value=max_abs, allow_nan=False, allow_subnormal=False),
+    )
+
+
+def bounded_real_vectors(max_abs: float = 1.0, min_size: int = 1, max_size: int = 8) -> st.SearchStrategy[Any]:
+    """float64 vectors with entries in [-max_abs, max_abs] (extremes and zero included often)."""
+    return st.lists(bounded_reals(max_abs), min_size=min_size, max_size=max_size).map(np.array)

@@ -18,7 +18,9 @@ Tree::
     ├── EncodingOverflowError (OverflowError) a value does not fit its fixed-point encoding or packing slot
     ├── CryptoError
     │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
-    │   └── TamperedCiphertextError          ciphertext out of range or failing an integrity check
+    │   ├── TamperedCiphertextError          ciphertext out of range or failing an integrity check
+    │   ├── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
+    │   └── AuthenticationError              a peer's TLS certificate is not the party it should be
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
@@ -39,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
     "BudgetExceededError",
     "ChecksumMismatchError",
     "CryptoError",
@@ -46,6 +49,7 @@ __all__ = [
     "DatasetUnavailableError",
     "DomainError",
     "EncodingOverflowError",
+    "InsufficientSharesError",
     "KeyMismatchError",
     "LedgerCorruptError",
     "MalformedMessageError",
@@ -115,6 +119,14 @@ class KeyMismatchError(CryptoError, ValueError):
 
 class TamperedCiphertextError(CryptoError, ValueError):
     """A ciphertext is out of range for its key or fails an integrity check."""
+
+
+class InsufficientSharesError(CryptoError, ValueError):
+    """Fewer key shares or partial decryptions than the threshold were supplied."""
+
+
+class AuthenticationError(CryptoError):
+    """A peer could not be authenticated: wrong, foreign or mismatched certificate for the named party."""
 
 
 class MalformedMessageError(MpdpError, ValueError):

@@ -1,0 +1,16 @@
+"""The examples in the Paillier docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["mpdp.crypto.paillier", "mpdp.crypto.paillier.encoding", "mpdp.crypto.paillier.packing"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
