@@ -39,9 +39,7 @@ __all__ = [
 ]
 
 #: Learning modules that provide ALGORITHMS and REPRODUCTIONS. Add a paper's module here.
-MODULES: tuple[str, ...] = (
-    "mpdp.learning.fm_experiments",
-)
+MODULES: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
