@@ -19,7 +19,8 @@ Tree::
     ├── CryptoError
     │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
     │   ├── TamperedCiphertextError          ciphertext out of range or failing an integrity check
-    │   └── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
+    │   ├── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
+    │   └── AuthenticationError              a peer's TLS certificate is not the party it should be
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
@@ -40,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
     "BudgetExceededError",
     "ChecksumMismatchError",
     "CryptoError",
@@ -121,6 +123,10 @@ class TamperedCiphertextError(CryptoError, ValueError):
 
 class InsufficientSharesError(CryptoError, ValueError):
     """Fewer key shares or partial decryptions than the threshold were supplied."""
+
+
+class AuthenticationError(CryptoError):
+    """A peer could not be authenticated: wrong, foreign or mismatched certificate for the named party."""
 
 
 class MalformedMessageError(MpdpError, ValueError):

@@ -1,0 +1,101 @@
+"""The local algebra of the secret-shared protocols: what each party computes once values are opened.
+
+All functions act on one party's shares; ``leader`` is True for exactly one party (index 0), which adds
+the public terms. The interactive parts (who sends what) live in :mod:`mpdp.protocols.mpc`.
+
+Beaver multiplication (Beaver, CRYPTO 1991)
+    With a triple ``c = a * b`` and opened ``d = x - a``, ``e = y - b``:
+    ``x * y = (d + a)(e + b) = c + d * b + a * e + d * e``; each party's share is
+    ``c_i + d * b_i + a_i * e`` and the leader adds ``d * e``. The same identity holds for ``@``.
+
+Bitwise AND on XOR shares
+    With a word triple ``c = a & b`` and opened ``d = x ^ a``, ``e = y ^ b``:
+    ``x & y = c ^ (d & b) ^ (a & e) ^ (d & e)``.
+
+Wrap-corrected shift (truncation and ring conversion; see :func:`wrap_shift_output`)
+    For ``x' = x + 2^(l-2)`` in ``[0, 2^(l-1))`` and a uniform mask ``r = r_msb 2^(l-1) + r_low``, the opened
+    ``c = x' + r mod 2^l`` gives, over the integers, ``x' + r_low = c_low + t 2^(l-1)`` with
+    ``t = c_msb XOR r_msb = c_msb + (1 - 2 c_msb) r_msb`` (linear in the shared bit ``r_msb``), so
+
+        floor(x' / 2^k) = (c_low >> k) + t 2^(l-1-k) - (r_low >> k) - beta,
+
+    where ``beta = [c_low mod 2^k < r_low mod 2^k]``. The protocol omits ``beta``: the result is
+    ``floor(x'/2^k) + beta``, i.e. ``x / 2^k`` rounded down or up, never further off. Because ``r_low mod 2^k``
+    is uniform, ``P(beta = 1) = frac(x' / 2^k)``: the rounding is stochastic and unbiased. There is no other
+    failure mode: for ``|x| < 2^(l-2)`` the result is always one of the two neighbours of ``x / 2^k``
+    (compare the 2-party local truncation of SecureML, which fails with probability ~ |x| / 2^l).
+
+Bit to arithmetic (daBit)
+    With a random bit ``s`` shared both as XOR and additively, opening ``v = b XOR s`` gives
+    ``b = v + s - 2 v s = v + (1 - 2 v) s``, linear in the additive shares of ``s``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.correlations import convert_unsigned
+from mpdp.crypto.ring import Ring, RingArray
+
+__all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wrap_shift_output"]
+
+
+def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,
+                   leader: bool, matmul: bool = False) -> RingArray:
+    """This party's share of ``x * y`` (or ``x @ y``) from opened ``d = x - a``, ``e = y - b``."""
+    op = ring.matmul if matmul else ring.mul
+    z = ring.add(ring.add(c, op(d, b)), op(a, e))
+    if leader:
+        z = ring.add(z, op(d, e))
+    return z
+
+
+def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
+    """Share of ``x^2`` from a square pair ``c = a^2`` and opened ``d = x - a``: ``c + 2 d a + d^2``."""
+    z = ring.add(c, ring.mul_int(ring.mul(d, a), 2))
+    if leader:
+        z = ring.add(z, ring.mul(d, d))
+    return z
+
+
+def and_combine(d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,
+                leader: bool) -> RingArray:
+    """XOR share of ``x & y`` from opened ``d = x ^ a``, ``e = y ^ b`` and a word triple ``c = a & b``."""
+    z: RingArray = c ^ (d & b) ^ (a & e)
+    if leader:
+        z = z ^ (d & e)
+    return z
+
+
+def b2a_combine(ring: Ring, v: npt.NDArray[np.uint64], s: RingArray, *, leader: bool) -> RingArray:
+    """Additive share of a bit ``b`` from the opened ``v = b XOR s`` (0/1 array) and shares of ``s``."""
+    sign = 1 - 2 * v.astype(np.int64)
+    z = ring.mul_int(s, sign)
+    if leader:
+        z = ring.add(z, ring.from_int(v.astype(np.int64)))
+    return z
+
+
+def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArray, low: RingArray, shift: int,
+                      *, leader: bool, offset_back: bool = True) -> RingArray:
+    """Share (in ``ring_out``) of ``floor((x + 2^(l-2)) / 2^shift) [+ beta]`` minus the offset.
+
+    ``c`` is the opened ``x + 2^(l-2) + r``; ``msb`` and ``low`` are this party's ``ring_out`` shares of the
+    mask's top bit and of ``(r mod 2^(l-1)) >> shift``. With ``offset_back`` the ``2^(l-2-shift)`` offset
+    is subtracted, so the result is ``x / 2^shift`` rounded (see the module docstring).
+    """
+    l_in = ring_in.bits
+    c_msb = ring_in.msb(c).astype(np.int64)
+    # t = c_msb + (1 - 2 c_msb) r_msb, shared; then x' >> k = (c_low >> k) + t 2^(l-1-k) - low
+    t = ring_out.mul_int(msb, 1 - 2 * c_msb)
+    if leader:
+        t = ring_out.add(t, ring_out.from_int(c_msb))
+    out = ring_out.sub(ring_out.mul_int(t, 1 << (l_in - 1 - shift)), low)
+    if leader:
+        c_low = ring_in.sub(c, ring_in.mul_int(ring_in.from_int(c_msb), 1 << (l_in - 1)))
+        out = ring_out.add(out, convert_unsigned(ring_in.shr(c_low, shift), ring_in, ring_out))
+        if offset_back:
+            out = ring_out.sub(out, ring_out.from_int(1 << (l_in - 2 - shift)) if l_in - 2 - shift >= 0
+                               else ring_out.zeros(()))
+    return out

@@ -1,0 +1,241 @@
+"""Correlated randomness for secret-shared computation: what each kind is and how it is dealt.
+
+A *correlation* is input-independent randomness, additively shared among the n computing parties, with a
+known relation between its parts (Beaver 1991). Every kind here is described by a
+:class:`CorrelationSpec` and produced in a seed-compressed way:
+
+* each party ``i`` expands its own stream (a :class:`~mpdp.randomness.RandomSource` it shares with the
+  dealer only) into uniform parts with :func:`draw`;
+* the dealer expands all n streams the same way, computes the secrets, and :func:`deal` returns the
+  *corrections* that replace some of party 0's parts so that the relation holds.
+
+So a dealer sends only party 0's corrections; parties 1..n-1 receive nothing per correlation. Because
+:func:`deal` calls :func:`draw` for every stream, the two sides cannot drift apart.
+
+Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR of words):
+
+==========  ======================================================================================
+``mul``     Beaver triple: a, b, c with c = a * b (elementwise, numpy broadcasting of a and b)
+``matmul``  matrix triple: A, B, C with C = A @ B
+``square``  square pair: a, c with c = a * a
+``wrap``    wrap mask for truncation and ring conversion: r uniform in the input ring; ``msb`` = the top
+            bit of r and ``low`` = (r mod 2^(l-1)) >> shift, both shared in the output ring
+``compare`` comparison mask: r shared in the ring, and the bits of r XOR-shared as 64-bit words
+``and``     bitwise AND triple on 64-bit words, XOR-shared: c = a & b
+``dabit``   a random bit shared both ways: XOR-shared (uint8) and additively in the ring
+==========  ======================================================================================
+
+Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
+because they are offset by the other parties' parts, which party 0 never sees. The dealer learns the
+correlations but never a masked value of the online phase (it receives no online message).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k, ring_for_bits
+from mpdp.errors import MalformedMessageError, ParameterError, explain
+from mpdp.randomness import RandomSource
+
+__all__ = ["KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "matmul_shape"]
+
+KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit")
+MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2 GiB of words)
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``A @ B`` under numpy's matmul rules, or ShapeMismatchError."""
+    from mpdp.errors import ShapeMismatchError
+
+    if len(a) == 0 or len(b) == 0:
+        raise ShapeMismatchError(explain("matmul operand", (a, b), "at least 1-D operands", "use * for scalars"))
+    a2 = (1, *a) if len(a) == 1 else a
+    b2 = (*b, 1) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise ShapeMismatchError(
+            explain("matmul shapes", (a, b), "inner dimensions that agree (…, m, k) @ (…, k, n)",
+                    "transpose one operand")
+        )
+    try:
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2])
+    except ValueError as exc:
+        raise ShapeMismatchError(explain("matmul batch shapes", (a, b), "broadcastable batch dimensions",
+                                         "reshape the operands")) from exc
+    out = (*batch, a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def _shape(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, (tuple, list)) or not all(isinstance(d, int) and d >= 0 for d in value):
+        raise ParameterError(explain(what, value, "a tuple of non-negative ints", "pass a numpy shape"))
+    return tuple(int(d) for d in value)
+
+
+@dataclass(frozen=True)
+class CorrelationSpec:
+    """What to deal: the kind, its ring(s) and shape(s).
+
+    ``shape`` is the shape of the (first) operand; ``shape_b`` the second operand's for ``mul``/``matmul``;
+    ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped).
+    """
+
+    kind: str
+    ring_bits: int
+    shape: tuple[int, ...]
+    shape_b: tuple[int, ...] = ()
+    out_ring_bits: int = 0
+    shift: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ParameterError(explain("kind", self.kind, f"one of {KINDS}", "request a known correlation"))
+        ring_for_bits(self.ring_bits)
+        object.__setattr__(self, "shape", _shape(self.shape, "shape"))
+        object.__setattr__(self, "shape_b", _shape(self.shape_b, "shape_b"))
+        out_bits = self.out_ring_bits or self.ring_bits
+        ring_for_bits(out_bits)
+        object.__setattr__(self, "out_ring_bits", out_bits)
+        if not isinstance(self.shift, int) or not 0 <= self.shift < self.ring_bits:
+            raise ParameterError(explain("shift", self.shift, f"0 <= shift < {self.ring_bits}", "shift fewer bits"))
+        total = math.prod(self.shape) + math.prod(self.shape_b)
+        if total > MAX_ELEMENTS:
+            raise ParameterError(explain("correlation size", total, f"<= {MAX_ELEMENTS} elements",
+                                         "split the computation into smaller batches"))
+        if self.kind == "mul":
+            try:
+                np.broadcast_shapes(self.shape, self.shape_b)
+            except ValueError as exc:
+                raise ParameterError(explain("mul shapes", (self.shape, self.shape_b), "broadcastable shapes",
+                                             "reshape the operands")) from exc
+        if self.kind == "matmul":
+            matmul_shape(self.shape, self.shape_b)
+
+    @property
+    def ring(self) -> Ring:
+        return ring_for_bits(self.ring_bits)
+
+    @property
+    def out_ring(self) -> Ring:
+        return ring_for_bits(self.out_ring_bits)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"kind": self.kind, "ring_bits": self.ring_bits, "shape": list(self.shape),
+                "shape_b": list(self.shape_b), "out_ring_bits": self.out_ring_bits, "shift": self.shift}
+
+    @classmethod
+    def from_wire(cls, wire: Any) -> CorrelationSpec:
+        if not isinstance(wire, dict) or set(wire) != {"kind", "ring_bits", "shape", "shape_b", "out_ring_bits",
+                                                       "shift"}:
+            raise MalformedMessageError(explain("correlation request", wire, "a CorrelationSpec wire dict",
+                                                "run the same mpdp version on every party"))
+        try:
+            return cls(wire["kind"], wire["ring_bits"], tuple(wire["shape"]), tuple(wire["shape_b"]),
+                       wire["out_ring_bits"], wire["shift"])
+        except (ParameterError, TypeError) as exc:
+            raise MalformedMessageError(f"invalid correlation request {wire!r}: {exc}") from exc
+
+
+def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:
+    """Residues ``a`` of ``src`` read as unsigned integers, reduced into ``dst``."""
+    if src == dst:
+        return a
+    if isinstance(dst, Z2_128):
+        if isinstance(src, Z2_128):  # pragma: no cover - equal rings handled above
+            return a
+        return np.stack([a, np.zeros_like(a)])
+    low = a[0] if isinstance(src, Z2_128) else a
+    if isinstance(dst, Z2k) and dst.bits < 64:
+        return low & np.uint64((1 << dst.bits) - 1)
+    return np.array(low, copy=True)
+
+
+def draw(spec: CorrelationSpec, stream: RandomSource) -> dict[str, RingArray]:
+    """One party's uniform parts of the correlation, expanded from its dealer stream."""
+    ring, shape = spec.ring, spec.shape
+    kind = spec.kind
+    if kind == "mul":
+        c_shape = tuple(np.broadcast_shapes(shape, spec.shape_b))
+        return {"a": ring.random(stream, shape), "b": ring.random(stream, spec.shape_b),
+                "c": ring.random(stream, c_shape)}
+    if kind == "matmul":
+        c_shape = matmul_shape(shape, spec.shape_b)
+        return {"a": ring.random(stream, shape), "b": ring.random(stream, spec.shape_b),
+                "c": ring.random(stream, c_shape)}
+    if kind == "square":
+        return {"a": ring.random(stream, shape), "c": ring.random(stream, shape)}
+    if kind == "wrap":
+        out = spec.out_ring
+        return {"r": ring.random(stream, shape), "msb": out.random(stream, shape), "low": out.random(stream, shape)}
+    if kind == "compare":
+        return {"r": ring.random(stream, shape), "bits": stream.uint64((ring.words, *shape))}
+    if kind == "and":
+        return {"a": stream.uint64(shape), "b": stream.uint64(shape), "c": stream.uint64(shape)}
+    # dabit
+    return {"bit": stream.bits(shape).astype(np.uint64), "s": ring.random(stream, shape)}
+
+
+def _ring_sum(ring: Ring, parts: Sequence[RingArray]) -> RingArray:
+    total = parts[0]
+    for p in parts[1:]:
+        total = ring.add(total, p)
+    return total
+
+
+def _xor_sum(parts: Sequence[RingArray]) -> RingArray:
+    total = np.array(parts[0], copy=True)
+    for p in parts[1:]:
+        total ^= p
+    return total
+
+
+def deal(spec: CorrelationSpec, streams: Sequence[RandomSource]) -> dict[str, RingArray]:
+    """The dealer's side: expand every party's stream and return party 0's corrections.
+
+    Party 0 replaces the parts named in the result by the returned arrays; the other parties keep their
+    drawn parts unchanged.
+    """
+    parts = [draw(spec, s) for s in streams]
+    ring, kind = spec.ring, spec.kind
+
+    def total(name: str, r: Ring = ring) -> RingArray:
+        return _ring_sum(r, [p[name] for p in parts])
+
+    def others(name: str, r: Ring = ring) -> RingArray:
+        rest = [p[name] for p in parts[1:]]
+        return _ring_sum(r, rest) if rest else r.zeros(r.shape(parts[0][name]))
+
+    if kind in ("mul", "matmul", "square"):
+        a = total("a")
+        b = a if kind == "square" else total("b")
+        c = ring.matmul(a, b) if kind == "matmul" else ring.mul(a, b)
+        return {"c": ring.sub(c, others("c"))}
+    if kind == "wrap":
+        out = spec.out_ring
+        r = total("r")
+        top = ring.msb(r).astype(np.int64)
+        msb = out.from_int(top)
+        r_low = ring.sub(r, ring.mul_int(ring.from_int(top), 1 << (ring.bits - 1)))
+        low = convert_unsigned(ring.shr(r_low, spec.shift), ring, out)
+        return {"msb": out.sub(msb, others("msb", out)), "low": out.sub(low, others("low", out))}
+    if kind == "compare":
+        r = total("r")
+        rest_bits = [p["bits"] for p in parts[1:]]
+        return {"bits": ring.bit_words(r) ^ (_xor_sum(rest_bits) if rest_bits else np.zeros_like(parts[0]["bits"]))}
+    if kind == "and":
+        a = _xor_sum([p["a"] for p in parts])
+        b = _xor_sum([p["b"] for p in parts])
+        rest = [p["c"] for p in parts[1:]]
+        return {"c": (a & b) ^ (_xor_sum(rest) if rest else np.zeros_like(a))}
+    # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
+    bit = _xor_sum([p["bit"] for p in parts])
+    return {"s": ring.sub(ring.from_int(bit.astype(np.int64)), others("s"))}

@@ -1,0 +1,518 @@
+"""The rings Z_2^l that additive secret shares live in, vectorised on numpy ``uint64``.
+
+Two families, one interface (:class:`Ring`):
+
+* :class:`Z2k` for ``2 <= l <= 64``: one ``uint64`` word per element. Native numpy arithmetic already wraps
+  modulo 2^64; for ``l < 64`` every result is masked to ``l`` bits (small rings exist so that protocols can
+  be tested exhaustively over every element).
+* :class:`Z2_128` for ``l = 128``: two ``uint64`` limbs per element, stored as one array of shape
+  ``(2, *shape)`` holding ``(low, high)``. This is the wide ring of the high-precision formats.
+
+An element array of a ring is always ``numpy.uint64``; ``ring.shape(a)`` is the shape of the *values* it
+holds (for Z_2^128 that drops the leading limb axis). Signed values use two's complement: the residue
+``a`` stands for ``a - 2^l`` when ``a >= 2^(l-1)``.
+
+Matrix products avoid numpy's slow integer ``matmul`` (no BLAS): operands are split into 22-bit limbs held
+exactly in float64, limb products are BLAS ``float64`` matmuls over chunks of at most 512 rows of the inner
+dimension (``512 * (2^22 - 1)^2 < 2^53``, so every partial sum is an exact integer), and the partial
+products are recombined modulo 2^l.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.randomness import RandomSource
+
+__all__ = ["Z2_128", "Ring", "RingArray", "Z2k", "ring_for_bits"]
+
+RingArray = npt.NDArray[np.uint64]
+IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.object_]
+
+_U64 = np.uint64
+_M32 = _U64(0xFFFFFFFF)
+_LIMB = 22
+_LIMB_MASK = _U64((1 << _LIMB) - 1)
+_CHUNK = 512  # inner-dimension rows per float64 matmul: 512 * (2^22 - 1)^2 < 2^53
+
+
+def _mulhilo(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
+    """The full 128-bit product of 64-bit words, as (low, high) words.
+
+    a = a1 2^32 + a0, b = b1 2^32 + b0; a b = a1 b1 2^64 + (a1 b0 + a0 b1) 2^32 + a0 b0, every partial
+    product below 2^64 and the middle column below 3 * 2^32.
+    """
+    a0, a1 = a & _M32, a >> _U64(32)
+    b0, b1 = b & _M32, b >> _U64(32)
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> _U64(32)) + (p01 & _M32) + (p10 & _M32)
+    low = (p00 & _M32) | (mid << _U64(32))
+    high = p11 + (p01 >> _U64(32)) + (p10 >> _U64(32)) + (mid >> _U64(32))
+    return low, high
+
+
+def _float_limbs(words: RingArray, count: int) -> list[npt.NDArray[np.float64]]:
+    """Split non-negative words into ``count`` 22-bit limbs, each an exact float64 array."""
+    return [((words >> _U64(_LIMB * i)) & _LIMB_MASK).astype(np.float64) for i in range(count)]
+
+
+def _exact_matmul(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> RingArray:
+    """``a @ b`` for 22-bit limb matrices, exactly, as uint64 (chunks the inner dimension)."""
+    k = a.shape[-1]
+    if k <= _CHUNK:
+        exact: RingArray = np.matmul(a, b).astype(np.uint64)
+        return exact
+    total: RingArray | None = None
+    for start in range(0, k, _CHUNK):
+        part = np.matmul(a[..., start : start + _CHUNK], b[..., start : start + _CHUNK, :]).astype(np.uint64)
+        total = part if total is None else total + part
+    if total is None:  # pragma: no cover - k > _CHUNK guarantees one chunk
+        raise ShapeMismatchError("empty inner dimension")
+    return total
+
+
+def _quiet(method: Callable[..., RingArray]) -> Callable[..., RingArray]:
+    @functools.wraps(method)
+    def wrapper(*args: Any) -> RingArray:
+        with np.errstate(over="ignore"):
+            return method(*args)
+
+    return wrapper
+
+
+class Ring(abc.ABC):
+    """The ring Z_2^bits with vectorised element arrays (see the module docstring for the layout)."""
+
+    bits: int
+
+    @property
+    def modulus(self) -> int:
+        return 1 << self.bits
+
+    # -- layout -------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def shape(self, a: RingArray) -> tuple[int, ...]:
+        """The shape of the values held by element array ``a``."""
+
+    @abc.abstractmethod
+    def zeros(self, shape: tuple[int, ...]) -> RingArray: ...
+
+    @abc.abstractmethod
+    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+        """Uniform elements."""
+
+    @abc.abstractmethod
+    def check(self, a: Any, what: str) -> RingArray:
+        """``a`` as a valid element array of this ring, or :class:`~mpdp.errors.ParameterError`."""
+
+    @abc.abstractmethod
+    def apply(self, a: RingArray, fn: Any) -> RingArray:
+        """Apply a shape operation (indexing, reshape, transpose, ...) to the values: ``fn(value_array)``."""
+
+    @abc.abstractmethod
+    def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
+        """Apply a many-array shape operation (concatenate, stack) to the values of ``arrays``."""
+
+    # -- arithmetic ---------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def add(self, a: RingArray, b: RingArray) -> RingArray: ...
+
+    @abc.abstractmethod
+    def sub(self, a: RingArray, b: RingArray) -> RingArray: ...
+
+    @abc.abstractmethod
+    def neg(self, a: RingArray) -> RingArray: ...
+
+    @abc.abstractmethod
+    def mul(self, a: RingArray, b: RingArray) -> RingArray:
+        """Elementwise product (numpy broadcasting over the value shapes)."""
+
+    @abc.abstractmethod
+    def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
+        """Product with public integers ``k`` (a Python int of any size or an int64/object array)."""
+
+    @abc.abstractmethod
+    def matmul(self, a: RingArray, b: RingArray) -> RingArray:
+        """Matrix product over the last two value axes (numpy ``@`` semantics, 2-D or stacked)."""
+
+    @abc.abstractmethod
+    def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray: ...
+
+    @abc.abstractmethod
+    def shr(self, a: RingArray, k: int) -> RingArray:
+        """Logical right shift of the residues by ``k`` bits (floor division by 2^k of ``a`` in [0, 2^l))."""
+
+    @abc.abstractmethod
+    def msb(self, a: RingArray) -> RingArray:
+        """The top bit of each residue, as uint64 0/1 of the value shape."""
+
+    @abc.abstractmethod
+    def low_words(self, a: RingArray) -> RingArray:
+        """The residues without their top bit, as ``(words, *shape)`` uint64 bit-packed words."""
+
+    @property
+    @abc.abstractmethod
+    def words(self) -> int:
+        """How many 64-bit words :meth:`low_words` and :meth:`bit_words` use per element."""
+
+    @abc.abstractmethod
+    def bit_words(self, a: RingArray) -> RingArray:
+        """All bits of the residues as ``(words, *shape)`` words (top bit at position bits-1)."""
+
+    @abc.abstractmethod
+    def from_bit_words(self, w: RingArray) -> RingArray:
+        """Inverse of :meth:`bit_words`."""
+
+    # -- conversion ---------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def from_int(self, k: IntLike) -> RingArray:
+        """Residues of public integers (Python int, int64 array or object array of ints)."""
+
+    @abc.abstractmethod
+    def to_object(self, a: RingArray, *, signed: bool = True) -> npt.NDArray[np.object_]:
+        """Exact Python-int values (two's complement when ``signed``), as an object array."""
+
+    @abc.abstractmethod
+    def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
+        """Residues of integer-valued floats ``v`` with ``|v| < 2^(bits-1)`` (caller checks the range)."""
+
+    @abc.abstractmethod
+    def to_float(self, a: RingArray) -> npt.NDArray[np.float64]:
+        """Signed values as float64 (rounded to 53 bits)."""
+
+    def __repr__(self) -> str:
+        return f"Z_2^{self.bits}"
+
+
+@dataclass(frozen=True, repr=False)
+class Z2k(Ring):
+    """Z_2^bits for 2 <= bits <= 64 on one ``uint64`` word per element."""
+
+    bits: int = 64
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.bits, int) or not 2 <= self.bits <= 64:
+            raise ParameterError(explain("bits", self.bits, "an int in [2, 64]", "use Z2_128() for 128 bits"))
+
+    @cached_property
+    def _mask(self) -> np.uint64 | None:
+        return None if self.bits == 64 else _U64((1 << self.bits) - 1)
+
+    def _m(self, a: RingArray) -> RingArray:
+        # Also turns the numpy scalars that 0-d operands produce back into 0-d arrays.
+        mask = self._mask
+        return np.asarray(a if mask is None else np.bitwise_and(a, mask), dtype=np.uint64)
+
+    def shape(self, a: RingArray) -> tuple[int, ...]:
+        return tuple(a.shape)
+
+    def zeros(self, shape: tuple[int, ...]) -> RingArray:
+        return np.zeros(shape, dtype=np.uint64)
+
+    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+        return rng.ring(shape, self.bits)
+
+    def check(self, a: Any, what: str) -> RingArray:
+        if not isinstance(a, np.ndarray) or a.dtype != np.uint64:
+            raise ParameterError(explain(what, type(a).__name__, f"a uint64 array of {self!r}", "pass ring shares"))
+        if self._mask is not None and np.any(a > self._mask):
+            raise ParameterError(explain(what, "words >= 2^bits", f"residues of {self!r}", "reduce the shares"))
+        return a
+
+    def apply(self, a: RingArray, fn: Any) -> RingArray:
+        return np.asarray(fn(a), dtype=np.uint64)
+
+    def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
+        return np.asarray(fn(list(arrays)), dtype=np.uint64)
+
+    @_quiet
+    def add(self, a: RingArray, b: RingArray) -> RingArray:
+        return self._m(a + b)
+
+    @_quiet
+    def sub(self, a: RingArray, b: RingArray) -> RingArray:
+        return self._m(a - b)
+
+    @_quiet
+    def neg(self, a: RingArray) -> RingArray:
+        return self._m(np.negative(a))
+
+    @_quiet
+    def mul(self, a: RingArray, b: RingArray) -> RingArray:
+        return self._m(a * b)
+
+    @_quiet
+    def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
+        return self._m(a * self.from_int(k))
+
+    def matmul(self, a: RingArray, b: RingArray) -> RingArray:
+        # Residues below 2^64 in three 22-bit limbs; limb products of total weight >= 66 vanish mod 2^64.
+        al, bl = _float_limbs(a, 3), _float_limbs(b, 3)
+        out: RingArray | None = None
+        for i in range(3):
+            for j in range(3 - i):
+                part = _exact_matmul(al[i], bl[j]) << _U64(_LIMB * (i + j))
+                out = part if out is None else out + part
+        if out is None:  # pragma: no cover
+            raise ShapeMismatchError("empty matmul")
+        return self._m(out)
+
+    def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:
+        return self._m(np.asarray(np.sum(a, axis=axis, dtype=np.uint64), dtype=np.uint64))
+
+    def shr(self, a: RingArray, k: int) -> RingArray:
+        return self._m(a >> _U64(k) if k < 64 else np.zeros_like(a))
+
+    def msb(self, a: RingArray) -> RingArray:
+        return (a >> _U64(self.bits - 1)) & _U64(1)
+
+    @property
+    def words(self) -> int:
+        return 1
+
+    def low_words(self, a: RingArray) -> RingArray:
+        return (a & _U64((1 << (self.bits - 1)) - 1))[None]
+
+    def bit_words(self, a: RingArray) -> RingArray:
+        return a[None]
+
+    def from_bit_words(self, w: RingArray) -> RingArray:
+        return self._m(w[0])
+
+    def from_int(self, k: IntLike) -> RingArray:
+        if isinstance(k, (int, np.integer)):
+            return np.asarray(_U64(int(k) % (1 << 64)), dtype=np.uint64)
+        arr = np.asarray(k)
+        if arr.dtype == object:
+            flat = [int(x) % (1 << 64) for x in arr.reshape(-1)]
+            return self._m(np.array(flat, dtype=np.uint64).reshape(arr.shape))
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ParameterError(explain("k", arr.dtype, "integers", "round public constants before use"))
+        words = arr.astype(np.int64).astype(np.uint64) if arr.dtype != np.uint64 else arr.astype(np.uint64)
+        return self._m(words)
+
+    def to_object(self, a: RingArray, *, signed: bool = True) -> npt.NDArray[np.object_]:
+        half, mod = 1 << (self.bits - 1), 1 << self.bits
+        flat = [int(x) for x in a.reshape(-1)]
+        if signed:
+            flat = [x - mod if x >= half else x for x in flat]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out.reshape(a.shape)
+
+    def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
+        return self._m(v.astype(np.int64).astype(np.uint64))
+
+    def to_float(self, a: RingArray) -> npt.NDArray[np.float64]:
+        if self.bits == 64:
+            return a.view(np.int64).astype(np.float64)
+        half = _U64(1 << (self.bits - 1))
+        signed = a.astype(np.int64) - np.where(a >= half, np.int64(1 << (self.bits - 1)) * 2, np.int64(0))
+        return signed.astype(np.float64)
+
+
+@dataclass(frozen=True, repr=False)
+class Z2_128(Ring):  # noqa: N801 - the ring's name
+    """Z_2^128 on two ``uint64`` limbs per element: arrays of shape ``(2, *shape)`` holding (low, high)."""
+
+    bits: int = 128
+
+    def __post_init__(self) -> None:
+        if self.bits != 128:
+            raise ParameterError(explain("bits", self.bits, "128", "use Z2k(bits) for rings up to 64 bits"))
+
+    def shape(self, a: RingArray) -> tuple[int, ...]:
+        return tuple(a.shape[1:])
+
+    def zeros(self, shape: tuple[int, ...]) -> RingArray:
+        return np.zeros((2, *shape), dtype=np.uint64)
+
+    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+        return rng.uint64((2, *shape))
+
+    def check(self, a: Any, what: str) -> RingArray:
+        if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.ndim < 1 or a.shape[0] != 2:
+            raise ParameterError(
+                explain(what, getattr(a, "shape", type(a).__name__), "a uint64 array of shape (2, ...)",
+                        "pass Z_2^128 shares (low and high limbs)")
+            )
+        return a
+
+    def apply(self, a: RingArray, fn: Any) -> RingArray:
+        return np.stack([np.asarray(fn(a[0])), np.asarray(fn(a[1]))]).astype(np.uint64, copy=False)
+
+    def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
+        lo = np.asarray(fn([x[0] for x in arrays]))
+        hi = np.asarray(fn([x[1] for x in arrays]))
+        return np.stack([lo, hi]).astype(np.uint64, copy=False)
+
+    @staticmethod
+    def _pair(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
+        # Leading limb axis: align value shapes by inserting broadcast axes after it.
+        if a.ndim < b.ndim:
+            a = a.reshape((2,) + (1,) * (b.ndim - a.ndim) + a.shape[1:])
+        elif b.ndim < a.ndim:
+            b = b.reshape((2,) + (1,) * (a.ndim - b.ndim) + b.shape[1:])
+        return a, b
+
+    @staticmethod
+    def _join(lo: RingArray, hi: RingArray) -> RingArray:
+        return np.stack([lo, hi])
+
+    # Zero-dimensional operands make numpy scalars, whose arithmetic warns on the wrap-around we want.
+    @_quiet
+    def add(self, a: RingArray, b: RingArray) -> RingArray:
+        a, b = self._pair(a, b)
+        lo = a[0] + b[0]
+        carry = (lo < a[0]).astype(np.uint64)
+        return self._join(lo, a[1] + b[1] + carry)
+
+    @_quiet
+    def sub(self, a: RingArray, b: RingArray) -> RingArray:
+        a, b = self._pair(a, b)
+        lo = a[0] - b[0]
+        borrow = (a[0] < b[0]).astype(np.uint64)
+        return self._join(lo, a[1] - b[1] - borrow)
+
+    def neg(self, a: RingArray) -> RingArray:
+        return self.sub(self.zeros(()), a)
+
+    @_quiet
+    def mul(self, a: RingArray, b: RingArray) -> RingArray:
+        # (a1 2^64 + a0)(b1 2^64 + b0) = a0 b0 + (a1 b0 + a0 b1) 2^64  (mod 2^128)
+        a, b = self._pair(a, b)
+        lo, hi = _mulhilo(a[0], b[0])
+        return self._join(lo, hi + a[1] * b[0] + a[0] * b[1])
+
+    def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
+        return self.mul(a, self.from_int(k))
+
+    def _place(self, part: RingArray, shift: int) -> RingArray:
+        """An exact non-negative word array times 2^shift, as a Z_2^128 element array."""
+        if shift == 0:
+            return self._join(part, np.zeros_like(part))
+        if shift < 64:
+            return self._join(part << _U64(shift), part >> _U64(64 - shift))
+        if shift < 128:
+            return self._join(np.zeros_like(part), part << _U64(shift - 64))
+        return self._join(np.zeros_like(part), np.zeros_like(part))
+
+    def matmul(self, a: RingArray, b: RingArray) -> RingArray:
+        # Six 22-bit limbs cover 128 bits; limb products of total weight >= 132 vanish mod 2^128.
+        al = _float_limbs(a[0], 3) + _float_limbs(a[1], 3)
+        bl = _float_limbs(b[0], 3) + _float_limbs(b[1], 3)
+        # limb i of a 128-bit element: low word limbs 0..2 (bits 0, 22, 44), high word limbs at 64, 86, 108
+        weights = [0, 22, 44, 64, 86, 108]
+        out: RingArray | None = None
+        for i in range(6):
+            for j in range(6):
+                shift = weights[i] + weights[j]
+                if shift >= 128:
+                    continue
+                part = self._place(_exact_matmul(al[i], bl[j]), shift)
+                out = part if out is None else self.add(out, part)
+        if out is None:  # pragma: no cover
+            raise ShapeMismatchError("empty matmul")
+        return out
+
+    def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:
+        if axis is None:
+            axes: tuple[int, ...] | int = tuple(range(a.ndim - 1))
+        elif isinstance(axis, int):
+            axes = axis
+        else:
+            axes = tuple(axis)
+        # Sum the 32-bit halves of the low words separately (no overflow below 2^32 terms), then carry.
+        s0 = np.asarray(np.sum(a[0] & _M32, axis=axes, dtype=np.uint64), dtype=np.uint64)
+        s1 = np.asarray(np.sum(a[0] >> _U64(32), axis=axes, dtype=np.uint64), dtype=np.uint64)
+        sh = np.asarray(np.sum(a[1], axis=axes, dtype=np.uint64), dtype=np.uint64)
+        lo = s0 + (s1 << _U64(32))
+        carry = (lo < s0).astype(np.uint64)
+        return self._join(lo, sh + (s1 >> _U64(32)) + carry)
+
+    def shr(self, a: RingArray, k: int) -> RingArray:
+        lo, hi = a[0], a[1]
+        if k == 0:
+            return a.copy()
+        if k < 64:
+            return self._join((lo >> _U64(k)) | (hi << _U64(64 - k)), hi >> _U64(k))
+        if k < 128:
+            return self._join(hi >> _U64(k - 64), np.zeros_like(hi))
+        return self.zeros(lo.shape)
+
+    def msb(self, a: RingArray) -> RingArray:
+        top: RingArray = a[1] >> _U64(63)
+        return top
+
+    @property
+    def words(self) -> int:
+        return 2
+
+    def low_words(self, a: RingArray) -> RingArray:
+        return np.stack([a[0], a[1] & _U64((1 << 63) - 1)])
+
+    def bit_words(self, a: RingArray) -> RingArray:
+        return a.copy()
+
+    def from_bit_words(self, w: RingArray) -> RingArray:
+        return w.copy()
+
+    def from_int(self, k: IntLike) -> RingArray:
+        if isinstance(k, (int, np.integer)):
+            v = int(k) % (1 << 128)
+            return np.array([v & ((1 << 64) - 1), v >> 64], dtype=np.uint64)
+        arr = np.asarray(k)
+        if arr.dtype == object:
+            flat = [int(x) % (1 << 128) for x in arr.reshape(-1)]
+            lo = np.array([x & ((1 << 64) - 1) for x in flat], dtype=np.uint64).reshape(arr.shape)
+            hi = np.array([x >> 64 for x in flat], dtype=np.uint64).reshape(arr.shape)
+            return self._join(lo, hi)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ParameterError(explain("k", arr.dtype, "integers", "round public constants before use"))
+        if arr.dtype == np.uint64:
+            unsigned = arr.astype(np.uint64)
+            return self._join(unsigned, np.zeros_like(unsigned))
+        signed = arr.astype(np.int64)
+        return self._join(signed.astype(np.uint64), np.where(signed < 0, _U64(2**64 - 1), _U64(0)))
+
+    def to_object(self, a: RingArray, *, signed: bool = True) -> npt.NDArray[np.object_]:
+        flat = [int(lo) | (int(hi) << 64) for lo, hi in zip(a[0].reshape(-1), a[1].reshape(-1), strict=True)]
+        if signed:
+            flat = [x - (1 << 128) if x >= 1 << 127 else x for x in flat]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out.reshape(a.shape[1:])
+
+    def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
+        # |v| < 2^127 is an integer-valued float: its high word floor(|v| / 2^64) and the remainder are exact.
+        mag = np.abs(v)
+        hi_f = np.floor(mag * 2.0**-64)
+        lo_f = mag - hi_f * 2.0**64
+        out = self._join(lo_f.astype(np.uint64), hi_f.astype(np.uint64))
+        negative = v < 0
+        if np.any(negative):
+            out = np.where(negative, self.neg(out), out)
+        return out
+
+    def to_float(self, a: RingArray) -> npt.NDArray[np.float64]:
+        negative = a[1] >= _U64(1 << 63)
+        mag = np.where(negative, self.neg(a), a)
+        value = mag[1].astype(np.float64) * 2.0**64 + mag[0].astype(np.float64)
+        signed: npt.NDArray[np.float64] = np.where(negative, -value, value)
+        return signed
+
+
+def ring_for_bits(bits: int) -> Ring:
+    """The ring Z_2^bits: :class:`Z2k` up to 64 bits, :class:`Z2_128` for 128."""
+    if bits == 128:
+        return Z2_128()
+    return Z2k(bits)

@@ -1,0 +1,115 @@
+"""Protocols by name, for running one party per process (``mpdp party --config cfg.json``).
+
+A deployment describes a protocol run in one JSON configuration shared by every party (see
+:mod:`mpdp.cli.party_cmd`); each process builds its own role from it with :func:`build_role`, and a test or a
+benchmark builds every role the same way to run them all in memory with :func:`~mpdp.runtime.run_protocol`.
+Both therefore run the same code on the same inputs and, under the same seed, give identical results.
+
+A party's input is either a ``.npy`` file (loaded without pickle) or a ``{"synthetic": {...}}`` spec drawn from
+a seeded source, for demos and tests::
+
+    "inputs": {"alice": "alice.npy",
+               "bob": {"synthetic": {"seed": 1, "shape": [1000], "low": -100, "high": 100}}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.errors import ParameterError, explain
+from mpdp.protocols.toy_sum import secure_sum_role
+from mpdp.randomness import RandomSource
+from mpdp.runtime.comm import Comm
+
+__all__ = ["PROTOCOLS", "NamedProtocol", "PartySetup", "build_role", "load_input"]
+
+Role = Callable[[Comm], Any]
+
+
+@dataclass(frozen=True)
+class PartySetup:
+    """What one party knows when it builds its role: who it is, who the others are, parameters, its input."""
+
+    party: str
+    parties: tuple[str, ...]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    data: npt.NDArray[Any] | None = None
+
+    def param(self, key: str, default: Any = None, *, required: bool = False) -> Any:
+        if key not in self.params:
+            if required:
+                raise ParameterError(explain(f"params.{key}", "missing", "a value", f"add \"{key}\" to params"))
+            return default
+        return self.params[key]
+
+    def require_data(self) -> npt.NDArray[Any]:
+        if self.data is None:
+            raise ParameterError(explain(f"input of {self.party}", None, "an input array",
+                                         f"add \"{self.party}\": \"file.npy\" (or a synthetic spec) to inputs"))
+        return self.data
+
+
+@dataclass(frozen=True)
+class NamedProtocol:
+    """A protocol a configuration can name: ``build(setup)`` returns the party's role."""
+
+    name: str
+    summary: str
+    build: Callable[[PartySetup], Role]
+
+
+def _secure_sum(setup: PartySetup) -> Role:
+    return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
+
+
+PROTOCOLS: dict[str, NamedProtocol] = {
+    p.name: p
+    for p in (
+        NamedProtocol("secure-sum", "every party learns the sum of the parties' int64 vectors (toy)", _secure_sum),
+    )
+}
+
+
+def build_role(protocol: str, setup: PartySetup) -> Role:
+    """The role of ``setup.party`` in the named protocol."""
+    spec = PROTOCOLS.get(protocol)
+    if spec is None:
+        raise ParameterError(explain("protocol", protocol, f"one of {sorted(PROTOCOLS)}", "name a known protocol"))
+    return spec.build(setup)
+
+
+def load_input(spec: Any, party: str, *, base: Path | None = None) -> npt.NDArray[Any] | None:
+    """A party's input array from a configuration entry (None, a .npy path or a synthetic spec)."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        path = Path(spec)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        try:
+            array: npt.NDArray[Any] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ParameterError(explain(f"input of {party}", str(path), "a readable .npy file without objects",
+                                         "save the array with numpy.save")) from exc
+        return array
+    if isinstance(spec, Mapping) and set(spec) == {"synthetic"} and isinstance(spec["synthetic"], Mapping):
+        s = spec["synthetic"]
+        try:
+            seed, shape = int(s["seed"]), tuple(int(d) for d in s["shape"])
+            rng = RandomSource.seeded(seed).spawn(f"input/{party}")
+            if s.get("kind", "integers") == "integers":
+                return rng.integers(int(s.get("low", -1000)), int(s.get("high", 1000)), shape)
+            low, high = float(s.get("low", -1.0)), float(s.get("high", 1.0))
+            return low + (high - low) * rng.random(shape)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ParameterError(explain(f"synthetic input of {party}", dict(s),
+                                         "{seed, shape[, kind: integers|uniform, low, high]}",
+                                         "e.g. {\"seed\": 1, \"shape\": [100]}")) from exc
+    raise ParameterError(explain(f"input of {party}", spec, "a .npy path or {\"synthetic\": {...}}",
+                                 "see mpdp.protocols.catalog"))

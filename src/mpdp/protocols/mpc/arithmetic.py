@@ -1,0 +1,298 @@
+"""Interactive arithmetic on shared fixed-point values: products, truncation, ring conversion.
+
+Security
+--------
+Semi-honest, any coalition of up to n - 1 computing parties (and, separately, the dealer) learns nothing:
+every opened value is masked by a uniform ring element from the provider (Beaver's ``x - a``, the wrap
+mask ``x + 2^(l-2) + r``). Not secure against malicious parties (no MACs).
+
+Accuracy
+--------
+* ``x * y``, ``x @ y`` and products with non-integer public constants: the exact ring product at scale
+  ``2f``, then the wrap-corrected truncation of :mod:`mpdp.crypto.beaver`, whose result is the exact value
+  rounded down or up to the grid ``2^-f`` (stochastic rounding, unbiased): ``|error| < 2^-f`` relative to
+  the product of the encoded operands, with no failure probability as long as the public bounds hold.
+  The bounds are checked before computing (:class:`~mpdp.errors.PrecisionError` otherwise).
+* :func:`mul_split` (paper 002, Algorithm 2): the same error bound, for products up to the value capacity
+  ``2^(l-2-f)`` instead of the product capacity ``2^(l-2-2f)``.
+* :func:`convert` between rings: exact when lifting, one stochastic rounding when dropping bits.
+
+Rounds: a product costs 2 (open the Beaver masks, open the truncation mask); ``mul_split`` 3.
+
+References
+----------
+Beaver, CRYPTO 1991 (triples); Escudero, Ghosh, Keller, Rachuri, Scholl, "Improved primitives for MPC over
+mixed arithmetic-binary circuits", CRYPTO 2020 (truncation from a mask with a known top bit); paper 002
+(``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), section 4.5, Algorithm 2 (split multiplication).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.beaver import beaver_combine, square_combine, wrap_shift_output
+from mpdp.crypto.correlations import CorrelationSpec, matmul_shape
+from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.protocols.mpc.session import MPCSession
+from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
+
+__all__ = ["convert", "matmul", "matmul_public", "mul", "mul_public", "mul_split", "square", "truncate",
+           "wrap_shift_many"]
+
+
+
+def _need(fmt: FixedPointFormat, bound: float, scale: int, what: str) -> None:
+    if not fmt.raw_bound_ok(bound, scale):
+        raise PrecisionError(
+            explain(what, f"a result bounded by {bound:.6g} at scale 2^{scale}",
+                    f"|raw| < 2^{fmt.raw_capacity_bits} in {fmt} (|x y| < {fmt.product_capacity:.6g} for products)",
+                    "declare tighter bounds, use x.mul_split(y) (paper 002), or a wider format "
+                    "(FixedPointFormat(128, ...))")
+        )
+
+
+# -- truncation and conversion ----------------------------------------------------------------------------
+def wrap_shift_many(session: MPCSession, ring_in: Ring, ring_out: Ring, shares: Sequence[RingArray],
+                    shifts: Sequence[int], *, sharing_id: bytes) -> list[RingArray]:
+    """Wrap-corrected shifts of several share arrays in one round (see :mod:`mpdp.crypto.beaver`).
+
+    Each input must hold a value with ``|x| < 2^(l-2)``; the output (in ``ring_out``) is ``x / 2^shift``
+    rounded down or up.
+    """
+    provider = session.provider
+    specs = [CorrelationSpec("wrap", ring_in.bits, ring_in.shape(s), out_ring_bits=ring_out.bits, shift=k)
+             for s, k in zip(shares, shifts, strict=True)]
+    for k in shifts:
+        if not 0 <= k <= ring_in.bits - 2:
+            raise ParameterError(explain("shift", k, f"0 <= shift <= {ring_in.bits - 2}", "shift fewer bits"))
+    provider.prefetch(specs)
+    masks = [provider.wrap_mask(ring_in, ring_out, ring_in.shape(s), k) for s, k in zip(shares, shifts, strict=True)]
+    offset = ring_in.from_int(1 << (ring_in.bits - 2))
+    masked = []
+    for s, m in zip(shares, masks, strict=True):
+        y = ring_in.add(s, m.r)
+        masked.append(ring_in.add(y, offset) if session.leader else y)
+    opened = session.open(ring_in, masked, sharing_id=sharing_id, label="mpc.trunc")
+    return [wrap_shift_output(ring_in, ring_out, c, m.msb, m.low, k, leader=session.leader)
+            for c, m, k in zip(opened, masks, shifts, strict=True)]
+
+
+def truncate(x: SharedFixedPoint, bits: int) -> SharedFixedPoint:
+    """``x`` with its raw integers divided by ``2^bits`` (scale drops by ``bits``), stochastic rounding."""
+    if not isinstance(bits, int) or not 0 <= bits <= x.scale:
+        raise ParameterError(explain("bits", bits, f"0 <= bits <= scale ({x.scale})", "truncate fewer bits"))
+    if bits == 0:
+        return x
+    sid = x.session.new_id()
+    (share,) = wrap_shift_many(x.session, x.ring, x.ring, [x.share], [bits], sharing_id=sid)
+    new_scale = x.scale - bits
+    return SharedFixedPoint(x.session, share, fmt=x.fmt, scale=new_scale, bound=x.bound + 2.0**-new_scale,
+                            sharing_id=sid)
+
+
+def convert(x: SharedFixedPoint, fmt: FixedPointFormat) -> SharedFixedPoint:
+    """The value of ``x`` in format ``fmt`` (another ring and/or number of fractional bits).
+
+    Going to a wider ring is exact (the wrap of the shares is corrected, not ignored); dropping fractional
+    bits rounds stochastically; the value must fit the target format (checked on the public bound).
+    """
+    src = x.fmt
+    # Work at the source scale: first bring the scale to the target's f if that loses bits.
+    drop = max(0, x.scale - fmt.frac_bits)
+    _need(fmt, x.bound, fmt.frac_bits, "conversion")
+    if src.ring == fmt.ring:
+        y = truncate(x, drop) if drop else x
+        out = SharedFixedPoint(x.session, y.share, fmt=fmt, scale=y.scale, bound=y.bound, sharing_id=y.sharing_id)
+        return out._lift(fmt.frac_bits)
+    sid = x.session.new_id()
+    (share,) = wrap_shift_many(x.session, src.ring, fmt.ring, [x.share], [drop], sharing_id=sid)
+    scale = x.scale - drop
+    out = SharedFixedPoint(x.session, share, fmt=fmt, scale=scale, bound=x.bound + 2.0**-scale, sharing_id=sid)
+    return out._lift(fmt.frac_bits)
+
+
+def _finish(x: SharedFixedPoint, share: RingArray, scale: int, bound: float, sid: bytes) -> SharedFixedPoint:
+    """Wrap a product's share and truncate it back to ``f`` fractional bits if needed."""
+    fmt = x.fmt
+    if scale <= fmt.frac_bits:
+        return SharedFixedPoint(x.session, share, fmt=fmt, scale=scale, bound=bound, sharing_id=sid)._lift(
+            fmt.frac_bits)
+    drop = scale - fmt.frac_bits
+    sid2 = x.session.new_id()
+    (out,) = wrap_shift_many(x.session, fmt.ring, fmt.ring, [share], [drop], sharing_id=sid2)
+    return SharedFixedPoint(x.session, out, fmt=fmt, scale=fmt.frac_bits, bound=bound + fmt.resolution,
+                            sharing_id=sid2)
+
+
+def _prefetch_product(x: SharedFixedPoint, kind: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                      scale: int) -> None:
+    specs = [CorrelationSpec(kind, x.ring.bits, a_shape, b_shape)]
+    if scale > x.fmt.frac_bits:
+        out_shape = matmul_shape(a_shape, b_shape) if kind == "matmul" else \
+            a_shape if kind == "square" else _broadcast(a_shape, b_shape)
+        specs.append(CorrelationSpec("wrap", x.ring.bits, out_shape, out_ring_bits=x.ring.bits,
+                                     shift=scale - x.fmt.frac_bits))
+    x.session.provider.prefetch(specs)
+
+
+# -- products of shared values ----------------------------------------------------------------------------
+def mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
+    """Elementwise ``x * y`` by a Beaver triple, truncated to ``f`` bits."""
+    if y is x:
+        return square(x)
+    x._check_peer(y)
+    _broadcast(x.shape, y.shape)
+    scale, bound = x.scale + y.scale, x.bound * y.bound
+    _need(x.fmt, bound, scale, "product")
+    ring, session = x.ring, x.session
+    _prefetch_product(x, "mul", x.shape, y.shape, scale)
+    t = session.provider.mul_triple(ring, x.shape, y.shape)
+    sid = session.new_id()
+    d, e = session.open(ring, [ring.sub(x.share, t.a), ring.sub(y.share, t.b)], sharing_id=sid, label="mpc.mul")
+    z = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader)
+    return _finish(x, z, scale, bound, sid)
+
+
+def square(x: SharedFixedPoint) -> SharedFixedPoint:
+    """``x * x`` with a square pair: one opened array instead of two."""
+    scale, bound = 2 * x.scale, x.bound * x.bound
+    _need(x.fmt, bound, scale, "square")
+    ring, session = x.ring, x.session
+    _prefetch_product(x, "square", x.shape, (), scale)
+    pair = session.provider.square_pair(ring, x.shape)
+    sid = session.new_id()
+    (d,) = session.open(ring, [ring.sub(x.share, pair.a)], sharing_id=sid, label="mpc.square")
+    z = square_combine(ring, d, pair.a, pair.c, leader=session.leader)
+    return _finish(x, z, scale, bound, sid)
+
+
+def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
+    """``x @ y`` (numpy matmul rules) by a matrix triple, truncated once to ``f`` bits."""
+    x._check_peer(y)
+    shape = matmul_shape(x.shape, y.shape)
+    inner = x.shape[-1]
+    scale, bound = x.scale + y.scale, x.bound * y.bound * inner
+    _need(x.fmt, bound, scale, "matrix product")
+    ring, session = x.ring, x.session
+    _prefetch_product(x, "matmul", x.shape, y.shape, scale)
+    t = session.provider.matmul_triple(ring, x.shape, y.shape)
+    sid = session.new_id()
+    d, e = session.open(ring, [ring.sub(x.share, t.a), ring.sub(y.share, t.b)], sharing_id=sid, label="mpc.matmul")
+    z = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader, matmul=True)
+    if ring.shape(z) != shape:  # pragma: no cover - guarded by matmul_shape
+        raise ShapeMismatchError(explain("matmul result", ring.shape(z), f"{shape}", "report this bug"))
+    return _finish(x, z, scale, bound, sid)
+
+
+def mul_split(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
+    """Paper 002's integer/fraction split multiplication (Algorithm 2), in 3 rounds.
+
+    With ``X = x 2^f = A 2^f + B`` (``A`` the integer part from an exact-range truncation, ``B = X - A 2^f``
+    in ``[-2^f, 2^f)``) and likewise ``Y = C 2^f + D``::
+
+        X Y / 2^f = A Y + B C + (B D) / 2^f
+
+    ``A Y`` and ``B C`` are already at scale ``2^f`` and need no truncation; only ``B D < 2^(2f)`` is
+    truncated. So the raw integers never exceed ``~|x y| 2^f``: products up to the format's value capacity
+    ``2^(l-2-f)`` work, where the ordinary product needs ``|x y| < 2^(l-2-2f)``. With f = 24 in Z_2^64 that
+    is ``|x y| < 2^38`` instead of ``2^14``. The error is that of one truncation, below ``2^-f``.
+    """
+    x._check_peer(y)
+    fmt, ring, session = x.fmt, x.ring, x.session
+    f = fmt.frac_bits
+    x, y = x.rescale(), y.rescale()
+    out_shape = _broadcast(x.shape, y.shape)
+    bound = (x.bound + 1.0) * y.bound + y.bound + 2.0
+    _need(fmt, bound, f, "split product")
+    sid = session.new_id()
+    a_int, c_int = wrap_shift_many(session, ring, ring, [x.share, y.share], [f, f], sharing_id=sid)
+    two_f = 1 << f
+    b_frac = ring.sub(x.share, ring.mul_int(a_int, two_f))
+    d_frac = ring.sub(y.share, ring.mul_int(c_int, two_f))
+    pairs = [(a_int, y.share), (b_frac, c_int), (b_frac, d_frac)]
+    provider = session.provider
+    provider.prefetch([CorrelationSpec("mul", ring.bits, ring.shape(p), ring.shape(q)) for p, q in pairs]
+                      + [CorrelationSpec("wrap", ring.bits, out_shape, out_ring_bits=ring.bits, shift=f)])
+    triples = [provider.mul_triple(ring, ring.shape(p), ring.shape(q)) for p, q in pairs]
+    masked = []
+    for (p, q), t in zip(pairs, triples, strict=True):
+        masked += [ring.sub(p, t.a), ring.sub(q, t.b)]
+    sid2 = session.new_id()
+    opened = session.open(ring, masked, sharing_id=sid2, label="mpc.mul_split")
+    prods = [beaver_combine(ring, opened[2 * i], opened[2 * i + 1], t.a, t.b, t.c, leader=session.leader)
+             for i, t in enumerate(triples)]
+    sid3 = session.new_id()
+    (bd,) = wrap_shift_many(session, ring, ring, [prods[2]], [f], sharing_id=sid3)
+    total = ring.add(ring.add(prods[0], prods[1]), bd)
+    return SharedFixedPoint(session, total, fmt=fmt, scale=f, bound=bound, sharing_id=sid3)
+
+
+# -- products with public values --------------------------------------------------------------------------
+def _public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1) -> tuple[npt.NDArray[Any], int]:
+    """Public reals as integers at scale 2^bits, and bits (0 when they are small integers already).
+
+    The constant gets as many fractional bits as the capacity leaves (at least f, at most what keeps the
+    integers below 2^62), so its own rounding error stays far below the truncation's 2^-f.
+    """
+    if c.size == 0 or np.all(c == np.rint(c)):
+        return _as_ints(c), 0
+    fmt = x.fmt
+    top = float(np.max(np.abs(c)))
+    headroom = fmt.raw_capacity_bits - x.scale - math.log2(max(x.bound * top * count, 2.0**-30)) - 1
+    bits = int(min(headroom, 61 - math.log2(top), fmt.raw_capacity_bits - x.scale))
+    bits = max(bits, fmt.frac_bits)
+    return _as_ints(np.rint(c * 2.0**bits)), bits
+
+
+def _as_ints(v: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Integer-valued floats as int64, or as exact Python ints (object array) beyond 2^62."""
+    if v.size == 0 or float(np.max(np.abs(v))) < 2.0**62:
+        return v.astype(np.int64)
+    out = np.empty(v.shape, dtype=object)
+    out.reshape(-1)[:] = [int(e) for e in v.reshape(-1)]
+    return out
+
+
+def mul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64]) -> SharedFixedPoint:
+    """``x * c`` for public ``c``: exact for small integers, else one truncation.
+
+    Error below ``2^-f + |x| 2^-(b+1)`` where ``b >= f`` is the number of bits given to the constant
+    (see :func:`_public_ints`; typically 40 or more, so the first term dominates).
+    """
+    _broadcast(x.shape, c.shape)
+    k, extra = _public_ints(c, x)
+    bound = x.bound * (float(np.max(np.abs(c))) if c.size else 0.0)
+    scale = x.scale + extra
+    _need(x.fmt, bound, scale, "product with a public constant")
+    share = x.ring.mul_int(x.share, k)
+    if extra == 0:
+        return x.derive(share, bound=bound)
+    if scale > x.fmt.frac_bits:
+        x.session.provider.prefetch([CorrelationSpec("wrap", x.ring.bits, x.ring.shape(share),
+                                                     out_ring_bits=x.ring.bits, shift=scale - x.fmt.frac_bits)])
+    return _finish(x, share, scale, bound, x.session.new_id())
+
+
+def matmul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64], *, left: bool) -> SharedFixedPoint:
+    """``c @ x`` (``left``) or ``x @ c`` for a public matrix ``c``."""
+    shape = matmul_shape(c.shape, x.shape) if left else matmul_shape(x.shape, c.shape)
+    inner = x.shape[0] if left and x.ndim >= 1 else x.shape[-1]
+    k, extra = _public_ints(c, x, inner)
+    bound = x.bound * (float(np.max(np.abs(c))) if c.size else 0.0) * inner
+    scale = x.scale + extra
+    _need(x.fmt, bound, scale, "matrix product with a public matrix")
+    kr = x.ring.from_int(k)
+    share = x.ring.matmul(kr, x.share) if left else x.ring.matmul(x.share, kr)
+    if x.ring.shape(share) != shape:  # pragma: no cover
+        raise ShapeMismatchError(explain("matmul result", x.ring.shape(share), f"{shape}", "report this bug"))
+    if scale > x.fmt.frac_bits:
+        x.session.provider.prefetch([CorrelationSpec("wrap", x.ring.bits, shape, out_ring_bits=x.ring.bits,
+                                                     shift=scale - x.fmt.frac_bits)])
+    return _finish(x, share, scale, bound, x.session.new_id())

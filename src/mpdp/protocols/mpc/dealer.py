@@ -1,0 +1,233 @@
+"""The trusted dealer: a party that sends correlated randomness only, and its client-side provider.
+
+Protocol
+--------
+1. Setup: the dealer sends each computing party ``i`` a fresh 32-byte key ``k_i`` (label
+   ``mpc.dealer.seed``); party ``i`` and the dealer both expand ``k_i`` into the ChaCha20 stream ``S_i``.
+2. Per batch of correlations: every computing party sends the dealer the list of
+   :class:`~mpdp.crypto.correlations.CorrelationSpec` it is about to use (label ``mpc.dealer.request``);
+   the dealer checks the lists are identical (otherwise the parties run different programs and it aborts
+   with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
+   :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
+   (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``). Parties 1..n-1 expand
+   their own stream and need no reply.
+3. Teardown: every party sends ``"close"``.
+
+Security
+--------
+Semi-honest, and the dealer must not collude with any computing party: it knows every party's
+correlation shares. It never receives a message of the online phase, so on its own it learns nothing
+about the inputs; computing parties see only uniform shares and corrections (see
+:mod:`mpdp.crypto.correlations`). Traffic from the dealer is one array per correlated value, to party 0.
+
+References
+----------
+Beaver, "Efficient multiparty protocols using circuit randomization", CRYPTO 1991 (triples); the
+seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al., NeurIPS 2021).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mpdp.crypto.correlations import CorrelationSpec, deal, draw
+from mpdp.crypto.ring import Ring
+from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError, explain
+from mpdp.protocols.mpc.provider import (
+    BeaverTriple,
+    BitTriple,
+    CompareMask,
+    CorrelationProvider,
+    DaBit,
+    SquarePair,
+    WrapMask,
+)
+from mpdp.randomness import RandomSource
+from mpdp.runtime import Comm, Party
+
+__all__ = ["DealerProvider", "TrustedDealer"]
+
+_SEED = "mpc.dealer.seed"
+_REQUEST = "mpc.dealer.request"
+_REPLY = "mpc.dealer.correlations"
+_CLOSE = "close"
+
+
+def _stream(key: bytes, seeded: bool, who: str) -> RandomSource:
+    # A secret 32-byte key shared by the dealer and one party: the ChaCha20 key of their common stream.
+    derived = hashlib.sha256(b"mpdp.mpc.dealer-stream:" + key).digest()
+    return RandomSource(derived, _seeded=seeded, _description=f"dealer stream of {who}")
+
+
+def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -> tuple[str, ...]:
+    names = tuple(p for p in comm.parties if p != dealer) if parties is None else tuple(parties)
+    if dealer in names or not names or any(p not in comm.parties for p in names):
+        raise ParameterError(
+            explain("parties", names, f"computing parties among {comm.parties}, excluding the dealer {dealer!r}",
+                    "pass the names of the parties that hold shares")
+        )
+    return names
+
+
+class TrustedDealer(Party):
+    """The dealer's role: serves correlations until every computing party closes.
+
+    Parameters
+    ----------
+    name:
+        The dealer's party name (default ``"dealer"``).
+    parties:
+        The computing parties in canonical order; default every other party of the protocol.
+
+    ``run`` returns ``{"batches", "correlations", "elements"}``: how much it dealt.
+    """
+
+    def __init__(self, name: str = "dealer", *, parties: Sequence[str] | None = None) -> None:
+        super().__init__(name)
+        self.parties = None if parties is None else tuple(parties)
+
+    def run(self, comm: Comm) -> dict[str, int]:
+        parties = _computing_parties(comm, self.name, self.parties)
+        streams = []
+        for p in parties:
+            key = comm.rng.bytes(32)
+            comm.send(p, key, label=_SEED)
+            streams.append(_stream(key, comm.rng.is_seeded, p))
+        batches = correlations = elements = 0
+        while True:
+            request = comm.recv(parties[0], label=_REQUEST)
+            for p in parties[1:]:
+                other = comm.recv(p, label=_REQUEST)
+                if other != request:
+                    raise ProtocolAbortError(
+                        f"dealer: {p} asked for {other!r:.200} but {parties[0]} asked for {request!r:.200}; "
+                        "the computing parties are running different programs"
+                    )
+            if request == _CLOSE:
+                break
+            if not isinstance(request, list):
+                raise MalformedMessageError(explain("dealer request", type(request).__name__,
+                                                    "a list of correlation specs or 'close'", "reject the sender"))
+            specs = [CorrelationSpec.from_wire(w) for w in request]
+            comm.send(parties[0], [deal(spec, streams) for spec in specs], label=_REPLY)
+            batches += 1
+            correlations += len(specs)
+            elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
+        return {"batches": batches, "correlations": correlations, "elements": elements}
+
+
+class DealerProvider(CorrelationProvider):
+    """A computing party's correlations, from a :class:`TrustedDealer`.
+
+    Parameters
+    ----------
+    comm:
+        This party's Comm.
+    dealer:
+        The dealer's party name.
+    parties:
+        The computing parties in canonical order (default: every party but the dealer).
+
+    Construction receives this party's stream key from the dealer (one message).
+    """
+
+    def __init__(self, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None) -> None:
+        self.comm = comm
+        self.dealer = dealer
+        self.parties = _computing_parties(comm, dealer, parties)
+        if comm.name not in self.parties:
+            raise ParameterError(explain("party", comm.name, f"one of {self.parties}", "run as a computing party"))
+        self.index = self.parties.index(comm.name)
+        key = comm.recv(dealer, label=_SEED)
+        if not isinstance(key, bytes) or len(key) != 32:
+            raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
+        self._stream = _stream(key, comm.rng.is_seeded, comm.name)
+        self._ready: deque[tuple[CorrelationSpec, dict[str, Any]]] = deque()
+        self._closed = False
+
+    # -- fetching -----------------------------------------------------------------------------------------
+    def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
+        if self._closed:
+            raise ProtocolAbortError(f"{self.comm.name}: the dealer connection is closed")
+        specs = list(specs)
+        # Correlations already queued need not be fetched again (a protocol step announces its whole
+        # batch, and the sub-steps it calls announce their part again).
+        pending = [q for q, _ in self._ready]
+        missing = []
+        for spec in specs:
+            if spec in pending:
+                pending.remove(spec)
+            else:
+                missing.append(spec)
+        specs = missing
+        if not specs:
+            return
+        self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
+        parts = [draw(s, self._stream) for s in specs]
+        if self.index == 0:
+            corrections = self.comm.recv(self.dealer, label=_REPLY)
+            if not isinstance(corrections, list) or len(corrections) != len(specs):
+                raise MalformedMessageError(explain("dealer reply", type(corrections).__name__,
+                                                    f"a list of {len(specs)} corrections", "check the dealer"))
+            for part, fix in zip(parts, corrections, strict=True):
+                if not isinstance(fix, dict) or not set(fix) <= set(part):
+                    raise MalformedMessageError(explain("dealer correction", fix, "arrays of the requested kind",
+                                                        "check the dealer"))
+                for name, value in fix.items():
+                    if not isinstance(value, np.ndarray) or value.shape != part[name].shape \
+                            or value.dtype != part[name].dtype:
+                        raise MalformedMessageError(
+                            explain(f"dealer correction {name!r}", getattr(value, "shape", value),
+                                    f"an array of shape {part[name].shape}", "check the dealer"))
+                    part[name] = value
+        self._ready.extend(zip(specs, parts, strict=True))
+
+    def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
+        # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
+        # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
+        # interleaves its own requests); one not prefetched is fetched now.
+        for i, (queued, part) in enumerate(self._ready):
+            if queued == spec:
+                del self._ready[i]
+                return part
+        self.prefetch([spec])
+        return self._ready.pop()[1]
+
+    # -- the provider interface ---------------------------------------------------------------------------
+    def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        p = self._get(CorrelationSpec("mul", ring.bits, a_shape, b_shape))
+        return BeaverTriple(p["a"], p["b"], p["c"])
+
+    def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        p = self._get(CorrelationSpec("matmul", ring.bits, a_shape, b_shape))
+        return BeaverTriple(p["a"], p["b"], p["c"])
+
+    def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
+        p = self._get(CorrelationSpec("square", ring.bits, shape))
+        return SquarePair(p["a"], p["c"])
+
+    def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
+        p = self._get(CorrelationSpec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        return WrapMask(p["r"], p["msb"], p["low"])
+
+    def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
+        p = self._get(CorrelationSpec("compare", ring.bits, shape))
+        return CompareMask(p["r"], p["bits"])
+
+    def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
+        p = self._get(CorrelationSpec("and", 64, shape))
+        return BitTriple(p["a"], p["b"], p["c"])
+
+    def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
+        p = self._get(CorrelationSpec("dabit", ring.bits, shape))
+        return DaBit(p["bit"], p["s"])
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.comm.send(self.dealer, _CLOSE, label=_REQUEST)

@@ -1,0 +1,184 @@
+"""Where a computing party gets its shares of correlated randomness: the pluggable provider interface.
+
+The online protocols of :mod:`mpdp.protocols.mpc` never generate correlations themselves; each party asks
+its :class:`CorrelationProvider` for *its own shares* of what the next step needs. Providers are objects
+of one party, bound to that party's :class:`~mpdp.runtime.Comm` when built, and every computing party's
+provider must be asked for the same sequence of correlations (the protocols guarantee this by running the
+same program on every party).
+
+Two levels
+----------
+:class:`TripleSource`
+    The multiplication triples only: :meth:`~TripleSource.mul_triple` (elementwise, numpy broadcasting)
+    and :meth:`~TripleSource.matmul_triple`. This is the part a homomorphic-encryption backend replaces:
+    Paillier or CKKS triples are generated between the computing parties without a dealer (issue 4).
+:class:`CorrelationProvider`
+    A ``TripleSource`` that also supplies square pairs, wrap masks (truncation and ring conversion),
+    comparison masks, bitwise AND triples and daBits. The trusted dealer
+    (:class:`~mpdp.protocols.mpc.dealer.DealerProvider`) implements all of them.
+
+To plug in a new triple source, subclass :class:`TripleSource`, implement the two methods so that they
+return this party's additive shares ``(a, b, c)`` in ``ring`` (arrays as described in
+:mod:`mpdp.crypto.ring`; ``c = a * b`` resp. ``c = a @ b`` summed over all computing parties) and combine
+it with a provider for the rest::
+
+    provider = WithTriplesFrom(PaillierTriples(comm, ...), rest=DealerProvider(comm, dealer="dealer"))
+    session = MPCSession(comm, provider=provider, parties=("alice", "bob"))
+
+Contract for every method: returns this party's shares only; the shares of all computing parties satisfy
+the relation documented on the method; the returned arrays are fresh (never reused); the call may
+communicate, but only through the party's own ``Comm`` and deterministically in the sequence of calls.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.ring import Ring, RingArray
+
+__all__ = [
+    "BeaverTriple",
+    "BitTriple",
+    "CompareMask",
+    "CorrelationProvider",
+    "DaBit",
+    "SquarePair",
+    "TripleSource",
+    "WithTriplesFrom",
+    "WrapMask",
+]
+
+
+@dataclass(frozen=True)
+class BeaverTriple:
+    """This party's shares of ``a``, ``b`` and ``c = a * b`` (or ``a @ b``) in one ring."""
+
+    a: RingArray = field(repr=False)
+    b: RingArray = field(repr=False)
+    c: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SquarePair:
+    """Shares of ``a`` and ``c = a * a``."""
+
+    a: RingArray = field(repr=False)
+    c: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class WrapMask:
+    """Shares of a uniform ``r`` in the input ring, and in the output ring of its top bit ``msb`` and of
+    ``low = (r mod 2^(l-1)) >> shift``."""
+
+    r: RingArray = field(repr=False)
+    msb: RingArray = field(repr=False)
+    low: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class CompareMask:
+    """Additive shares of a uniform ``r`` and XOR shares of its bits, packed as ``(ring.words, *shape)``
+    uint64 words (bit ``j`` of ``r`` is bit ``j mod 64`` of word ``j // 64``)."""
+
+    r: RingArray = field(repr=False)
+    bits: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class BitTriple:
+    """XOR shares of 64-bit words ``a``, ``b`` and ``c = a & b``."""
+
+    a: RingArray = field(repr=False)
+    b: RingArray = field(repr=False)
+    c: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class DaBit:
+    """One random bit per element, XOR-shared (``bit``, uint64 0/1) and additively shared in the ring (``s``)."""
+
+    bit: RingArray = field(repr=False)
+    s: RingArray = field(repr=False)
+
+
+class TripleSource(abc.ABC):
+    """Supplies this party's shares of multiplication triples (the part HE backends generate)."""
+
+    @abc.abstractmethod
+    def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        """Shares of uniform ``a`` (shape ``a_shape``), ``b`` (``b_shape``) and ``c = a * b`` (broadcast)."""
+
+    @abc.abstractmethod
+    def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        """Shares of uniform ``A`` (``a_shape``), ``B`` (``b_shape``) and ``C = A @ B``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources and tell helpers (e.g. a dealer) that no more correlations are needed."""
+
+
+class CorrelationProvider(TripleSource):
+    """Supplies every correlation the fixed-point protocols use."""
+
+    @abc.abstractmethod
+    def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
+        """Shares of uniform ``a`` and ``c = a^2``."""
+
+    @abc.abstractmethod
+    def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
+        """Shares for the wrap-corrected shift from ``ring_in`` to ``ring_out`` dropping ``shift`` bits."""
+
+    @abc.abstractmethod
+    def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
+        """Shares of uniform ``r``, additively and bitwise."""
+
+    @abc.abstractmethod
+    def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
+        """XOR shares of uniform words ``a``, ``b`` and ``c = a & b``."""
+
+    @abc.abstractmethod
+    def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
+        """A uniform bit per element, shared both ways."""
+
+    def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
+        """Announce the next correlations, in the order they will be asked for, so that a provider can
+        fetch them in one exchange (the dealer does). The default does nothing."""
+
+
+class WithTriplesFrom(CorrelationProvider):
+    """Triples from ``triples`` (e.g. Paillier-generated), everything else from ``rest`` (e.g. a dealer)."""
+
+    def __init__(self, triples: TripleSource, *, rest: CorrelationProvider) -> None:
+        self.triples = triples
+        self.rest = rest
+
+    def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        return self.triples.mul_triple(ring, a_shape, b_shape)
+
+    def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        return self.triples.matmul_triple(ring, a_shape, b_shape)
+
+    def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
+        return self.rest.square_pair(ring, shape)
+
+    def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
+        return self.rest.wrap_mask(ring_in, ring_out, shape, shift)
+
+    def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
+        return self.rest.compare_mask(ring, shape)
+
+    def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
+        return self.rest.and_triple(shape)
+
+    def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
+        return self.rest.dabit(ring, shape)
+
+    def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
+        self.rest.prefetch([s for s in specs if s.kind not in ("mul", "matmul")])
+
+    def close(self) -> None:
+        self.triples.close()
+        self.rest.close()

@@ -1,0 +1,272 @@
+"""An MPC session: one computing party's context for secret-shared fixed-point computation.
+
+A session binds a party's :class:`~mpdp.runtime.Comm`, the list of computing parties, a
+:class:`~mpdp.protocols.mpc.provider.CorrelationProvider` and a default
+:class:`~mpdp.crypto.fixed_point.FixedPointFormat`. Every computing party builds its own session and runs
+the same program on it; the shared values it creates are
+:class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint` objects holding *this party's* shares.
+
+>>> from mpdp.protocols.mpc import MPCSession, TrustedDealer
+>>> from mpdp.runtime import run_protocol
+>>> def party(comm, x):
+...     with MPCSession.with_dealer(comm) as s:
+...         a = s.input("alice", x if comm.name == "alice" else None, bound=10.0)
+...         b = s.input("bob", x if comm.name == "bob" else None, bound=10.0)
+...         return float((a * b + 1.0).reveal())
+>>> run = run_protocol({"alice": lambda c: party(c, 3.0), "bob": lambda c: party(c, -2.0),
+...                     "dealer": TrustedDealer()})
+>>> round(run.results["alice"], 4)
+-5.0
+
+Sharing identities
+------------------
+The session agrees on a random 8-byte session id when it starts (party 0 broadcasts it); every shared
+value gets ``sharing_id = session id || counter``. Because all parties create values in the same order,
+the ids agree, and every opening message carries the id of the value being opened: a party that receives
+a share of a different sharing raises :class:`~mpdp.errors.KeyMismatchError` instead of adding unrelated
+shares. Operands from different sessions are refused the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.fixed_point import FAST, FixedPointFormat
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, ParameterError, explain
+from mpdp.protocols.mpc.provider import CorrelationProvider
+from mpdp.protocols.mpc.tensor import SharedFixedPoint
+from mpdp.runtime import Comm
+
+__all__ = ["MPCSession"]
+
+
+class MPCSession:
+    """One computing party's side of a secret-sharing computation.
+
+    Parameters
+    ----------
+    comm:
+        This party's Comm.
+    provider:
+        Source of correlated randomness (e.g. :class:`~mpdp.protocols.mpc.dealer.DealerProvider`).
+    parties:
+        The computing parties in canonical order (default: every party of ``comm``). Party 0 of this
+        order is the *leader*: it adds public constants to its shares.
+    fmt:
+        Default fixed-point format of new shared values.
+    """
+
+    def __init__(self, comm: Comm, *, provider: CorrelationProvider, parties: Iterable[str] | None = None,
+                 fmt: FixedPointFormat = FAST) -> None:
+        self.comm = comm
+        self.parties = tuple(comm.parties if parties is None else parties)
+        if comm.name not in self.parties or any(p not in comm.parties for p in self.parties) \
+                or len(set(self.parties)) != len(self.parties):
+            raise ParameterError(explain("parties", self.parties, f"distinct parties of {comm.parties} including "
+                                         f"{comm.name!r}", "list the computing parties"))
+        if not isinstance(fmt, FixedPointFormat):
+            raise ParameterError(explain("fmt", fmt, "a FixedPointFormat", "pass e.g. FixedPointFormat(64, 20)"))
+        self.provider = provider
+        self.fmt = fmt
+        self.index = self.parties.index(comm.name)
+        self.leader = self.index == 0
+        self.peers = tuple(p for p in self.parties if p != comm.name)
+        self._counter = 0
+        if self.leader:
+            session_id = comm.rng.bytes(8)
+            comm.broadcast(session_id, label="mpc.session", to=self.peers)
+        else:
+            session_id = comm.recv(self.parties[0], label="mpc.session")
+            if not isinstance(session_id, bytes) or len(session_id) != 8:
+                raise MalformedMessageError(explain("session id", session_id, "8 bytes", "check the leader"))
+        self.session_id: bytes = session_id
+
+    @classmethod
+    def with_dealer(cls, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None,
+                    fmt: FixedPointFormat = FAST) -> MPCSession:
+        """A session whose correlations come from the :class:`~mpdp.protocols.mpc.dealer.TrustedDealer`
+        named ``dealer`` (every other party computes, unless ``parties`` says otherwise)."""
+        from mpdp.protocols.mpc.dealer import DealerProvider
+
+        provider = DealerProvider(comm, dealer=dealer, parties=parties)
+        return cls(comm, provider=provider, parties=provider.parties, fmt=fmt)
+
+    def close(self) -> None:
+        """Tell the provider no more correlations are needed (the dealer stops)."""
+        self.provider.close()
+
+    def __enter__(self) -> MPCSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MPCSession({self.comm.name!r} of {self.parties}, fmt={self.fmt})"
+
+    @property
+    def n(self) -> int:
+        return len(self.parties)
+
+    # -- identities ---------------------------------------------------------------------------------------
+    def new_id(self) -> bytes:
+        """The next sharing id (identical on every party running the same program)."""
+        self._counter += 1
+        return self.session_id + self._counter.to_bytes(8, "little")
+
+    # -- opening ------------------------------------------------------------------------------------------
+    def _exchange(self, body: dict[str, Any], label: str, to: Sequence[str] | None = None,
+                  sources: Sequence[str] | None = None) -> dict[str, Any]:
+        for p in self.peers if to is None else to:
+            self.comm.send(p, body, label=label)
+        return {p: self.comm.recv(p, label=label) for p in (self.peers if sources is None else sources)}
+
+    def _check_reply(self, src: str, msg: Any, sharing_id: bytes, count: int) -> list[Any]:
+        if not isinstance(msg, dict) or set(msg) != {"id", "v"} or not isinstance(msg["v"], list) \
+                or len(msg["v"]) != count:
+            raise MalformedMessageError(explain(f"opening from {src}", type(msg).__name__,
+                                                f"{{'id', 'v': {count} arrays}}", "run the same mpdp version"))
+        if msg["id"] != sharing_id:
+            got = msg["id"].hex() if isinstance(msg["id"], bytes) else msg["id"]
+            raise KeyMismatchError(
+                explain(f"sharing id from {src}", got, f"{sharing_id.hex()} (the value {self.comm.name} opens)",
+                        "the parties are opening shares of different sharings: run the same program on all")
+            )
+        return list(msg["v"])
+
+    def open(self, ring: Ring, shares: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
+        """Open additive shares to every computing party (one round): the ring sums."""
+        replies = self._exchange({"id": sharing_id, "v": list(shares)}, label)
+        totals = [np.array(s, copy=True) for s in shares]
+        for src, msg in replies.items():
+            values = self._check_reply(src, msg, sharing_id, len(shares))
+            for i, v in enumerate(values):
+                totals[i] = ring.add(totals[i], ring.check(v, f"share from {src}"))
+        return totals
+
+    def open_to(self, ring: Ring, shares: Sequence[RingArray], receiver: str, *, sharing_id: bytes,
+                label: str) -> list[RingArray] | None:
+        """Open to ``receiver`` only; returns the sums there and None elsewhere."""
+        if receiver not in self.parties:
+            raise ParameterError(explain("receiver", receiver, f"one of {self.parties}", "name a computing party"))
+        if self.comm.name != receiver:
+            self.comm.send(receiver, {"id": sharing_id, "v": list(shares)}, label=label)
+            return None
+        totals = [np.array(s, copy=True) for s in shares]
+        for src in self.peers:
+            values = self._check_reply(src, self.comm.recv(src, label=label), sharing_id, len(shares))
+            for i, v in enumerate(values):
+                totals[i] = ring.add(totals[i], ring.check(v, f"share from {src}"))
+        return totals
+
+    def open_xor(self, words: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
+        """Open XOR-shared uint64 words to every computing party."""
+        replies = self._exchange({"id": sharing_id, "v": list(words)}, label)
+        totals = [np.array(w, copy=True) for w in words]
+        for src, msg in replies.items():
+            values = self._check_reply(src, msg, sharing_id, len(words))
+            for i, v in enumerate(values):
+                if not isinstance(v, np.ndarray) or v.dtype != np.uint64 or v.shape != totals[i].shape:
+                    raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
+                                                        f"uint64 words of shape {totals[i].shape}", "check the peer"))
+                totals[i] ^= v
+        return totals
+
+    def open_bits(self, bits: RingArray, *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint64]:
+        """Open XOR-shared single bits (0/1 words) packed eight to a byte."""
+        shape = bits.shape
+        packed = np.packbits(bits.reshape(-1).astype(np.uint8) & 1)
+        replies = self._exchange({"id": sharing_id, "v": [packed]}, label)
+        total = packed.copy()
+        for src, msg in replies.items():
+            (v,) = self._check_reply(src, msg, sharing_id, 1)
+            if not isinstance(v, np.ndarray) or v.dtype != np.uint8 or v.shape != packed.shape:
+                raise MalformedMessageError(explain(f"bits from {src}", getattr(v, "shape", v),
+                                                    f"{packed.shape} packed bytes", "check the peer"))
+            total ^= v
+        count = int(np.prod(shape))
+        return np.unpackbits(total, count=count).astype(np.uint64).reshape(shape)
+
+    # -- creating shared values ---------------------------------------------------------------------------
+    def input(self, owner: str, values: Any = None, *, bound: float | None = None,
+              fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+        """Secret-share ``owner``'s private ``values`` (pass None on the other parties). One message from the
+        owner to each other party.
+
+        ``bound`` is a *public* upper bound on ``max |values|`` that every party passes (or None on the
+        others to accept the owner's): it sets the capacity checks of later operations. The owner refuses
+        values beyond it (:class:`~mpdp.errors.DomainError`). Default: the format's ``max_value``, which
+        is sound but makes products refuse to run; declare the real bound.
+        """
+        fmt = fmt or self.fmt
+        ring = fmt.ring
+        if owner not in self.parties:
+            raise ParameterError(explain("owner", owner, f"one of {self.parties}", "name a computing party"))
+        sharing_id = self.new_id()
+        label = "mpc.input"
+        if self.comm.name == owner:
+            if values is None:
+                raise ParameterError(explain("values", None, f"{owner}'s data", "the owner passes its values"))
+            x = np.asarray(values, dtype=np.float64)
+            encoded = fmt.encode(x, name=f"{owner}'s input")
+            declared = fmt.max_value if bound is None else _check_bound(bound, fmt)
+            worst = float(np.max(np.abs(x))) if x.size else 0.0
+            if worst > declared:
+                raise DomainError(explain(f"{owner}'s input", f"max |x| = {worst:.6g}", f"|x| <= bound = {declared:g}",
+                                          "clip the data to the bound, or declare a larger bound"))
+            shape = tuple(x.shape)
+            mine = encoded
+            for p in self.peers:
+                r = ring.random(self.comm.rng, shape)
+                mine = ring.sub(mine, r)
+                self.comm.send(p, {"id": sharing_id, "v": [r], "bound": declared}, label=label)
+            return SharedFixedPoint(self, mine, fmt=fmt, scale=fmt.frac_bits, bound=declared, sharing_id=sharing_id)
+        if values is not None:
+            raise ParameterError(explain("values", "data on a non-owner", "None",
+                                         f"only {owner} passes values to input(); the others pass None"))
+        msg = self.comm.recv(owner, label=label)
+        if not isinstance(msg, dict) or set(msg) != {"id", "v", "bound"}:
+            raise MalformedMessageError(explain(f"input from {owner}", type(msg).__name__, "an input message",
+                                                "run the same mpdp version"))
+        (share,) = self._check_reply(owner, {"id": msg["id"], "v": msg["v"]}, sharing_id, 1)
+        declared = msg["bound"]
+        if not isinstance(declared, float) or (bound is not None and declared != _check_bound(bound, fmt)):
+            raise ParameterError(explain(f"bound declared by {owner}", declared, f"the bound passed here ({bound})",
+                                         "pass the same public bound on every party, or None to accept the owner's"))
+        _check_bound(declared, fmt)
+        return SharedFixedPoint(self, ring.check(share, f"share from {owner}"), fmt=fmt, scale=fmt.frac_bits,
+                                bound=declared, sharing_id=sharing_id)
+
+    def public(self, values: Any, *, fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+        """A public value as a (trivially) shared one: the leader holds the encoding, the others zero."""
+        fmt = fmt or self.fmt
+        x = np.asarray(values, dtype=np.float64)
+        encoded = fmt.encode(x, name="public value")
+        share = encoded if self.leader else fmt.ring.zeros(tuple(x.shape))
+        bound = float(np.max(np.abs(x))) if x.size else 0.0
+        return SharedFixedPoint(self, share, fmt=fmt, scale=fmt.frac_bits, bound=bound, sharing_id=self.new_id())
+
+    def from_shares(self, share: RingArray, *, bound: float, fmt: FixedPointFormat | None = None,
+                    scale: int | None = None) -> SharedFixedPoint:
+        """Wrap this party's additive shares (e.g. produced by another protocol) as a shared value.
+
+        Every party must call it in the same order with the same public ``bound`` and ``scale``.
+        """
+        fmt = fmt or self.fmt
+        _check_bound(bound, fmt)
+        return SharedFixedPoint(self, fmt.ring.check(share, "share"), fmt=fmt,
+                                scale=fmt.frac_bits if scale is None else scale, bound=float(bound),
+                                sharing_id=self.new_id())
+
+
+def _check_bound(bound: float, fmt: FixedPointFormat) -> float:
+    if not isinstance(bound, (int, float)) or not np.isfinite(bound) or bound < 0 or bound > fmt.max_value:
+        raise ParameterError(explain("bound", bound, f"a number in [0, {fmt.max_value:g}] for {fmt}",
+                                     "declare a public bound on |values| that the format can hold"))
+    return float(bound)
+

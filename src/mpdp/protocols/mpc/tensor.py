@@ -1,0 +1,311 @@
+"""SharedFixedPoint: an array of secret-shared fixed-point numbers, one party's view.
+
+Each computing party holds its own ``SharedFixedPoint`` object with *its* additive shares (in the ring of
+its :class:`~mpdp.crypto.fixed_point.FixedPointFormat`); the value is the ring sum of all parties' shares,
+read as ``raw / 2^scale``. Operators behave like numpy arrays:
+
+* ``+``, ``-``, unary ``-``, multiplication/addition by public scalars or arrays, ``sum``, indexing,
+  ``reshape``, ``T`` are local (no messages);
+* ``x * y`` and ``x @ y`` on two shared values run Beaver's protocol with a triple from the session's
+  provider (one round) and, if needed, a truncation (one round); ``/`` by a shared value runs
+  Newton-Raphson division (:mod:`mpdp.protocols.mpc.functions`);
+* ``reveal()`` opens the value to every computing party; ``reveal_to(name)`` to one.
+
+Public bounds
+-------------
+Every shared value carries ``bound``, a *public* upper bound on its magnitude, propagated through each
+operation (``|x + y| <= bx + by``, ``|x y| <= bx by``, ...). An operation whose raw integers could leave
+the exact range of the protocols (``|raw| < 2^(l-2)``, see :mod:`mpdp.crypto.fixed_point`) raises
+:class:`~mpdp.errors.PrecisionError` *before* computing, instead of wrapping around silently. Bounds of
+inputs are declared by their owners (:meth:`~mpdp.protocols.mpc.session.MPCSession.input`).
+``assume_bound`` tightens a bound the program knows better (a promise, not checked).
+
+Accuracy
+--------
+Addition and public integer products are exact. A product of shared values (or with a non-integer public
+constant) is truncated back to ``f`` fractional bits with stochastic rounding: the result differs from the
+exact product of the *encoded* operands by less than ``2^-f`` (one unit in the last place), and is unbiased.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import KeyMismatchError, ParameterError, PrecisionError, ShapeMismatchError, explain
+
+if TYPE_CHECKING:
+    from mpdp.protocols.mpc.session import MPCSession
+
+__all__ = ["SharedFixedPoint"]
+
+Operand = Any  # SharedFixedPoint, a number or an array-like of numbers
+
+
+class SharedFixedPoint:
+    """This party's shares of an array of fixed-point numbers (see the module docstring)."""
+
+    __array_ufunc__ = None  # numpy defers to our reflected operators: array * shared -> shared.__rmul__
+    __slots__ = ("bound", "fmt", "scale", "session", "share", "sharing_id")
+
+    def __init__(self, session: MPCSession, share: RingArray, *, fmt: FixedPointFormat, scale: int, bound: float,
+                 sharing_id: bytes) -> None:
+        self.session = session
+        self.share = share
+        self.fmt = fmt
+        self.scale = int(scale)
+        self.bound = float(bound)
+        self.sharing_id = sharing_id
+        if not fmt.raw_bound_ok(self.bound, self.scale):
+            raise PrecisionError(
+                explain("value bound", f"|x| <= {self.bound:.6g} at scale 2^{self.scale}",
+                        f"|x| < {2.0 ** (fmt.raw_capacity_bits - self.scale):.6g} for {fmt}",
+                        "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
+            )
+
+    # -- description --------------------------------------------------------------------------------------
+    @property
+    def ring(self) -> Ring:
+        return self.fmt.ring
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.ring.shape(self.share)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d shared value")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"SharedFixedPoint(shape={self.shape}, bound={self.bound:.6g}, {self.fmt}, "
+                f"party={self.session.comm.name!r})")
+
+    def __bool__(self) -> bool:
+        raise TypeError("a shared value has no public truth value; reveal() it or use secure comparisons")
+
+    # -- construction helpers -----------------------------------------------------------------------------
+    def derive(self, share: RingArray, *, scale: int | None = None, bound: float | None = None,
+               fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+        """A new shared value of the same session with a fresh sharing id."""
+        return SharedFixedPoint(self.session, share, fmt=fmt or self.fmt, scale=self.scale if scale is None else scale,
+                                bound=self.bound if bound is None else bound, sharing_id=self.session.new_id())
+
+    def assume_bound(self, bound: float) -> SharedFixedPoint:
+        """The same shares with a tighter public bound that the program knows to hold (not checked)."""
+        if not bound >= 0:
+            raise ParameterError(explain("bound", bound, "a number >= 0", "pass a public bound on |x|"))
+        return self.derive(self.share, bound=float(bound))
+
+    def _check_peer(self, other: SharedFixedPoint) -> None:
+        if other.session is not self.session:
+            raise KeyMismatchError(
+                explain("operand", repr(other), f"a value of session {self.session.session_id.hex()}",
+                        "combine only values shared in the same MPCSession")
+            )
+        if other.fmt != self.fmt:
+            raise ParameterError(
+                explain("operand format", str(other.fmt), str(self.fmt), "convert with x.to_format(fmt) first")
+            )
+
+    def _public(self, value: Operand) -> npt.NDArray[np.float64]:
+        arr = np.asarray(value, dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ParameterError(explain("public operand", "NaN or inf", "finite numbers", "clean the constant"))
+        return arr
+
+    def _lift(self, scale: int) -> SharedFixedPoint:
+        """The same value at a higher scale (exact: multiply the raw integers by 2^(scale - self.scale))."""
+        if scale == self.scale:
+            return self
+        return self.derive(self.ring.mul_int(self.share, 1 << (scale - self.scale)), scale=scale)
+
+    def _aligned(self, other: SharedFixedPoint) -> tuple[SharedFixedPoint, SharedFixedPoint]:
+        self._check_peer(other)
+        s = max(self.scale, other.scale)
+        return self._lift(s), other._lift(s)
+
+    # -- linear, local ------------------------------------------------------------------------------------
+    def __add__(self, other: Operand) -> SharedFixedPoint:
+        if isinstance(other, SharedFixedPoint):
+            a, b = self._aligned(other)
+            _broadcast(a.shape, b.shape)
+            return a.derive(a.ring.add(a.share, b.share), bound=a.bound + b.bound)
+        c = self._public(other)
+        _broadcast(self.shape, c.shape)
+        bound = self.bound + (float(np.max(np.abs(c))) if c.size else 0.0)
+        encoded = self.fmt.encode(c, scale_bits=self.scale, name="public addend")
+        share = self.ring.add(self.share, encoded) if self.session.leader else \
+            self.ring.add(self.share, self.ring.zeros(c.shape))
+        return self.derive(share, bound=bound)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> SharedFixedPoint:
+        return self.derive(self.ring.neg(self.share))
+
+    def __sub__(self, other: Operand) -> SharedFixedPoint:
+        if isinstance(other, SharedFixedPoint):
+            return self + (-other)
+        return self + (-self._public(other))
+
+    def __rsub__(self, other: Operand) -> SharedFixedPoint:
+        return (-self).__add__(other)
+
+    def __pos__(self) -> SharedFixedPoint:
+        return self
+
+    # -- products -----------------------------------------------------------------------------------------
+    def __mul__(self, other: Operand) -> SharedFixedPoint:
+        from mpdp.protocols.mpc import arithmetic
+
+        if isinstance(other, SharedFixedPoint):
+            return arithmetic.mul(self, other)
+        return arithmetic.mul_public(self, self._public(other))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Operand) -> SharedFixedPoint:
+        if isinstance(other, SharedFixedPoint):
+            return NotImplemented
+        c = self._public(other)
+        if np.any(c == 0):
+            raise ParameterError(explain("divisor", "0", "non-zero public numbers", "do not divide by zero"))
+        return self * (1.0 / c)
+
+    def __matmul__(self, other: Operand) -> SharedFixedPoint:
+        from mpdp.protocols.mpc import arithmetic
+
+        if isinstance(other, SharedFixedPoint):
+            return arithmetic.matmul(self, other)
+        return arithmetic.matmul_public(self, self._public(other), left=False)
+
+    def __rmatmul__(self, other: Operand) -> SharedFixedPoint:
+        from mpdp.protocols.mpc import arithmetic
+
+        return arithmetic.matmul_public(self, self._public(other), left=True)
+
+    def __pow__(self, exponent: int) -> SharedFixedPoint:
+        if not isinstance(exponent, int) or exponent < 1:
+            raise ParameterError(explain("exponent", exponent, "an int >= 1", "use reciprocal()/sqrt() otherwise"))
+        result: SharedFixedPoint | None = None
+        base: SharedFixedPoint = self
+        while exponent:
+            if exponent & 1:
+                result = base if result is None else result * base
+            exponent >>= 1
+            if exponent:
+                base = base.square()
+        if result is None:  # pragma: no cover - exponent >= 1
+            raise ParameterError("empty power")
+        return result
+
+    def square(self) -> SharedFixedPoint:
+        """``x * x`` with a square pair (opens one value instead of two)."""
+        from mpdp.protocols.mpc import arithmetic
+
+        return arithmetic.square(self)
+
+    def mul_split(self, other: SharedFixedPoint) -> SharedFixedPoint:
+        """Paper 002's integer/fraction split product: ``|x y| < max_value`` instead of ``product_capacity``."""
+        from mpdp.protocols.mpc import arithmetic
+
+        return arithmetic.mul_split(self, other)
+
+    def dot(self, other: Operand) -> SharedFixedPoint:
+        """Inner product over the last axis (``sum(x * y, -1)`` with one truncation, via ``@``)."""
+        if isinstance(other, SharedFixedPoint):
+            return (self.reshape((*self.shape[:-1], 1, self.shape[-1])) @
+                    other.reshape((*other.shape[:-1], other.shape[-1], 1))).reshape(
+                tuple(np.broadcast_shapes(self.shape[:-1], other.shape[:-1])))
+        c = self._public(other)
+        return self @ c if c.ndim == 1 else (self * c).sum(axis=-1)
+
+    # -- reductions and shape -----------------------------------------------------------------------------
+    def sum(self, axis: int | tuple[int, ...] | None = None) -> SharedFixedPoint:
+        count = self.size if axis is None else math.prod(
+            self.shape[a] for a in ((axis,) if isinstance(axis, int) else axis))
+        return self.derive(self.ring.sum(self.share, axis), bound=self.bound * max(count, 1))
+
+    def mean(self, axis: int | tuple[int, ...] | None = None) -> SharedFixedPoint:
+        count = self.size if axis is None else math.prod(
+            self.shape[a] for a in ((axis,) if isinstance(axis, int) else axis))
+        return self.sum(axis) * (1.0 / max(count, 1))
+
+    def _reshape_op(self, fn: Callable[[Any], Any]) -> SharedFixedPoint:
+        return self.derive(self.ring.apply(self.share, fn))
+
+    def reshape(self, *shape: Any) -> SharedFixedPoint:
+        target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return self._reshape_op(lambda v: v.reshape(target))
+
+    def transpose(self, *axes: int) -> SharedFixedPoint:
+        return self._reshape_op(lambda v: v.transpose(*axes) if axes else v.T)
+
+    @property
+    def T(self) -> SharedFixedPoint:  # noqa: N802 - numpy's name
+        return self.transpose()
+
+    def flatten(self) -> SharedFixedPoint:
+        return self.reshape(-1)
+
+    def __getitem__(self, key: Any) -> SharedFixedPoint:
+        if isinstance(key, SharedFixedPoint):
+            raise ParameterError(explain("index", "a shared value", "a public index", "reveal the index first"))
+        return self._reshape_op(lambda v: v[key])
+
+    def broadcast_to(self, shape: tuple[int, ...]) -> SharedFixedPoint:
+        return self._reshape_op(lambda v: np.broadcast_to(v, shape).copy())
+
+    # -- precision ----------------------------------------------------------------------------------------
+    def truncate(self, bits: int) -> SharedFixedPoint:
+        """Divide the raw integers by ``2^bits`` (one round): the value keeps, the scale drops by ``bits``."""
+        from mpdp.protocols.mpc import arithmetic
+
+        return arithmetic.truncate(self, bits)
+
+    def rescale(self) -> SharedFixedPoint:
+        """Truncate back to the format's ``f`` fractional bits if the scale is higher (no-op otherwise)."""
+        if self.scale <= self.fmt.frac_bits:
+            return self._lift(self.fmt.frac_bits)
+        return self.truncate(self.scale - self.fmt.frac_bits)
+
+    def to_format(self, fmt: FixedPointFormat) -> SharedFixedPoint:
+        """The same value in another format (ring and/or fractional bits); one round unless only lifting."""
+        from mpdp.protocols.mpc import arithmetic
+
+        return arithmetic.convert(self, fmt)
+
+    # -- opening ------------------------------------------------------------------------------------------
+    def reveal(self) -> npt.NDArray[np.float64]:
+        """Open the value to every computing party (one round) and decode it."""
+        (total,) = self.session.open(self.ring, [self.share], sharing_id=self.sharing_id, label="mpc.reveal")
+        return self.fmt.decode(total, scale_bits=self.scale)
+
+    def reveal_to(self, party: str) -> npt.NDArray[np.float64] | None:
+        """Open the value to ``party`` only: its decoded value there, None on the other parties."""
+        opened = self.session.open_to(self.ring, [self.share], party, sharing_id=self.sharing_id,
+                                      label="mpc.reveal_to")
+        return None if opened is None else self.fmt.decode(opened[0], scale_bits=self.scale)
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError as exc:
+        raise ShapeMismatchError(explain("operand shapes", (a, b), "broadcastable shapes",
+                                         "reshape one operand (numpy broadcasting rules)")) from exc

@@ -1,0 +1,483 @@
+"""The network transport: one party per process, bytes over gRPC with mutual TLS (extra ``net``).
+
+Every party runs a small gRPC server at its own address and holds a client channel to every peer. A message
+is *pushed*: the sender calls the receiver's ``Deliver`` method with the bytes :class:`~mpdp.runtime.comm.Comm`
+produced (no protobuf, no pickle: requests and responses are raw bytes, framed below), and the receiver's
+server puts them in the inbox its protocol code reads with ``recv``. One sender thread per peer sends in order
+and waits for each acknowledgement, so per-pair order holds exactly as in memory; the same protocol code,
+seed and inputs give the same results *and* the same byte, message and round counts as
+:class:`~mpdp.runtime.transport.InMemoryTransport`.
+
+Identity is the TLS certificate (see :mod:`mpdp.runtime.certs`): a server takes the sender's name from the
+common name of the client certificate the handshake verified, never from the message, and a client dials a
+peer with the TLS target name set to that peer's name, so a process holding another party's certificate (or
+one from another CA) is refused with :class:`~mpdp.errors.AuthenticationError` naming the party.
+
+Failures never hang:
+
+* a peer that never comes up, or whose process dies, is detected by the receiver's health probes (connection
+  refused) and reported as :class:`~mpdp.errors.PartyUnavailableError` naming it, within about a second once
+  it had been seen alive, or after ``connect_timeout`` if it never was;
+* a peer that is alive but stalls hits the ``Comm`` receive timeout (PartyUnavailableError);
+* a peer whose protocol code failed sends ``ABORT`` to everyone, whose pending receive then fails at once
+  with :class:`~mpdp.errors.ProtocolAbortError` quoting the reason; a peer that finished normally sends
+  ``FINISHED``, so waiting for another message from it fails at once, as in memory.
+
+Frames (first byte is the kind)::
+
+    0x01 DATA_MORE chunk      0x02 DATA_END chunk      (a message larger than ``max_chunk`` spans frames)
+    0x03 ABORT utf-8 reason   0x04 FINISHED
+
+A transport object serves exactly one protocol run of one local party (create a new one per run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent import futures
+from typing import Any
+
+import grpc
+
+from mpdp.errors import (
+    AuthenticationError,
+    MpdpError,
+    ParameterError,
+    PartyUnavailableError,
+    ProtocolAbortError,
+    explain,
+)
+from mpdp.randomness import RandomSource, resolve
+from mpdp.runtime.certs import PartyCredentials, certificate_name, check_party_name
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
+from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.transport import Endpoint, Transport
+
+__all__ = ["GrpcTransport", "run_network_party"]
+
+_SERVICE = "mpdp.Transport"
+_DATA_MORE, _DATA_END, _ABORT, _FINISHED = 1, 2, 3, 4
+_GRPC_MAX = (1 << 31) - 1
+_TLS_HINTS = ("handshake", "certificate", "ssl", "tls", "peer name", "x509")
+
+
+def _is_tls_failure(error: grpc.RpcError) -> bool:
+    details = (error.details() or "").lower() if isinstance(error, grpc.Call) else ""
+    return any(hint in details for hint in _TLS_HINTS)
+
+
+def _code(error: grpc.RpcError) -> grpc.StatusCode | None:
+    return error.code() if isinstance(error, grpc.Call) else None
+
+
+class GrpcTransport(Transport):
+    """The local party's side of a gRPC/mTLS network of parties.
+
+    Parameters
+    ----------
+    name:
+        The local party (must be a key of ``addresses`` and the common name of ``credentials.cert``).
+    addresses:
+        Party name -> ``host:port``, for every party, in the protocol's canonical order (the same on all).
+    credentials:
+        The local party's CA certificate, certificate and key (PEM files).
+    connect_timeout:
+        Seconds to wait for a peer that has never answered (it may start later than us).
+    send_timeout:
+        Seconds one frame may take to be accepted by a live peer before it counts as stalled.
+    linger:
+        Seconds ``close`` keeps the server up waiting for peers to finish, so their last messages land.
+    max_chunk:
+        Largest frame payload; longer messages are split (gRPC caps a message at 2 GiB).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        addresses: Mapping[str, str],
+        credentials: PartyCredentials,
+        *,
+        connect_timeout: float = 30.0,
+        send_timeout: float = 120.0,
+        linger: float = 2.0,
+        max_chunk: int = 1 << 26,
+    ) -> None:
+        self.parties = tuple(check_party_name(p) for p in addresses)
+        if len(set(self.parties)) != len(self.parties) or len(self.parties) < 2:
+            raise ParameterError(explain("addresses", dict(addresses), "two or more distinct parties",
+                                         "list every party once with its host:port"))
+        if name not in self.parties:
+            raise ParameterError(explain("name", name, f"one of {self.parties}", "use a configured party name"))
+        for label, value in (("connect_timeout", connect_timeout), ("send_timeout", send_timeout)):
+            if not value > 0:
+                raise ParameterError(explain(label, value, "a number of seconds > 0", f"pass e.g. {label}=30"))
+        if not 1 <= max_chunk < _GRPC_MAX - 16:
+            raise ParameterError(explain("max_chunk", max_chunk, "1 .. 2^31 - 17 bytes", "pass e.g. 1 << 26"))
+        self.name = name
+        self.addresses = dict(addresses)
+        self.peers = tuple(p for p in self.parties if p != name)
+        self.connect_timeout = float(connect_timeout)
+        self.send_timeout = float(send_timeout)
+        self.linger = float(linger)
+        self.death_grace = 1.5
+        self.max_chunk = int(max_chunk)
+        self._started = time.monotonic()
+
+        self._cond = threading.Condition()
+        self._inbox: dict[str, deque[bytes]] = {p: deque() for p in self.peers}
+        self._partial: dict[str, list[bytes]] = {p: [] for p in self.peers}
+        self._finished_peers: set[str] = set()
+        self._aborted_peers: dict[str, str] = {}
+        self._peer_errors: dict[str, MpdpError] = {}
+        self._seen_alive: set[str] = set()
+        self._unreachable_since: dict[str, float] = {}
+        self._local_abort: str | None = None
+        self._closed = False
+
+        ca, cert, key = credentials.read()
+        holder = certificate_name(cert)
+        if holder != name:
+            raise AuthenticationError(
+                explain(f"certificate of {name}", f"{credentials.cert} (issued to {holder!r})",
+                        f"a certificate whose common name is {name!r}",
+                        f"point the configuration of {name} at {name}.pem and {name}.key")
+            )
+        options = [
+            ("grpc.max_send_message_length", _GRPC_MAX),
+            ("grpc.max_receive_message_length", _GRPC_MAX),
+        ]
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(self.peers))),
+                                   options=options)
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, {
+            "Deliver": grpc.unary_unary_rpc_method_handler(self._on_deliver),
+            "Ping": grpc.unary_unary_rpc_method_handler(self._on_ping),
+        }),))
+        server_credentials = grpc.ssl_server_credentials([(key, cert)], root_certificates=ca,
+                                                         require_client_auth=True)
+        try:
+            port = self._server.add_secure_port(self.addresses[name], server_credentials)
+        except RuntimeError as exc:  # grpc raises RuntimeError when it cannot bind
+            raise ParameterError(explain(f"address of {name}", self.addresses[name], "a free host:port to listen on",
+                                         "choose another port, or stop the process holding it")) from exc
+        if port == 0:
+            raise ParameterError(explain(f"address of {name}", self.addresses[name], "a free host:port to listen on",
+                                         "choose another port, or stop the process holding it"))
+        self._server.start()
+
+        channel_credentials = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
+                                                           certificate_chain=cert)
+        self._channels: dict[str, grpc.Channel] = {}
+        self._deliver: dict[str, Callable[..., Any]] = {}
+        self._ping: dict[str, Callable[..., Any]] = {}
+        for peer in self.peers:
+            channel = grpc.secure_channel(self.addresses[peer], channel_credentials, options=[
+                *options,
+                ("grpc.ssl_target_name_override", peer),
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 500),
+            ])
+            self._channels[peer] = channel
+            self._deliver[peer] = channel.unary_unary(f"/{_SERVICE}/Deliver")
+            self._ping[peer] = channel.unary_unary(f"/{_SERVICE}/Ping")
+        self._outbox: dict[str, queue.Queue[bytes | None]] = {p: queue.Queue() for p in self.peers}
+        self._senders = [threading.Thread(target=self._sender, args=(p,), name=f"mpdp-send-{name}-{p}", daemon=True)
+                         for p in self.peers]
+        for thread in self._senders:
+            thread.start()
+
+    # -- Transport interface --------------------------------------------------------------------------------
+    def endpoint(self, name: str) -> Endpoint:
+        if name != self.name:
+            raise ParameterError(explain("party", name, f"the local party {self.name!r}",
+                                         "a network transport serves only the party of its own process"))
+        return _GrpcEndpoint(self)
+
+    def abort(self, reason: str) -> None:
+        """Tell every peer that this party failed, so their pending receives fail at once."""
+        with self._cond:
+            if self._local_abort is None:
+                self._local_abort = reason
+            self._cond.notify_all()
+        frame = bytes([_ABORT]) + reason.encode("utf-8", "replace")[:4000]
+        for peer in self.peers:
+            self._outbox[peer].put(frame)
+
+    def party_finished(self, name: str) -> None:
+        if name == self.name:
+            for peer in self.peers:
+                self._outbox[peer].put(bytes([_FINISHED]))
+
+    # -- readiness ------------------------------------------------------------------------------------------
+    def wait_ready(self, timeout: float | None = None) -> float:
+        """Block until every peer answers a ping over mutual TLS; returns the seconds it took.
+
+        Raises AuthenticationError (naming the peer) on a certificate problem, PartyUnavailableError if a peer
+        does not come up within ``timeout`` (default ``connect_timeout``).
+        """
+        start = time.monotonic()
+        deadline = start + (self.connect_timeout if timeout is None else timeout)
+        for peer in self.peers:
+            while not self._probe(peer):
+                if time.monotonic() > deadline:
+                    raise PartyUnavailableError(
+                        f"{self.name} could not reach {peer} at {self.addresses[peer]} within "
+                        f"{deadline - start:g} s. Fix: start that party (mpdp party --config ...) or correct "
+                        "its address in the configuration"
+                    )
+                time.sleep(0.05)
+        return time.monotonic() - start
+
+    # -- server side ----------------------------------------------------------------------------------------
+    def _sender_of(self, context: grpc.ServicerContext) -> str:
+        auth = context.auth_context()
+        names = [n.decode("utf-8", "replace") for n in auth.get("x509_common_name", [])]
+        sender = names[0] if names else ""
+        if sender not in self.peers:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                          f"{self.name} refuses a connection whose certificate names {sender!r}, "
+                          f"not one of its peers {self.peers}")
+        return sender
+
+    def _on_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        self._sender_of(context)
+        return self.name.encode()
+
+    def _on_deliver(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        sender = self._sender_of(context)
+        if not request:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "empty frame")
+        kind, payload = request[0], request[1:]
+        with self._cond:
+            if kind == _DATA_MORE:
+                self._partial[sender].append(payload)
+            elif kind == _DATA_END:
+                parts = self._partial[sender]
+                self._inbox[sender].append(b"".join((*parts, payload)) if parts else payload)
+                parts.clear()
+            elif kind == _ABORT:
+                self._aborted_peers[sender] = payload.decode("utf-8", "replace")
+            elif kind == _FINISHED:
+                self._finished_peers.add(sender)
+            else:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown frame kind {kind}")
+            self._seen_alive.add(sender)
+            self._unreachable_since.pop(sender, None)
+            self._cond.notify_all()
+        return b""
+
+    # -- client side ----------------------------------------------------------------------------------------
+    def _classify(self, peer: str, error: grpc.RpcError, *, timeout: float) -> MpdpError | None:
+        """A typed error for a failed call to ``peer``, or None when it is worth retrying."""
+        code = _code(error)
+        address = self.addresses[peer]
+        if code == grpc.StatusCode.PERMISSION_DENIED or (code == grpc.StatusCode.UNAVAILABLE and
+                                                         _is_tls_failure(error)):
+            return AuthenticationError(
+                f"{self.name} could not authenticate with {peer} at {address}: "
+                f"{error.details() if isinstance(error, grpc.Call) else error}. "
+                f"Fix: give every party a certificate from the same `mpdp certs` run, naming the party "
+                f"({peer!r} must present {peer}.pem), and check the address belongs to {peer}"
+            )
+        if code == grpc.StatusCode.UNAVAILABLE:
+            now = time.monotonic()
+            with self._cond:
+                alive_before = peer in self._seen_alive
+                since = self._unreachable_since.setdefault(peer, now)
+            # One refused call can be a transient hiccup of a busy peer; a peer that stays unreachable for
+            # `death_grace` seconds after it had answered has died.
+            if (alive_before and now - since > self.death_grace) or now - self._started > self.connect_timeout:
+                what = "stopped answering: its process died or its network went away" if alive_before else \
+                    f"never came up within {self.connect_timeout:g} s"
+                detail = error.details() if isinstance(error, grpc.Call) else ""
+                return PartyUnavailableError(
+                    f"{self.name} cannot reach {peer} at {address}: it {what} ({detail}). "
+                    "Fix: check that party's process and address, then rerun the protocol"
+                )
+            return None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return PartyUnavailableError(
+                f"{peer} at {address} did not accept a message from {self.name} within {timeout:g} s: "
+                "it is stalled. Fix: check that party, or raise the timeout if it is legitimately slow"
+            )
+        return ProtocolAbortError(f"{self.name} failed to talk to {peer} at {address}: {error}")
+
+    def _probe(self, peer: str) -> bool:
+        """One ping; True if ``peer`` answered. Raises a typed error for a definite failure."""
+        try:
+            self._ping[peer](b"", timeout=1.0)
+        except grpc.RpcError as error:
+            if _code(error) == grpc.StatusCode.DEADLINE_EXCEEDED:
+                return False  # slow, not dead: the receive timeout decides
+            failure = self._classify(peer, error, timeout=1.0)
+            if failure is not None:
+                with self._cond:
+                    self._peer_errors.setdefault(peer, failure)
+                raise failure from None
+            return False
+        with self._cond:
+            self._seen_alive.add(peer)
+            self._unreachable_since.pop(peer, None)
+        return True
+
+    def _sender(self, peer: str) -> None:
+        outbox = self._outbox[peer]
+        while True:
+            frame = outbox.get()
+            if frame is None:
+                return
+            with self._cond:
+                skip = peer in self._peer_errors or (peer in self._finished_peers and frame[0] != _ABORT)
+            if skip:
+                continue
+            control = frame[0] in (_ABORT, _FINISHED)
+            timeout = 2.0 if control else self.send_timeout
+            while True:
+                try:
+                    self._deliver[peer](frame, timeout=timeout, wait_for_ready=False)
+                    with self._cond:
+                        self._seen_alive.add(peer)
+                        self._unreachable_since.pop(peer, None)
+                    break
+                except grpc.RpcError as error:
+                    failure = self._classify(peer, error, timeout=timeout)
+                    if failure is None and not (control and time.monotonic() - self._started > 5.0):
+                        time.sleep(0.05)
+                        continue
+                    if not control and failure is not None:
+                        with self._cond:
+                            self._peer_errors.setdefault(peer, failure)
+                            self._cond.notify_all()
+                    break
+
+    # -- endpoint operations ------------------------------------------------------------------------------
+    def _send(self, dst: str, data: bytes) -> None:
+        if dst not in self.peers:
+            raise ParameterError(explain("destination", dst, f"a peer of {self.name}: {self.peers}",
+                                         "send to a peer by its name"))
+        with self._cond:
+            if self._local_abort is not None:
+                raise ProtocolAbortError(f"{self.name} cannot send to {dst}: protocol aborted ({self._local_abort})")
+            error = self._peer_errors.get(dst)
+        if error is not None:
+            raise error
+        view = memoryview(data)
+        for start in range(0, max(len(view), 1), self.max_chunk):
+            chunk = view[start:start + self.max_chunk]
+            last = start + self.max_chunk >= len(view)
+            self._outbox[dst].put(bytes([_DATA_END if last else _DATA_MORE]) + bytes(chunk))
+
+    def _recv(self, src: str, timeout: float) -> bytes:
+        if src not in self.peers:
+            raise ParameterError(explain("source", src, f"a peer of {self.name}: {self.peers}",
+                                         "receive from a peer by its name"))
+        deadline = time.monotonic() + timeout
+        next_probe = time.monotonic() + 1.0
+        while True:
+            with self._cond:
+                inbox = self._inbox[src]
+                if inbox:
+                    return inbox.popleft()
+                if src in self._aborted_peers:
+                    raise ProtocolAbortError(f"{self.name} stopped waiting for {src}: {src} aborted the protocol "
+                                             f"({self._aborted_peers[src]})")
+                if self._local_abort is not None:
+                    raise ProtocolAbortError(f"{self.name} stopped waiting for {src}: {self._local_abort}")
+                if src in self._finished_peers:
+                    raise ProtocolAbortError(
+                        f"{self.name} waits for a message from {src}, but {src} has finished its part of the protocol"
+                    )
+                error = self._peer_errors.get(src)
+                if error is not None:
+                    raise error
+                now = time.monotonic()
+                if now >= deadline:
+                    raise PartyUnavailableError(
+                        f"{self.name} received nothing from {src} within {timeout:g} s; {src} has stopped "
+                        "answering. Fix: check that party, or raise the timeout if it is legitimately slow"
+                    )
+                if now < next_probe:
+                    self._cond.wait(min(deadline, next_probe) - now)
+                    continue
+            next_probe = time.monotonic() + 0.25
+            self._probe(src)
+
+    def close(self) -> None:
+        """Deliver what is queued, wait up to ``linger`` s for peers to finish, then stop serving."""
+        if self._closed:
+            return
+        self._closed = True
+        for peer in self.peers:
+            self._outbox[peer].put(None)
+        for thread in self._senders:
+            thread.join(self.send_timeout)
+        deadline = time.monotonic() + (0.0 if self._local_abort is not None else self.linger)
+        with self._cond:
+            while time.monotonic() < deadline and not all(
+                p in self._finished_peers or p in self._aborted_peers or p in self._peer_errors for p in self.peers
+            ):
+                self._cond.wait(max(0.0, deadline - time.monotonic()))
+        self._server.stop(grace=0.2).wait(1.0)
+        for channel in self._channels.values():
+            channel.close()
+
+    def __enter__(self) -> GrpcTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _GrpcEndpoint(Endpoint):
+    def __init__(self, transport: GrpcTransport) -> None:
+        self._transport = transport
+        self.name = transport.name
+
+    def send(self, dst: str, data: bytes) -> None:
+        self._transport._send(dst, data)
+
+    def recv(self, src: str, timeout: float) -> bytes:
+        return self._transport._recv(src, timeout)
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+def run_network_party(
+    transport: GrpcTransport,
+    role: Callable[[Comm], Any],
+    *,
+    rng: RandomSource | None = None,
+    timeout: float = 120.0,
+    limits: CodecLimits = DEFAULT_LIMITS,
+) -> tuple[Any, PartyTraffic, float]:
+    """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
+
+    Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
+    starts and are not timed), runs the role, tells peers it finished, or that it aborted and why, and closes
+    the transport. ``rng`` should be ``root.spawn(name)`` to reproduce :func:`~mpdp.runtime.run_protocol`.
+    """
+    try:
+        transport.wait_ready()
+    except BaseException:
+        transport.close()
+        raise
+    comm = Comm(transport.endpoint(transport.name), transport.parties, rng=resolve(rng), timeout=timeout,
+                limits=limits)
+    start = time.perf_counter()
+    try:
+        result = role(comm)
+    except BaseException as exc:
+        transport.abort(f"{transport.name} failed with {type(exc).__name__}: {exc}")
+        with contextlib.suppress(Exception):
+            comm.close()
+        raise
+    seconds = time.perf_counter() - start
+    transport.party_finished(transport.name)
+    comm.close()
+    return result, comm.traffic, seconds

@@ -1,0 +1,186 @@
+"""Dealt correlations satisfy their relations, and the wrap-corrected shift is exact, exhaustively."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
+from mpdp.crypto.correlations import CorrelationSpec, convert_unsigned, deal, draw, matmul_shape
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
+from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
+from mpdp.randomness import RandomSource
+
+
+def _dealt(spec: CorrelationSpec, n: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    streams = [RandomSource.seeded(f"{seed}-{i}") for i in range(n)]
+    fix = deal(spec, streams)
+    mirrors = [RandomSource.seeded(f"{seed}-{i}") for i in range(n)]
+    parts = [draw(spec, s) for s in mirrors]
+    parts[0].update(fix)
+    return parts
+
+
+def _sum(ring: Ring, arrays: list[np.ndarray]) -> np.ndarray:
+    total = arrays[0]
+    for a in arrays[1:]:
+        total = ring.add(total, a)
+    return total
+
+
+@pytest.mark.parametrize("bits", [64, 128, 12])
+@pytest.mark.parametrize("n", [2, 3])
+def test_relations_hold(bits: int, n: int) -> None:
+    ring = ring_for_bits(bits)
+    p = _dealt(CorrelationSpec("mul", bits, (3, 4), (4,)), n)
+    a, b, c = (_sum(ring, [q[k] for q in p]) for k in "abc")
+    assert np.array_equal(ring.mul(a, b), c)
+    p = _dealt(CorrelationSpec("matmul", bits, (3, 4), (4, 2)), n)
+    a, b, c = (_sum(ring, [q[k] for q in p]) for k in "abc")
+    assert np.array_equal(ring.matmul(a, b), c)
+    p = _dealt(CorrelationSpec("square", bits, (5,)), n)
+    a, c = (_sum(ring, [q[k] for q in p]) for k in "ac")
+    assert np.array_equal(ring.mul(a, a), c)
+    p = _dealt(CorrelationSpec("compare", bits, (5,)), n)
+    r = _sum(ring, [q["r"] for q in p])
+    words = p[0]["bits"].copy()
+    for q in p[1:]:
+        words ^= q["bits"]
+    assert np.array_equal(ring.from_bit_words(words), r)
+    p = _dealt(CorrelationSpec("and", 64, (7,)), n)
+    a, b, c = (np.bitwise_xor.reduce([q[k] for q in p]) for k in "abc")
+    assert np.array_equal(a & b, c)
+    p = _dealt(CorrelationSpec("dabit", bits, (50,)), n)
+    bit = np.bitwise_xor.reduce([q["bit"] for q in p])
+    s = _sum(ring, [q["s"] for q in p])
+    assert np.array_equal(ring.to_object(s, signed=False).astype(np.uint64), bit)
+
+
+@pytest.mark.parametrize(("bits", "out_bits", "shift"), [(64, 64, 20), (128, 128, 48), (64, 128, 0), (128, 64, 40)])
+def test_wrap_mask_relation(bits: int, out_bits: int, shift: int) -> None:
+    ring, out = ring_for_bits(bits), ring_for_bits(out_bits)
+    p = _dealt(CorrelationSpec("wrap", bits, (40,), out_ring_bits=out_bits, shift=shift), 3)
+    r = ring.to_object(_sum(ring, [q["r"] for q in p]), signed=False)
+    msb = out.to_object(_sum(out, [q["msb"] for q in p]), signed=False)
+    low = out.to_object(_sum(out, [q["low"] for q in p]), signed=False)
+    half = 1 << (bits - 1)
+    assert all(m == (v >> (bits - 1)) for m, v in zip(msb, r, strict=True))
+    assert all(lo == ((v % half) >> shift) % (1 << out_bits) for lo, v in zip(low, r, strict=True))
+
+
+def _simulate_wrap_shift(ring: Ring, out: Ring, x: np.ndarray, r: np.ndarray, shift: int,
+                         rng: RandomSource) -> np.ndarray:
+    """Two parties run the wrap-corrected shift on value residues x with mask residues r (both given)."""
+    top = ring.msb(r).astype(np.int64)
+    r_low = ring.sub(r, ring.mul_int(ring.from_int(top), 1 << (ring.bits - 1)))
+    msb_val, low_val = out.from_int(top), convert_unsigned(ring.shr(r_low, shift), ring, out)
+    msb1, low1 = out.random(rng, out.shape(msb_val)), out.random(rng, out.shape(msb_val))
+    msb0, low0 = out.sub(msb_val, msb1), out.sub(low_val, low1)
+    c = ring.add(ring.add(x, r), ring.from_int(1 << (ring.bits - 2)))
+    y0 = wrap_shift_output(ring, out, c, msb0, low0, shift, leader=True)
+    y1 = wrap_shift_output(ring, out, c, msb1, low1, shift, leader=False)
+    return out.to_object(out.add(y0, y1))
+
+
+@pytest.mark.parametrize("shift", [0, 1, 3, 8])
+def test_wrap_shift_exhaustive_in_a_small_ring(shift: int) -> None:
+    """Every value of the documented range |x| < 2^(l-2) against every mask: never a wrong result."""
+    ring = Z2k(10)
+    values = np.arange(-(2**8), 2**8)
+    masks = np.arange(2**10, dtype=np.uint64)
+    xv, rv = np.meshgrid(values, masks, indexing="ij")
+    x = ring.from_int(xv.reshape(-1))
+    got = _simulate_wrap_shift(ring, ring, x, rv.reshape(-1), shift, RandomSource.seeded(shift))
+    exact_floor = xv.reshape(-1) >> shift
+    diff = got - exact_floor.astype(object)
+    assert set(diff.tolist()) <= {0, 1}
+    # stochastic rounding: averaged over all masks the result equals x / 2^shift exactly
+    mean = got.reshape(xv.shape).astype(np.float64).mean(axis=1)
+    assert np.allclose(mean, values / 2.0**shift, atol=1e-12)
+
+
+def test_wrap_shift_fails_just_outside_the_documented_range() -> None:
+    """The range matters: beyond 2^(l-2) a fraction of the masks gives results off by 2^(l-k)."""
+    ring = Z2k(10)
+    masks = np.arange(2**10, dtype=np.uint64)
+    value = 2**8 + 2**7
+    x = ring.from_int(np.full(masks.shape, value, dtype=np.int64))
+    got = _simulate_wrap_shift(ring, ring, x, masks, 2, RandomSource.seeded(9))
+    wrong = sum(g not in (value >> 2, (value >> 2) + 1) for g in got.tolist())
+    assert 0.2 < wrong / masks.size < 0.3  # P(carry out of the low 9 bits) = 128 / 512
+
+
+@pytest.mark.parametrize(("bits", "out_bits"), [(64, 128), (128, 64), (64, 64), (128, 128)])
+def test_wrap_shift_at_the_edges_of_the_range(bits: int, out_bits: int) -> None:
+    """1e5 random masks at |x| = 2^(l-2) - 1 and near zero: always a neighbour of x / 2^k."""
+    ring, out = ring_for_bits(bits), ring_for_bits(out_bits)
+    rng = RandomSource.seeded(bits + out_bits)
+    shift = 20
+    edge = (1 << (bits - 2)) - 1
+    ints = [edge, -edge, -edge - 1, 0, -1, 1, (1 << shift) - 1, -(1 << shift)]
+    n = 100_000 // len(ints)
+    xs = np.array([v for v in ints for _ in range(n)], dtype=object)
+    x = ring.from_int(xs)
+    r = ring.random(rng, ring.shape(x))
+    got = _simulate_wrap_shift(ring, out, x, r, shift, rng)
+    expected = np.array([v >> shift for v in xs], dtype=object)
+    if out_bits < bits:  # results are reduced into the smaller ring; compare there
+        mod = 1 << out_bits
+        diff = [(int(g) - int(e)) % mod for g, e in zip(got, expected, strict=True)]
+        assert set(diff) <= {0, 1}
+    else:
+        assert set((got - expected).tolist()) <= {0, 1}
+
+
+def test_beaver_and_bit_algebra() -> None:
+    rng = RandomSource.seeded(5)
+    ring = Z2k(64)
+    p = _dealt(CorrelationSpec("mul", 64, (6,), (6,)), 2)
+    x, y = ring.random(rng, (6,)), ring.random(rng, (6,))
+    x1, y1 = ring.random(rng, (6,)), ring.random(rng, (6,))
+    xs, ys = [ring.sub(x, x1), x1], [ring.sub(y, y1), y1]
+    d = _sum(ring, [ring.sub(xs[i], p[i]["a"]) for i in range(2)])
+    e = _sum(ring, [ring.sub(ys[i], p[i]["b"]) for i in range(2)])
+    z = _sum(ring, [beaver_combine(ring, d, e, p[i]["a"], p[i]["b"], p[i]["c"], leader=i == 0) for i in range(2)])
+    assert np.array_equal(z, ring.mul(x, y))
+    t = _dealt(CorrelationSpec("and", 64, (6,)), 2)
+    u, v = rng.uint64(6), rng.uint64(6)
+    u1, v1 = rng.uint64(6), rng.uint64(6)
+    us, vs = [u ^ u1, u1], [v ^ v1, v1]
+    dd = (us[0] ^ t[0]["a"]) ^ (us[1] ^ t[1]["a"])
+    ee = (vs[0] ^ t[0]["b"]) ^ (vs[1] ^ t[1]["b"])
+    w = and_combine(dd, ee, t[0]["a"], t[0]["b"], t[0]["c"], leader=True) ^ \
+        and_combine(dd, ee, t[1]["a"], t[1]["b"], t[1]["c"], leader=False)
+    assert np.array_equal(w, u & v)
+    db = _dealt(CorrelationSpec("dabit", 64, (100,)), 2)
+    bit = rng.bits(100).astype(np.uint64)
+    bshares = [bit ^ db[1]["bit"] ^ rng.bits(100).astype(np.uint64) * 0, db[1]["bit"]]
+    opened = (bshares[0] ^ db[0]["bit"]) ^ (bshares[1] ^ db[1]["bit"])
+    arith = ring.add(b2a_combine(ring, opened, db[0]["s"], leader=True), b2a_combine(ring, opened, db[1]["s"],
+                                                                                  leader=False))
+    assert np.array_equal(arith, bit)
+
+
+def test_specs_validate() -> None:
+    with pytest.raises(ParameterError, match="kind"):
+        CorrelationSpec("nope", 64, (3,))
+    with pytest.raises(ShapeMismatchError, match="inner"):
+        CorrelationSpec("matmul", 64, (3, 4), (5, 2))
+    with pytest.raises(ParameterError, match="broadcastable"):
+        CorrelationSpec("mul", 64, (3,), (4,))
+    with pytest.raises(ParameterError, match="size"):
+        CorrelationSpec("mul", 64, (1 << 20,), (1 << 20, 1 << 10))
+    with pytest.raises(MalformedMessageError, match="correlation request"):
+        CorrelationSpec.from_wire({"kind": "mul"})
+    spec = CorrelationSpec("wrap", 128, (3,), out_ring_bits=64, shift=5)
+    assert CorrelationSpec.from_wire(spec.to_wire()) == spec
+    assert matmul_shape((5,), (5, 2)) == (2,)
+    assert matmul_shape((2, 3, 5), (5,)) == (2, 3)
+
+
+def test_convert_unsigned() -> None:
+    a = np.array([5, 2**63 + 7], dtype=np.uint64)
+    wide = convert_unsigned(a, Z2k(64), Z2_128())
+    assert Z2_128().to_object(wide, signed=False).tolist() == [5, 2**63 + 7]
+    assert convert_unsigned(wide, Z2_128(), Z2k(64)).tolist() == [5, 2**63 + 7]
+    assert convert_unsigned(a, Z2k(64), Z2k(8)).tolist() == [5, 7]

@@ -1,0 +1,76 @@
+"""Rings Z_2^l: every operation agrees with exact Python-integer arithmetic modulo 2^l."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
+from mpdp.errors import ParameterError
+from mpdp.randomness import RandomSource
+
+RINGS = [Z2k(64), Z2_128(), Z2k(13)]
+
+
+def _ints(ring: Ring, a: np.ndarray) -> np.ndarray:
+    return ring.to_object(a, signed=False)
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=repr)
+@given(seed=st.integers(0, 2**32), rows=st.integers(1, 4), inner=st.sampled_from([1, 3, 700]))
+def test_arithmetic_matches_python_ints(ring: Ring, seed: int, rows: int, inner: int) -> None:
+    rng = RandomSource.seeded(seed)
+    a, b = ring.random(rng, (rows, inner)), ring.random(rng, (inner, 2))
+    m = ring.modulus
+    ai, bi = _ints(ring, a), _ints(ring, b)
+    assert (_ints(ring, ring.matmul(a, b)) == ai.dot(bi) % m).all()
+    c = ring.random(rng, (rows, inner))
+    ci = _ints(ring, c)
+    assert (_ints(ring, ring.add(a, c)) == (ai + ci) % m).all()
+    assert (_ints(ring, ring.sub(a, c)) == (ai - ci) % m).all()
+    assert (_ints(ring, ring.mul(a, c)) == (ai * ci) % m).all()
+    assert (_ints(ring, ring.neg(a)) == (-ai) % m).all()
+    assert (_ints(ring, ring.sum(a, 1)) == ai.sum(axis=1) % m).all()
+    assert (_ints(ring, ring.sum(a, None)) == ai.sum() % m)
+    k = -(3**70)
+    assert (_ints(ring, ring.mul_int(a, k)) == (ai * k) % m).all()
+    for shift in (0, 1, 7, ring.bits - 1):
+        assert (_ints(ring, ring.shr(a, shift)) == ai >> shift).all()
+    assert (ring.msb(a).astype(object) == ai >> (ring.bits - 1)).all()
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=repr)
+def test_broadcasting_and_shapes(ring: Ring) -> None:
+    rng = RandomSource.seeded(1)
+    a, b = ring.random(rng, (3, 4)), ring.random(rng, (4,))
+    assert ring.shape(ring.mul(a, b)) == (3, 4)
+    assert ring.shape(ring.add(b, a)) == (3, 4)
+    assert ring.shape(ring.apply(a, lambda v: v.T)) == (4, 3)
+    assert ring.shape(ring.combine([a, a], lambda vs: np.concatenate(vs))) == (6, 4)
+
+
+@pytest.mark.parametrize("ring", [Z2k(64), Z2_128()], ids=repr)
+def test_signed_float_round_trip(ring: Ring) -> None:
+    v = np.array([0.0, -1.0, 5.0, -(2.0**60), 2.0**61 + 2048, -(2.0**62)])
+    back = ring.to_float(ring.from_rounded_float(v))
+    assert np.array_equal(back, v)
+    assert list(ring.to_object(ring.from_rounded_float(v))) == [int(x) for x in v]
+
+
+def test_wide_ring_holds_values_beyond_64_bits() -> None:
+    ring = Z2_128()
+    v = np.array([2.0**100, -(2.0**110) - 2.0**60])
+    assert list(ring.to_object(ring.from_rounded_float(v))) == [2**100, -(2**110) - 2**60]
+
+
+def test_invalid_rings_are_refused() -> None:
+    with pytest.raises(ParameterError, match="bits"):
+        Z2k(65)
+    with pytest.raises(ParameterError, match="bits"):
+        ring_for_bits(1)
+    with pytest.raises(ParameterError, match="uint64"):
+        Z2k(64).check(np.zeros(3, dtype=np.int64), "x")
+    with pytest.raises(ParameterError, match="residues"):
+        Z2k(8).check(np.array([300], dtype=np.uint64), "x")

@@ -1,0 +1,80 @@
+"""The trusted dealer and the provider interface."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mpdp.crypto.ring import Ring
+from mpdp.errors import ParameterError, ProtocolAbortError
+from mpdp.protocols.mpc import (
+    BeaverTriple,
+    DealerProvider,
+    MPCSession,
+    TripleSource,
+    TrustedDealer,
+    WithTriplesFrom,
+)
+from mpdp.randomness import RandomSource
+from mpdp.runtime import Comm, run_protocol
+from tests.protocols.mpc.harness import run_mpc
+
+
+def test_dealer_refuses_parties_running_different_programs() -> None:
+    def program(s: MPCSession) -> None:
+        a = s.public(np.ones(3) if s.comm.name == "alice" else np.ones(4))
+        a * a
+
+    with pytest.raises(ProtocolAbortError, match="different programs"):
+        run_mpc(program)
+
+
+def test_dealer_sends_to_party_zero_only_and_reports_what_it_dealt() -> None:
+    def program(s: MPCSession) -> None:
+        a = s.public(np.ones(1000))
+        (a * a).reveal()
+
+    run = run_mpc(program, parties=3)
+    dealer = run.traffic["dealer"]
+    assert set(dealer.sent_to) == {"alice", "bob", "carol"}
+    assert dealer.sent_to["bob"] < 200 and dealer.sent_to["carol"] < 200  # the stream key only
+    assert dealer.sent_to["alice"] > 8000 * 2  # square pair correction + truncation mask corrections
+    assert run.results["dealer"]["correlations"] == 2
+
+
+class CountingTriples(TripleSource):
+    """A triple source that wraps a dealer's and counts calls (stands in for an HE-based source)."""
+
+    def __init__(self, inner: DealerProvider) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        self.calls += 1
+        return self.inner.mul_triple(ring, a_shape, b_shape)
+
+    def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        self.calls += 1
+        return self.inner.matmul_triple(ring, a_shape, b_shape)
+
+
+def test_triples_can_come_from_another_source() -> None:
+    def role(comm: Comm) -> tuple[float, int]:
+        dealer = DealerProvider(comm, dealer="dealer")
+        triples = CountingTriples(dealer)
+        with MPCSession(comm, provider=WithTriplesFrom(triples, rest=dealer), parties=dealer.parties) as s:
+            a = s.input("alice", np.array([1.5, 2.0]) if comm.name == "alice" else None, bound=2.0)
+            b = s.input("bob", np.array([4.0, -0.5]) if comm.name == "bob" else None, bound=4.0)
+            value = float((a * b).sum().reveal())
+        return value, triples.calls
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(1))
+    assert run.results["alice"] == (5.0, 1)
+
+
+def test_session_checks_its_parties() -> None:
+    def role(comm: Comm) -> None:
+        with pytest.raises(ParameterError, match="parties"):
+            MPCSession.with_dealer(comm, parties=("alice", "zoe"))
+
+    run_protocol({"alice": role, "dealer": lambda comm: None}, rng=RandomSource.seeded(2))

@@ -1,0 +1,45 @@
+"""Session-level behaviour: the documented example runs, scalars work, inputs are checked."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+
+import mpdp.protocols.mpc.session as session_module
+from mpdp.crypto.fixed_point import HIGH_PRECISION
+from mpdp.errors import EncodingOverflowError, ParameterError
+from mpdp.protocols.mpc import MPCSession
+from tests.protocols.mpc.harness import first, run_mpc
+
+
+def test_docstring_example_runs() -> None:
+    result = doctest.testmod(session_module)
+    assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("fmt", [None, HIGH_PRECISION])
+def test_zero_dimensional_values(fmt) -> None:
+    def program(s: MPCSession) -> float:
+        a = s.input("alice", 3.0 if s.comm.name == "alice" else None, bound=4.0, fmt=fmt)
+        b = s.input("bob", -0.5 if s.comm.name == "bob" else None, bound=4.0, fmt=fmt)
+        return float((a * b + a.square() - 2).reveal())
+
+    assert first(run_mpc(program)) == 5.5
+
+
+def test_inputs_are_checked() -> None:
+    def program(s: MPCSession) -> None:
+        with pytest.raises(ParameterError, match="owner"):
+            s.input("zoe", None)
+        if s.comm.name == "alice":
+            with pytest.raises(EncodingOverflowError, match="finite"):
+                s.input("alice", np.array([np.nan]))
+            with pytest.raises(ParameterError, match="bound"):
+                s.input("alice", np.ones(2), bound=-1.0)
+        else:
+            with pytest.raises(ParameterError, match="only alice"):
+                s.input("alice", np.ones(2))
+
+    run_mpc(program)

@@ -1,0 +1,166 @@
+"""The network transport: parties in separate processes over gRPC with mutual TLS on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("grpc")
+
+from mpdp.cli.party_cmd import to_jsonable
+from mpdp.errors import AuthenticationError
+from mpdp.protocols.catalog import PartySetup, build_role, load_input
+from mpdp.randomness import RandomSource
+from mpdp.runtime import run_protocol
+from mpdp.runtime.certs import PartyCredentials, generate_demo_certificates
+from mpdp.runtime.grpc_transport import GrpcTransport
+
+pytestmark = pytest.mark.net
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = ("alice", "bob", "carol")
+ENV = {**os.environ, "GRPC_VERBOSITY": "ERROR", "PYTHONWARNINGS": "ignore"}
+
+
+def free_addresses(names: tuple[str, ...] = NAMES) -> dict[str, str]:
+    socks = []
+    for _ in names:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return {n: f"127.0.0.1:{p}" for n, p in zip(names, ports, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("certs")
+    generate_demo_certificates(directory, NAMES)
+    return directory
+
+
+def start_helpers(behaviour: str, certs: Path, *, cert_dirs: dict[str, Path] | None = None,
+                  timeout: float = 20.0) -> dict[str, subprocess.Popen[str]]:
+    addresses = json.dumps(free_addresses())
+    return {
+        n: subprocess.Popen(
+            [sys.executable, "-m", "tests.runtime.net_helper", n, addresses, str((cert_dirs or {}).get(n, certs)),
+             behaviour, str(timeout)],
+            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for n in NAMES
+    }
+
+
+def outcomes(procs: dict[str, subprocess.Popen[str]], limit: float = 40.0) -> dict[str, dict[str, object]]:
+    out = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=limit)
+        lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+        out[name] = json.loads(lines[-1]) if lines else {"exit": proc.returncode, "stderr": stderr[-2000:]}
+    return out
+
+
+def test_cli_parties_in_three_processes_match_the_in_memory_run(certs: Path, tmp_path: Path) -> None:
+    inputs = {n: {"synthetic": {"seed": 11, "shape": [257], "low": -(10**6), "high": 10**6}} for n in NAMES}
+    config = {"protocol": "secure-sum", "parties": free_addresses(), "certs": str(certs), "inputs": inputs,
+              "seed": 99, "timeout": 30, "connect_timeout": 20}
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps(config))
+    procs = {n: subprocess.Popen([sys.executable, "-m", "mpdp", "party", "--config", str(path), "--name", n,
+                                  "--json"], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for n in NAMES}
+    reports = {}
+    for n, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, stderr
+        reports[n] = json.loads(stdout)
+
+    roles = {n: build_role("secure-sum", PartySetup(n, NAMES, {}, load_input(inputs[n], n))) for n in NAMES}
+    memory = run_protocol(roles, rng=RandomSource.seeded(99))
+    expected = sum(load_input(inputs[n], n) for n in NAMES)
+    for n in NAMES:
+        assert reports[n]["result"] == to_jsonable(memory.results[n]) == expected.tolist()
+        assert reports[n]["communication"] == memory.traffic[n].as_dict()
+
+
+def test_a_party_that_dies_is_reported_by_name_quickly(certs: Path) -> None:
+    start = time.monotonic()
+    results = outcomes(start_helpers("die", certs, timeout=60))
+    elapsed = time.monotonic() - start
+    # alice waits for carol and finds her dead; bob waits for alice, who aborts and says why.
+    assert results["alice"]["error"] == "PartyUnavailableError", results
+    assert "cannot reach carol" in results["alice"]["message"] and "died" in results["alice"]["message"]
+    assert results["bob"]["error"] == "ProtocolAbortError" and "cannot reach carol" in results["bob"]["message"]
+    assert elapsed < 30  # far below the 60 s receive timeout: detected by the health probe, not the timeout
+
+
+def test_a_party_that_fails_aborts_the_others_with_its_reason(certs: Path) -> None:
+    results = outcomes(start_helpers("fail", certs, timeout=60))
+    for n in ("alice", "bob"):
+        assert results[n]["error"] == "ProtocolAbortError", results
+        assert "diverged" in results[n]["message"]
+    assert "carol aborted" in results["alice"]["message"]
+
+
+def test_a_party_that_stalls_times_out_by_name(certs: Path) -> None:
+    procs = start_helpers("stall", certs, timeout=3)
+    try:
+        results = outcomes({n: p for n, p in procs.items() if n != "carol"})
+    finally:
+        procs["carol"].send_signal(signal.SIGKILL)
+        procs["carol"].communicate(timeout=10)
+    assert results["alice"]["error"] == "PartyUnavailableError", results
+    assert "received nothing from carol within 3 s" in results["alice"]["message"]
+    assert results["bob"]["error"] in ("PartyUnavailableError", "ProtocolAbortError")
+
+
+def test_certificates_from_another_ca_are_refused_naming_the_party(certs: Path, tmp_path: Path) -> None:
+    generate_demo_certificates(tmp_path, NAMES, ca_name="an unrelated CA")
+    results = outcomes(start_helpers("chain", certs, cert_dirs={"carol": tmp_path}))
+    for n in ("alice", "bob"):
+        assert results[n]["error"] == "AuthenticationError", results
+        assert "with carol" in results[n]["message"]
+    assert results["carol"]["error"] == "AuthenticationError"
+
+
+def test_a_certificate_of_another_party_is_refused_before_connecting(certs: Path) -> None:
+    wrong = PartyCredentials(ca=certs / "ca.pem", cert=certs / "bob.pem", key=certs / "bob.key")
+    with pytest.raises(AuthenticationError, match=r"certificate of alice.*issued to 'bob'"):
+        GrpcTransport("alice", free_addresses(), wrong)
+
+
+def test_chunked_delivery_in_one_process(certs: Path) -> None:
+    import threading
+
+    from mpdp.runtime.grpc_transport import run_network_party
+
+    addresses = free_addresses(("alice", "bob"))
+    payload = RandomSource.seeded(5).uint64(100_000)
+    out: dict[str, object] = {}
+
+    def go(name: str) -> None:
+        transport = GrpcTransport(name, addresses, PartyCredentials.in_directory(certs, name), max_chunk=4096)
+
+        def role(comm):  # type: ignore[no-untyped-def]
+            return comm.exchange(comm.peers[0], payload, label="x")
+
+        out[name] = run_network_party(transport, role, timeout=20)[0]
+
+    threads = [threading.Thread(target=go, args=(n,)) for n in addresses]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert all(np.array_equal(out[n], payload) for n in addresses)  # type: ignore[arg-type]
