@@ -1,0 +1,302 @@
+"""Exact samplers for discrete noise: Bernoulli(exp(-gamma)), geometric, discrete Laplace, discrete Gaussian.
+
+Every sampler draws its bits from an injected :class:`~mpdp.randomness.RandomSource` (``rng=``, default fresh
+OS entropy) and is vectorised over numpy arrays. "Exact" means: given ideal uniform bits, the output has the
+stated distribution exactly, with no floating-point approximation of any probability reaching the output.
+The one primitive that makes this possible is the exact comparison ``U < exp(-gamma)`` of
+:mod:`mpdp.dp._exact` (a provable float bracket decides almost every comparison; MPFR with directed rounding
+decides the rest). Parameters are rationals: ints, :class:`~fractions.Fraction`, decimal strings, or floats
+taken at their exact binary value.
+
+Algorithms
+----------
+*Geometric with ratio exp(-gamma).* Write ``G = m V + R`` with ``m`` a power of two such that
+``m gamma <= 1/8``. ``V`` (the quotient) is geometric with ratio ``exp(-m gamma)`` and is drawn by counting
+the thresholds ``U < exp(-v m gamma)`` (an exact table lookup, see :func:`~mpdp.dp._exact.geometric_thresholds`);
+``R`` (the remainder) is uniform on ``[0, m)`` from random bits and is kept with probability
+``exp(-gamma R)``, which leaves it with the truncated geometric law. The quotient and remainder of a geometric
+variable are independent, so ``G`` is exactly geometric; the table has at most about 600 entries whatever
+``gamma`` is, and at least 88% of candidates are kept.
+
+*Discrete Laplace* ``P(y) ∝ exp(-|y| / b)``: a geometric magnitude with ``gamma = 1/b`` and a random sign,
+discarding "negative zero" (Canonne, Kamath, Steinke 2020, Algorithm 2, with our geometric sampler).
+
+*Discrete Gaussian* ``P(y) ∝ exp(-y^2 / (2 sigma^2))``: CKS Algorithm 3 (rejection from a discrete Laplace of
+scale ``t = floor(sigma) + 1``, accepting with probability ``exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))``), with
+one change for speed: the remainder test of the geometric step, ``exp(-R/t)``, is folded into the acceptance
+test, so each candidate costs a single exact comparison. The product of the proposal and the acceptance
+probabilities is ``exp(-y^2/(2 sigma^2)) * exp(-sigma^2 / (2 t^2))``, proportional to the target. About 74%
+of candidates are accepted; each costs two 64-bit random words.
+
+References
+----------
+C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020.
+I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy", CCS 2012.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.dp._exact import (
+    PREFIX_BITS,
+    LazyUniform,
+    accept_exp_neg,
+    as_rational,
+    geometric_thresholds,
+)
+from mpdp.errors import ParameterError, explain
+from mpdp.randomness import RandomSource, Shape, resolve
+
+__all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric"]
+
+_SPARE_BITS = 64 - PREFIX_BITS  # low bits of a word not used by a 53-bit comparison
+_U53 = 2.0**-53
+_MAX_MAGNITUDE = 1 << 62
+
+
+def _size(shape: Shape | None) -> tuple[tuple[int, ...], int]:
+    if shape is None:
+        return (), 1
+    dims = (int(shape),) if not isinstance(shape, tuple) else tuple(int(s) for s in shape)
+    if any(d < 0 for d in dims):
+        raise ParameterError(explain("size", shape, "non-negative dimensions", "pass e.g. size=(3, 4)"))
+    return dims, int(np.prod(dims, dtype=np.int64))
+
+
+def _shaped(values: npt.NDArray[Any], dims: tuple[int, ...]) -> Any:
+    return values.reshape(dims) if dims else values.reshape(()).item()
+
+
+def _low_bits(words: npt.NDArray[np.uint64], shift: int, count: int) -> npt.NDArray[np.uint64]:
+    return (words >> np.uint64(shift)) & np.uint64((1 << count) - 1)
+
+
+_CHUNK = 1 << 16  # candidates per vectorised pass: keeps temporaries in cache
+
+
+def _fill(
+    n: int,
+    draw: Callable[[int], tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]],
+    acceptance: float,
+) -> npt.NDArray[np.int64]:
+    """Collect ``n`` accepted values from ``draw(batch) -> (values, kept)``, in cache-sized batches.
+
+    Accepted values are taken in the order drawn, so the result is i.i.d. with the accepted law.
+    """
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        need = n - filled
+        batch = min(_CHUNK, int(need / acceptance) + 16)
+        values, kept = draw(batch)
+        got = values[kept][:need]
+        out[filled : filled + got.size] = got
+        filled += got.size
+    return out
+
+
+def bernoulli_exp(gamma: Any, size: Shape | None = None, *, rng: RandomSource | None = None) -> Any:
+    """Exact Bernoulli(exp(-gamma)) draws for a rational ``gamma >= 0``.
+
+    Parameters
+    ----------
+    gamma : int, Fraction, float or str
+        The exponent; floats are used at their exact binary value.
+    size : int or tuple, optional
+        Output shape; ``None`` returns one ``bool``.
+    rng : RandomSource, optional
+        Source of random bits (default: fresh OS entropy).
+
+    Returns
+    -------
+    bool or ndarray of bool
+    """
+    g = as_rational(gamma, "gamma", allow_zero=True)
+    dims, n = _size(size)
+    rng = resolve(rng)
+    words = rng.uint64(n)
+    g_hat = np.full(n, float(g))
+    out = accept_exp_neg(words, g_hat, 2.0**-52 * float(g), lambda _i: g, rng)
+    return _shaped(out, dims)
+
+
+class _GeometricPlan:
+    """Precomputed pieces of the geometric sampler with ratio exp(-gamma): G = m V + R."""
+
+    __slots__ = ("gamma", "m", "m_bits", "table")
+
+    def __init__(self, gamma: Fraction) -> None:
+        self.gamma = gamma
+        # Largest power of two m with m * gamma <= 1/8 (m = 1 when gamma > 1/8).
+        m_bits = 0
+        while gamma * (1 << (m_bits + 1)) <= Fraction(1, 8):
+            m_bits += 1
+        self.m_bits = m_bits
+        self.m = 1 << m_bits
+        self.table = geometric_thresholds(gamma * self.m)
+
+    def quotients(self, words: npt.NDArray[np.uint64], rng: RandomSource) -> npt.NDArray[np.int64]:
+        """V = #{v >= 1 : U < exp(-v m gamma)} for the 53-bit prefixes of ``words``, exactly."""
+        table = self.table
+        prefix = words >> np.uint64(_SPARE_BITS)
+        below_or_equal = np.searchsorted(table, prefix, side="right")  # thresholds <= prefix (incl. the 0)
+        counts = (table.size - below_or_equal).astype(np.int64)
+        # A threshold equal to the prefix leaves U versus exp(-v m gamma) open: resolve it with more bits.
+        ties = np.flatnonzero(table[np.maximum(below_or_equal - 1, 0)] == prefix)
+        step = self.gamma * self.m
+        for idx in ties:
+            lazy = LazyUniform(int(prefix[idx]), PREFIX_BITS, rng)
+            v = int(counts[idx])
+            while lazy.less_than_exp_neg(step * (v + 1)):
+                v += 1
+            counts[idx] = v
+        return counts
+
+
+_PLANS: dict[Fraction, _GeometricPlan] = {}
+
+
+def _plan(gamma: Fraction) -> _GeometricPlan:
+    plan = _PLANS.get(gamma)
+    if plan is None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        plan = _PLANS[gamma] = _GeometricPlan(gamma)
+    return plan
+
+
+def _geometric_candidates(
+    plan: _GeometricPlan, n: int, rng: RandomSource
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """``n`` draws of the geometric law, with one spare random bit each (for a sign).
+
+    Returns ``(values, spare_bit, kept)``: only ``values[kept]`` are geometric draws.
+    """
+    words = rng.uint64(n)
+    v = plan.quotients(words, rng)
+    if plan.m == 1:
+        return v, words & np.uint64(1), np.ones(n, dtype=bool)
+    accept_words = rng.uint64(n)
+    spare = accept_words & np.uint64(1)
+    if plan.m_bits <= _SPARE_BITS - 1:
+        r = _low_bits(accept_words, 1, plan.m_bits)
+    else:
+        r = rng.uint64(n) >> np.uint64(64 - plan.m_bits)
+    r_int = r.astype(np.int64)
+    gamma = plan.gamma
+    g_hat = r.astype(np.float64) * float(gamma)
+    kept = accept_exp_neg(accept_words, g_hat, 2.0**-51 * g_hat, lambda i: gamma * int(r_int[i]), rng)
+    values = v * np.int64(plan.m) + r_int
+    return values, spare, kept
+
+
+def geometric(gamma: Any, size: Shape | None = None, *, rng: RandomSource | None = None) -> Any:
+    """Exact geometric draws ``P(G = k) = (1 - e^-gamma) e^(-gamma k)`` for ``k = 0, 1, ...``.
+
+    ``gamma`` is a rational > 0 (the mean is ``1 / (e^gamma - 1)``). Returns int64 values.
+    """
+    g = as_rational(gamma, "gamma")
+    dims, n = _size(size)
+    rng = resolve(rng)
+    plan = _plan(g)
+
+    def draw(batch: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        values, _, kept = _geometric_candidates(plan, batch, rng)
+        return values, kept
+
+    return _shaped(_fill(n, draw, 0.88), dims)
+
+
+def discrete_laplace(scale: Any, size: Shape | None = None, *, rng: RandomSource | None = None) -> Any:
+    """Exact discrete Laplace draws ``P(y) ∝ exp(-|y| / scale)`` on the integers.
+
+    ``scale`` is a rational > 0. Variance ``2 q / (1 - q)^2`` with ``q = exp(-1/scale)``. Returns int64.
+    """
+    b = as_rational(scale, "scale")
+    dims, n = _size(size)
+    rng = resolve(rng)
+    plan = _plan(1 / b)
+
+    def draw(batch: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        values, sign, kept = _geometric_candidates(plan, batch, rng)
+        negative = sign.astype(bool)
+        kept &= ~(negative & (values == 0))  # "-0" would double the mass at zero
+        return np.where(negative, -values, values), kept
+
+    return _shaped(_fill(n, draw, 0.6), dims)
+
+
+class _GaussianPlan:
+    """Discrete Gaussian with variance parameter sigma2, proposals from a geometric of ratio exp(-1/t)."""
+
+    __slots__ = ("c_hat", "geo", "inv_2s2", "inv_t", "sigma2", "t")
+
+    def __init__(self, sigma2: Fraction) -> None:
+        self.sigma2 = sigma2
+        self.t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sigma) + 1
+        self.geo = _plan(Fraction(1, self.t))
+        self.c_hat = float(sigma2 / self.t)
+        self.inv_2s2 = float(1 / (2 * sigma2))
+        self.inv_t = float(Fraction(1, self.t))
+
+    def exact_gamma(self, magnitude: int, remainder: int) -> Fraction:
+        center = self.sigma2 / self.t
+        return (magnitude - center) ** 2 / (2 * self.sigma2) + Fraction(remainder, self.t)
+
+    def candidates(self, n: int, rng: RandomSource) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        geo = self.geo
+        words = rng.uint64(n)
+        v = geo.quotients(words, rng)
+        accept_words = rng.uint64(n)
+        negative = (accept_words & np.uint64(1)).astype(bool)
+        if geo.m_bits <= _SPARE_BITS - 1:
+            r = _low_bits(accept_words, 1, geo.m_bits)
+        else:
+            r = rng.uint64(n) >> np.uint64(64 - geo.m_bits)
+        r_int = r.astype(np.int64)
+        magnitude = v * np.int64(geo.m) + r_int
+        mag_f = magnitude.astype(np.float64)
+        # gamma = (|y| - sigma^2/t)^2 / (2 sigma^2) + r/t in floating point. Error bound (u = 2^-53):
+        # |d_hat - d| <= u (c + |d|), so |g_hat - g| <= u (|d| / t + 7 g) to first order; we allow 2^-48 (32 u)
+        # per unit of (1 + |d|/t + g), and any element whose magnitude is not exact in float goes slow.
+        d = mag_f - self.c_hat
+        g_hat = d * d * self.inv_2s2 + r.astype(np.float64) * self.inv_t
+        g_err = 2.0**-48 * (1.0 + np.abs(d) * self.inv_t + g_hat)
+        g_err = np.where(magnitude >= 1 << 52, np.inf, g_err)
+        kept = accept_exp_neg(
+            accept_words, g_hat, g_err, lambda i: self.exact_gamma(int(magnitude[i]), int(r_int[i])), rng
+        )
+        kept &= ~(negative & (magnitude == 0))
+        return np.where(negative, -magnitude, magnitude), kept
+
+
+_GAUSS_PLANS: dict[Fraction, _GaussianPlan] = {}
+
+
+def discrete_gaussian(sigma2: Any, size: Shape | None = None, *, rng: RandomSource | None = None) -> Any:
+    """Exact discrete Gaussian draws ``P(y) ∝ exp(-y^2 / (2 sigma2))`` on the integers.
+
+    ``sigma2`` (the variance *parameter*; the variance itself is slightly below it, CKS Prop. 19) is a
+    rational > 0. Returns int64. Throughput: several million samples/s at ``sigma2 = 10^4`` on one core
+    (``python -m bench dp``).
+    """
+    s2 = as_rational(sigma2, "sigma2")
+    if s2 > Fraction(1 << 90):
+        raise ParameterError(
+            explain("sigma2", sigma2, "at most 2^90", "rescale: draw at a coarser grid (see mpdp.dp.grid)")
+        )
+    dims, n = _size(size)
+    rng = resolve(rng)
+    plan = _GAUSS_PLANS.get(s2)
+    if plan is None:
+        if len(_GAUSS_PLANS) > 256:
+            _GAUSS_PLANS.clear()
+        plan = _GAUSS_PLANS[s2] = _GaussianPlan(s2)
+    return _shaped(_fill(n, lambda batch: plan.candidates(batch, rng), 0.7), dims)
