@@ -5,9 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.learning import tree_noise
 from mpdp.learning.tree_domain import TreeDomain
 from mpdp.randomness import RandomSource
+
+
+class RecordingLedger:
+    """A BudgetSpender that only records (tests of what is charged, in order)."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[object, str]] = []
+
+    def spend(self, cost, *, label: str):  # type: ignore[no-untyped-def]
+        self.entries.append((cost, label))
+        return None
 
 
 def toy_domain(task: str = "classification") -> TreeDomain:
@@ -35,4 +47,10 @@ def noiseless(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replace the DP noise by its noise-free limit (argmax choice, exact counts) to test structure."""
     monkeypatch.setattr(tree_noise, "exponential_choice",
                         lambda utility, **_: int(np.argmax(utility)))
-    monkeypatch.setattr(tree_noise, "laplace_counts", lambda counts, **_: np.asarray(counts, dtype=np.float64))
+
+    def exact_counts(counts, *, epsilon, ledger=None, label="laplace", **_):  # type: ignore[no-untyped-def]
+        if ledger is not None:
+            ledger.spend(PrivacyCost(epsilon=epsilon, mechanism="laplace"), label=label)
+        return np.asarray(counts, dtype=np.float64)
+
+    monkeypatch.setattr(tree_noise, "laplace_counts", exact_counts)

@@ -11,7 +11,7 @@ from mpdp.learning.dp_tree import PrivateTree, TreeParams, make_tree, max_operat
 from mpdp.learning.tree_domain import TreeDomain
 from mpdp.randomness import RandomSource
 from mpdp.runtime import decode, encode
-from tests.learning.pfds_fixtures import noiseless, toy_data, toy_domain
+from tests.learning.pfds_fixtures import RecordingLedger, noiseless, toy_data, toy_domain
 
 __all__ = ["noiseless"]
 
@@ -32,14 +32,15 @@ def test_max_operator_matches_its_definition() -> None:
 def test_tree_shape_levels_and_leaf_bound() -> None:
     rng = RandomSource.seeded(2)
     values, y = toy_data(500, rng)
-    tree, spends = make_tree(values, y, toy_domain(), TreeParams(h_max=4, t=10, max_leaves=16),
-                             epsilon_level=0.25, rng=rng)
+    ledger = RecordingLedger()
+    tree = make_tree(values, y, toy_domain(), TreeParams(h_max=4, t=10, max_leaves=16),
+                     epsilon_level=0.25, rng=rng, ledger=ledger)
     assert tree.level[0] == 1 and tree.level[-1] == 4
     assert 8 <= tree.n_leaves <= 16  # at least 2^(h_max-1) binary leaves, at most the bound
     assert np.all(tree.attribute[tree.leaf_start:] == -1)
-    assert [e for _, e in spends] == [0.25] * 4  # h_max entries of epsilon_level: Theorem 3.1
+    assert [c.epsilon for c, _ in ledger.entries] == [0.25] * 4  # h_max entries of epsilon_level: Theorem 3.1
     # Categorical attributes appear at most once on every root-to-leaf path.
-    lower, upper, fixed = tree.boxes()
+    _, _, fixed = tree.boxes()
     assert fixed.shape == (tree.n_leaves, 4)
     # Noise-free leaves carry the true class histogram and its argmax label.
     leaf = tree.leaf_of(values)
@@ -54,7 +55,7 @@ def test_tree_shape_levels_and_leaf_bound() -> None:
 def test_noise_free_tree_learns_the_rule() -> None:
     rng = RandomSource.seeded(3)
     values, y = toy_data(2000, rng)
-    tree, _ = make_tree(values, y, toy_domain(), TreeParams(h_max=4, t=10, max_leaves=16),
+    tree = make_tree(values, y, toy_domain(), TreeParams(h_max=4, t=10, max_leaves=16),
                         epsilon_level=1.0, rng=rng)
     test_values, test_y = toy_data(2000, rng)
     # Every path crosses x0 at least with probability 1 - (3/4)^3; error well below the 40% base rate.
@@ -66,7 +67,7 @@ def test_regression_labels_are_bucketed() -> None:
     rng = RandomSource.seeded(4)
     values, y = toy_data(400, rng, task="regression")
     domain = toy_domain("regression")
-    tree, _ = make_tree(values, y, domain, TreeParams(h_max=3, t=10, max_leaves=8), epsilon_level=1.0, rng=rng)
+    tree = make_tree(values, y, domain, TreeParams(h_max=3, t=10, max_leaves=8), epsilon_level=1.0, rng=rng)
     assert tree.leaf_counts is not None and tree.leaf_counts.shape == (tree.n_leaves, 10)
     assert tree.leaf_counts.sum() == 400
     codes = domain.label_classes(y)
@@ -82,7 +83,7 @@ def test_leaf_bound_is_respected_with_many_categories(noiseless: None) -> None:
     values = np.column_stack([rng.random(300), rng.below(41, 300), rng.below(16, 300), rng.below(14, 300)])
     y = rng.bits(300).astype(float)
     for seed in range(5):
-        tree, _ = make_tree(values, y, domain, TreeParams(h_max=4, t=3, max_leaves=64), epsilon_level=1.0,
+        tree = make_tree(values, y, domain, TreeParams(h_max=4, t=3, max_leaves=64), epsilon_level=1.0,
                             rng=RandomSource.seeded(seed))
         assert tree.n_leaves <= 64
     assert min_leaves(domain, np.ones(4, dtype=bool), 3) == 8
@@ -93,7 +94,7 @@ def test_wire_round_trip_keeps_predictions_and_drops_counts() -> None:
     rng = RandomSource.seeded(6)
     values, y = toy_data(300, rng)
     domain = toy_domain()
-    tree, _ = make_tree(values, y, domain, TreeParams(h_max=4, t=5, max_leaves=32), epsilon_level=1.0, rng=rng)
+    tree = make_tree(values, y, domain, TreeParams(h_max=4, t=5, max_leaves=32), epsilon_level=1.0, rng=rng)
     received = PrivateTree.from_wire(decode(encode(tree)), domain)
     assert received.leaf_counts is None
     np.testing.assert_array_equal(received.predict(values), tree.predict(values))
@@ -110,7 +111,7 @@ def test_tampered_tree_messages_are_rejected(field: str, value: object) -> None:
     rng = RandomSource.seeded(7)
     values, y = toy_data(100, rng)
     domain = toy_domain()
-    tree, _ = make_tree(values, y, domain, TreeParams(h_max=3, t=5, max_leaves=16), epsilon_level=1.0, rng=rng)
+    tree = make_tree(values, y, domain, TreeParams(h_max=3, t=5, max_leaves=16), epsilon_level=1.0, rng=rng)
     wire = decode(encode(tree))
     if isinstance(value, str) and value == "shift":
         wire[field] = wire[field] + 1

@@ -21,7 +21,6 @@ from mpdp.randomness import RandomSource
 from tests.learning.pfds_fixtures import toy_data, toy_domain
 
 
-
 def _small_tree(seed: int, h_max: int = 3):
     rng = RandomSource.seeded(seed)
     values, y = toy_data(60, rng)
@@ -30,7 +29,7 @@ def _small_tree(seed: int, h_max: int = 3):
     tree_noise.exponential_choice = lambda utility, **_: int(np.argmax(utility))  # type: ignore[assignment]
     tree_noise.laplace_counts = lambda counts, **_: np.asarray(counts, dtype=float)  # type: ignore[assignment]
     try:
-        tree, _ = make_tree(values, y, toy_domain(), TreeParams(h_max=h_max, t=4, max_leaves=8),
+        tree = make_tree(values, y, toy_domain(), TreeParams(h_max=h_max, t=4, max_leaves=8),
                             epsilon_level=1.0, rng=rng)
     finally:
         tree_noise.exponential_choice, tree_noise.laplace_counts = saved  # type: ignore[assignment]

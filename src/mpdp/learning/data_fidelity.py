@@ -58,14 +58,15 @@ def histogram_distance(domain: TreeDomain, original: FloatArray, synthetic: Floa
         if domain.numeric[a]:
             cuts = np.sort(lo[a] + (hi[a] - lo[a]) * rng.random(bins - 1))
             cells = bins
-            cell_of = lambda x, cuts=cuts: np.searchsorted(cuts, x, side="right")  # noqa: E731
+            cell_orig = np.searchsorted(cuts, original[:, a], side="right")
+            cell_syn = np.searchsorted(cuts, synthetic[:, a], side="right")
         else:
             cells = domain.n_categories[a]
-            cell_of = lambda x: x.astype(np.int64)  # noqa: E731
+            cell_orig, cell_syn = original[:, a].astype(np.int64), synthetic[:, a].astype(np.int64)
         if cells < 2:
             continue
         positions = np.arange(cells) / (cells - 1)
-        h_orig = np.bincount(cell_of(original[:, a]), minlength=cells).astype(np.float64)
-        h_syn = np.bincount(cell_of(synthetic[:, a]), minlength=cells).astype(np.float64)
+        h_orig = np.bincount(cell_orig, minlength=cells).astype(np.float64)
+        h_syn = np.bincount(cell_syn, minlength=cells).astype(np.float64)
         total += float(wasserstein_distance(positions, positions, h_orig, h_syn))
     return total / repeats

@@ -43,14 +43,16 @@ Friedman & Schuster, KDD 2010 (Max operator). McSherry & Talwar, FOCS 2007 (expo
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.dp_tree import class_histogram_sensitivity, max_operator_sensitivity
-from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
+from mpdp.errors import MalformedMessageError, ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
 from mpdp.learning import tree_noise
 from mpdp.learning.tree_domain import TreeDomain
 from mpdp.randomness import RandomSource, resolve
@@ -62,7 +64,10 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 WIRE_KIND = "mpdp.pfds.tree"
-_UNREACHABLE = 1 << 62  # "more leaves than any bound": a depth the attributes cannot reach
+_UNREACHABLE = 1 << 62
+# Attribute coins are uniform on [0, 720720 * 2^43): reduced modulo any count <= 16 (720720 = lcm(1..16)) they
+# are exactly uniform; for larger counts the bias is below count / 2^62 (and the choice is data-independent).
+_COIN_RANGE = 720720 << 43  # "more leaves than any bound": a depth the attributes cannot reach
 WIRE_VERSION = 1
 
 
@@ -241,7 +246,7 @@ class PrivateTree:
         h_max = wire["h_max"]
         if not isinstance(h_max, int) or not 1 <= h_max <= domain.d:
             raise bad("h_max", h_max, f"an int in [1, {domain.d}]")
-        arrays = {}
+        arrays: dict[str, Any] = {}
         for name in ("level", "attribute", "threshold", "first_child", "n_children", "leaf_label"):
             arr = wire[name]
             if not isinstance(arr, np.ndarray) or arr.ndim != 1:
@@ -295,11 +300,12 @@ def make_tree(
     values: FloatArray,
     labels: FloatArray,
     domain: TreeDomain,
-    params: TreeParams = TreeParams(),  # noqa: B008 - frozen, immutable default
+    params: TreeParams = TreeParams(),
     *,
     epsilon_level: float,
     rng: RandomSource | None = None,
-) -> tuple[PrivateTree, list[tuple[str, float]]]:
+    ledger: BudgetSpender | None = None,
+) -> PrivateTree:
     """Grow one private tree on a party's records (Algorithm 3).
 
     Parameters
@@ -314,12 +320,9 @@ def make_tree(
         Budget of each level (PFDS: ``eps / (2 h_max)``).
     rng:
         Random source for the attribute coins, candidate values and noise.
-
-    Returns
-    -------
-    (tree, spends)
-        The tree and the releases it made, ``[(description, epsilon), ...]`` (one per level), for the
-        caller's ledger; they sum to ``h_max * epsilon_level`` (Theorem 3.1).
+    ledger:
+        The owner's privacy ledger: charged ``epsilon_level`` per level before the level's noise is drawn,
+        ``h_max * epsilon_level`` in total (Theorem 3.1). ``None`` records nothing (the caller accounts).
 
     Security
     --------
@@ -343,7 +346,9 @@ def make_tree(
     k = domain.n_classes
     numeric = np.array(domain.numeric, dtype=bool)
     lo_all, hi_all = domain.bounds_array()
-    spends: list[tuple[str, float]] = []
+    if rng.is_seeded:
+        warnings.warn(f"make_tree: a seeded {rng!r} makes the tree's noise reproducible; use fresh entropy "
+                      "for real releases", PrivacyLeakWarning, stacklevel=2)
 
     level_list: list[int] = []
     attribute: list[int] = []
@@ -356,18 +361,20 @@ def make_tree(
         (np.arange(values.shape[0]), np.ones(domain.d, dtype=bool), allowance0, lo_all.copy(), hi_all.copy())
     ]
     next_id = 1
+    cache: dict[tuple[bytes, int, int], list[int]] = {}
     u_sens = max_operator_sensitivity()
     for h in range(1, params.h_max):
+        # The whole level is charged before any of its selections: its nodes hold disjoint data.
+        tree_noise.charge_level(ledger, epsilon=epsilon_level, sensitivity=u_sens,
+                                label=f"pfds.makeTree level {h}: split selection")
         nxt: list[tuple[IntArray, BoolArray, int, FloatArray, FloatArray]] = []
         splits_after = params.h_max - h - 1
-        for rows, available, allowance, lower, upper in frontier:
-            eligible = [a for a in np.flatnonzero(available)
-                        if params.max_leaves is None
-                        or allowance // domain.branching(int(a)) >= min_leaves(
-                            domain, _after(available, int(a), domain), splits_after)]
-            if not eligible:  # only when max_leaves is tighter than the categories allow: public fallback
-                eligible = [min(np.flatnonzero(available), key=lambda j: domain.branching(int(j)))]
-            a = int(eligible[int(rng.below(len(eligible), 1)[0])])
+        # The level's public coins, drawn at once: attribute choices and candidate split values.
+        coins = rng.below(_COIN_RANGE, len(frontier))
+        uniforms = rng.random_open((len(frontier), params.t))
+        for node, (rows, available, allowance, lower, upper) in enumerate(frontier):
+            eligible = _eligible(domain, available, allowance, splits_after, params.max_leaves is not None, cache)
+            a = eligible[int(coins[node] % np.uint64(len(eligible)))]
             kids = domain.branching(a)
             level_list.append(h)
             attribute.append(a)
@@ -377,7 +384,7 @@ def make_tree(
             child_allowance = max(1, allowance // kids)
             x = values[rows, a]
             if numeric[a]:
-                candidates = lower[a] + (upper[a] - lower[a]) * rng.random_open(params.t)
+                candidates = lower[a] + (upper[a] - lower[a]) * uniforms[node]
                 utility = max_operator(x, classes[rows], candidates, k)
                 choice = tree_noise.exponential_choice(utility, epsilon=epsilon_level, sensitivity=u_sens, rng=rng)
                 v = float(candidates[choice])
@@ -396,12 +403,6 @@ def make_tree(
                 for c in range(kids):
                     nxt.append((rows[order[bounds[c]:bounds[c + 1]]], below, child_allowance, lower, upper))
         frontier = nxt
-        if np.any(numeric[[a for a, lv in zip(attribute, level_list, strict=True) if lv == h]]):
-            spends.append((f"makeTree level {h}: exponential-mechanism splits (parallel over nodes)", epsilon_level))
-        else:
-            # A level of categorical branches only looks at no data, but the budget is allotted per level;
-            # recording it keeps the ledger equal to Theorem 3.1's h_max * epsilon_level.
-            spends.append((f"makeTree level {h}: categorical branches (no data queried)", epsilon_level))
 
     # Leaves: one Laplace release of the whole (leaf x class) histogram.
     n_leaves = len(frontier)
@@ -410,8 +411,7 @@ def make_tree(
         leaf_id[rows] = j
     hist = np.bincount(leaf_id * k + classes, minlength=n_leaves * k).astype(np.float64).reshape(n_leaves, k)
     noisy = tree_noise.laplace_counts(hist, epsilon=epsilon_level, sensitivity=class_histogram_sensitivity(),
-                                      rng=rng)
-    spends.append((f"makeTree level {params.h_max}: Laplace leaf class counts", epsilon_level))
+                                      rng=rng, ledger=ledger, label=f"pfds.makeTree level {params.h_max}: leaf counts")
     label = _argmax_random_ties(noisy, rng)
     level_list += [params.h_max] * n_leaves
     attribute += [-1] * n_leaves
@@ -424,7 +424,25 @@ def make_tree(
         first_child=np.array(first_child, dtype=np.int64), n_children=np.array(n_children, dtype=np.int64),
         leaf_label=label, leaf_counts=noisy,
     )
-    return tree, spends
+    return tree
+
+
+def _eligible(domain: TreeDomain, available: BoolArray, allowance: int, splits_after: int, bounded: bool,
+              cache: dict[tuple[bytes, int, int], list[int]]) -> list[int]:
+    """Attributes a node may split on: those in ``available`` whose branching leaves room for the levels below.
+
+    Public arithmetic only (see the module docstring); memoised per (available set, allowance, depth).
+    """
+    key = (available.tobytes(), allowance, splits_after)
+    if key not in cache:
+        candidates = [int(a) for a in np.flatnonzero(available)]
+        eligible = [a for a in candidates if not bounded
+                    or allowance // domain.branching(a) >= min_leaves(domain, _after(available, a, domain),
+                                                                       splits_after)]
+        if not eligible:  # only when max_leaves is tighter than the categories allow: a public fallback
+            eligible = [min(candidates, key=domain.branching)]
+        cache[key] = eligible
+    return cache[key]
 
 
 def _after(available: BoolArray, a: int, domain: TreeDomain) -> BoolArray:

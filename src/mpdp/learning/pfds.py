@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from mpdp.datasets.dataset import Attribute
 from mpdp.datasets.encoding import encode
-from mpdp.dp.ledger import PrivacyLedger
+from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import DomainError, MalformedMessageError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning import erm, tree_noise
 from mpdp.learning.dp_tree import PrivateTree, TreeParams, make_tree
@@ -164,11 +164,12 @@ class PFDSAgent(Party):
     sharers:
         Names of the sharing agents (the set S), the same list on every agent.
     ledger:
-        Where this agent's releases are recorded; a fresh ledger with budget ``epsilon`` when omitted.
+        Where this agent's releases are charged (e.g. a :class:`mpdp.dp.accounting.PrivacyLedger` with budget
+        ``epsilon``); every release is charged before its noise is drawn.
     """
 
     def __init__(self, name: str, values: FloatArray, labels: FloatArray, schema: Schema, params: PFDSParams,
-                 epsilon: float, sharers: Sequence[str], *, ledger: PrivacyLedger | None = None) -> None:
+                 epsilon: float, sharers: Sequence[str], *, ledger: BudgetSpender) -> None:
         super().__init__(name)
         tree_noise.check_epsilon(epsilon)
         values = np.asarray(values, dtype=np.float64)
@@ -184,7 +185,7 @@ class PFDSAgent(Party):
         self.values, self.labels = values, labels
         self.schema, self.params, self.epsilon = schema, params, float(epsilon)
         self.sharers = tuple(sharers)
-        self.ledger = ledger if ledger is not None else PrivacyLedger(epsilon=self.epsilon, owner=name)
+        self.ledger = ledger
         self.tree: PrivateTree | None = None
         self.synthetic: tuple[FloatArray, FloatArray] | None = None
         self.received: dict[str, tuple[FloatArray, FloatArray]] = {}
@@ -210,17 +211,13 @@ class PFDSAgent(Party):
         for src in other_sharers:
             self.received[src] = self._check_data(src, comm.recv(src, label="data"))
         return {"synthetic": 0 if self.synthetic is None else int(self.synthetic[0].shape[0]),
-                "received": sum(v.shape[0] for v, _ in self.received.values()),
-                "epsilon_spent": self.ledger.spent_epsilon}
+                "received": sum(v.shape[0] for v, _ in self.received.values())}
 
     def _share_predictor(self, rng: RandomSource) -> PrivateTree:
         """Algorithm 2, line 2: ``makeTree(D_i, ..., eps / (2 h_max))``."""
         eps_level = self.epsilon / (2 * self.params.h_max)
-        tree, spends = make_tree(self.values, self.labels, self.schema.domain, self.params.tree,
-                                 epsilon_level=eps_level, rng=rng)
-        for what, eps in spends:
-            self.ledger.spend(epsilon=eps, mechanism=what)
-        return tree
+        return make_tree(self.values, self.labels, self.schema.domain, self.params.tree, epsilon_level=eps_level,
+                         rng=rng, ledger=self.ledger)
 
     def _share_data(self, trees: Sequence[PrivateTree], rng: RandomSource) -> tuple[FloatArray, FloatArray]:
         """Algorithm 4, lines 2-7 (and Algorithm 5): synthetic records labelled by the trees' vote."""
@@ -229,9 +226,8 @@ class PFDSAgent(Party):
             raise ParameterError("a sharer's own tree must carry its noisy leaf counts")
         leaf_totals = tree.leaf_counts.sum(axis=1)
         if self.params.optimize:
-            levels, spends = noisy_level_counts(tree, self.values, self.params.p, epsilon=self.epsilon / 2, rng=rng)
-            for what, eps in spends:
-                self.ledger.spend(epsilon=eps, mechanism=what)
+            levels = noisy_level_counts(tree, self.values, self.params.p, epsilon=self.epsilon / 2, rng=rng,
+                                        ledger=self.ledger)
             leaf_sizes = consistent_counts(tree, levels, leaf_totals).leaves
         else:
             leaf_sizes = np.maximum(leaf_totals, 0.0)  # PFDS-: no consistency step

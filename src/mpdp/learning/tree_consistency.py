@@ -38,6 +38,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 
+from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.dp_tree import level_count_sensitivity
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning import tree_noise
@@ -78,11 +79,13 @@ def incidence(tree: PrivateTree, h: int) -> sp.csr_matrix:
 
 
 def noisy_level_counts(
-    tree: PrivateTree, values: FloatArray, p: int, *, epsilon: float, rng: RandomSource | None = None
-) -> tuple[list[FloatArray], list[tuple[str, float]]]:
+    tree: PrivateTree, values: FloatArray, p: int, *, epsilon: float, rng: RandomSource | None = None,
+    ledger: BudgetSpender | None = None,
+) -> list[FloatArray]:
     """Algorithm 5, lines 1-2: Laplace-noised node sizes of levels ``1..p-1`` at ``epsilon / (p - 1)`` each.
 
-    Returns the noisy counts per level and the releases made (one per level) for the caller's ledger.
+    Each level is one Laplace release (its nodes partition the universe), charged to ``ledger``: ``epsilon``
+    in total (Theorem 3.2).
     """
     rng = resolve(rng)
     tree_noise.check_epsilon(epsilon, "epsilon")
@@ -92,15 +95,13 @@ def noisy_level_counts(
     eps_level = epsilon / (p - 1)
     leaf = tree.leaf_of(values)
     out: list[FloatArray] = []
-    spends: list[tuple[str, float]] = []
     for h in range(1, p):
         nodes = tree.level_nodes(h)
         anc = tree.leaf_ancestor(h)[leaf] - nodes[0]
         counts = np.bincount(anc, minlength=nodes.size).astype(np.float64)
         out.append(tree_noise.laplace_counts(counts, epsilon=eps_level, sensitivity=level_count_sensitivity(),
-                                             rng=rng))
-        spends.append((f"optPrivateGen level {h}: Laplace node sizes (parallel over nodes)", eps_level))
-    return out, spends
+                                             rng=rng, ledger=ledger, label=f"pfds.optPrivateGen level {h}: sizes"))
+    return out
 
 
 def consistent_counts(tree: PrivateTree, noisy_levels: list[FloatArray], noisy_leaves: FloatArray) -> ConsistentCounts:
@@ -126,8 +127,9 @@ def consistent_counts(tree: PrivateTree, noisy_levels: list[FloatArray], noisy_l
     problem = _TreeLeastSquares(groups, weights, [np.asarray(c, dtype=np.float64) for c in noisy_levels],
                                 np.asarray(noisy_leaves, dtype=np.float64), 1.0 / tree.n_leaves)
     leaves = problem.solve()
-    levels = tuple(np.bincount(g, weights=leaves, minlength=c.size) for g, c in zip(groups, noisy_levels,
-                                                                                     strict=True)) + (leaves,)
+    levels: tuple[FloatArray, ...] = (
+        *(np.bincount(g, weights=leaves, minlength=c.size).astype(np.float64)
+          for g, c in zip(groups, noisy_levels, strict=True)), leaves)
     return ConsistentCounts(levels=levels, objective=problem.objective(leaves))
 
 
@@ -219,7 +221,7 @@ def integer_sizes(x: FloatArray) -> IntArray:
     """Largest-remainder rounding of non-negative sizes: sum equals ``round(sum(x))``, each moves by < 1."""
     x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
     base = np.floor(x)
-    short = int(round(float(x.sum()))) - int(base.sum())
+    short = round(float(x.sum())) - int(base.sum())
     if short > 0:
         order = np.argsort(-(x - base), kind="stable")
         base[order[:short]] += 1
