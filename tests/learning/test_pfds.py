@@ -54,7 +54,7 @@ def test_protocol_shares_data_and_spends_exactly_epsilon(epsilon: float) -> None
         assert set(np.unique(labels)) <= {0.0, 1.0}
         # The consistent sizes track the true size (150 records) far better than the leaf noise alone would.
         assert abs(values.shape[0] - 150) < 60
-    X, y = agents["a3"].training_set()
+    X, _ = agents["a3"].training_set()
     assert X.shape[0] == 150 + sum(n_syn.values())
     theta = agents["a3"].fit(erm.LogisticLoss())
     assert theta.shape == (erm.add_intercept(np.zeros((1, data.d))).shape[1],) and np.all(np.isfinite(theta))
@@ -114,7 +114,7 @@ def test_split_selection_frequencies_follow_the_exponential_mechanism() -> None:
 
 
 def test_tampered_data_messages_are_rejected() -> None:
-    _, schema, agents, _ = _agents(PARAMS)
+    _, _, agents, _ = _agents(PARAMS)
     agent = agents["a3"]
     good = {"values": np.zeros((2, 5)), "labels": np.zeros(2)}
     agent._check_data("a0", good)
