@@ -36,12 +36,17 @@ import numpy as np
 
 from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams
 from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.fixed_point import FAST
+from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _as_ints, mul_split
+from mpdp.protocols.mpc.arithmetic import _as_ints, mul_split, wrap_shift_many
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
 __all__ = ["div", "exp", "inv_sqrt", "reciprocal", "sqrt"]
+
+_WORD = Z2k(64)
+_WORD_FORMAT = FAST
 
 
 def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
@@ -117,20 +122,23 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
     constants'. With ``strict``, ``1 - sum_k h_k`` flags inputs below ``2^low_exp``, non-positive inputs and
     inputs at or above ``2^(high_exp + 1)``; the parties learn whether any is flagged.
     """
-    from mpdp.crypto.fixed_point import FixedPointFormat
     from mpdp.protocols.mpc.bits import bit_decompose, lanes_to_ring, leading_one
 
     fmt = x.fmt
     session = x.session
     top = max(math.ceil(math.log2(max(x.bound, 2.0**high_exp))), high_exp) + 1
-    reduced = min(fmt.frac_bits, 61 - top, 30)  # 30: the largest f of a 64-bit format
+    reduced = min(fmt.frac_bits, 61 - top)
     if reduced + low_exp < 0:
-        raise DomainError(explain("input bound", x.bound, f"a bound that leaves {-low_exp} fractional bits in a "
-                                  "64-bit word", "clip the input or declare a tighter bound"))
+        raise DomainError(explain("domain", f"[2^{low_exp}, 2^{high_exp}] with |x| <= {x.bound:g}",
+                                  f"2^{low_exp} representable ({fmt} has f = {fmt.frac_bits})",
+                                  "use a format with more fractional bits, a narrower domain or a tighter bound"))
     if fmt.ring_bits == 64 and fmt.frac_bits == reduced:
         low = x
-    else:
-        low = x.to_format(FixedPointFormat(64, reduced))
+    else:  # the raw integers at 2^reduced, in Z_2^64 (no product follows, so any scale <= 61 - top works)
+        sid = session.new_id()
+        (share,) = wrap_shift_many(session, fmt.ring, _WORD, [x.share], [fmt.frac_bits - reduced], sharing_id=sid)
+        low = SharedFixedPoint(session, share, fmt=_WORD_FORMAT, scale=reduced, bound=x.bound + 1.0,
+                               sharing_id=sid)
     shape = x.shape
     lanes = np.arange(low_exp + reduced, high_exp + reduced + 1)
     session.provider.prefetch([CorrelationSpec("and", 64, shape) for _ in range(6)]
