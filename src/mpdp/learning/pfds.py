@@ -49,7 +49,7 @@ from mpdp.learning.tree_domain import TreeDomain
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, Party
 
-__all__ = ["PFDSAgent", "PFDSParams", "Schema", "features", "majority_vote", "vote_labels"]
+__all__ = ["PFDSAgent", "PFDSParams", "Schema", "encoded_features", "features", "majority_vote", "vote_labels"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -109,14 +109,19 @@ class PFDSParams:
         return TreeParams(self.h_max, self.t, self.max_leaves)
 
 
+def encoded_features(schema: Schema, values: FloatArray) -> FloatArray:
+    """The shared encoding of attribute-view rows (numeric scaled to [-1, 1] by public bounds, one-hots)."""
+    X, _, _ = encode(schema.attributes, values)
+    return X
+
+
 def features(schema: Schema, values: FloatArray) -> FloatArray:
     """ERM features of attribute-view rows: the shared encoding, scaled into the unit ball, plus an intercept.
 
     The encoding gives every row norm at most ``sqrt(#attributes)`` (one-hot blocks hold a single 1), so
     dividing by that public constant puts rows in the unit ball before :func:`erm.add_intercept`.
     """
-    X, _, _ = encode(schema.attributes, values)
-    return erm.add_intercept(X / np.sqrt(len(schema.attributes)))
+    return erm.add_intercept(encoded_features(schema, values) / np.sqrt(len(schema.attributes)))
 
 
 def majority_vote(predictions: IntArray, n_classes: int, rng: RandomSource) -> IntArray:
