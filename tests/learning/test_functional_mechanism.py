@@ -8,7 +8,7 @@ import pytest
 from mpdp.errors import DomainError, ParameterError, ShapeMismatchError
 from mpdp.learning.fm_noise import FMPlan
 from mpdp.learning.fm_objective import ColumnPartition, exact_objective
-from mpdp.learning.fm_parties import BACKENDS, run_vertical_fm
+from mpdp.learning.fm_parties import run_vertical_fm
 from mpdp.learning.functional_mechanism import (
     FMLinearRegression,
     FMLogisticRegression,
