@@ -15,7 +15,7 @@ Messages (all through :class:`~mpdp.runtime.comm.Comm`, encoded by the strict co
     party k -> label party   "align"    sha256 of party k's record identifiers (label party aborts on mismatch)
     label party -> server    "aligned"  True
     server -> parties        "plan"     FMPlan.to_wire(), with n (sent only once counts and order agree)
-    party k <-> party l      (the secure product protocol of the chosen backend)
+    party k <-> party l      one secure product per pair (the backend's protocol; the server deals for shares)
     parties -> server        "release"  {block: grid units modulo 2^64 (uint64), noise included}
     server -> parties        "model"    the released weights
 
@@ -41,6 +41,7 @@ import hashlib
 import math
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,8 +57,8 @@ from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.party import Party, run_protocol
 
-__all__ = ["BACKENDS", "FMDataParty", "FMServer", "block_key", "cross_blocks", "party_name", "product_spec",
-           "run_vertical_fm"]
+__all__ = ["BACKENDS", "FMDataParty", "FMServer", "PairProduct", "block_key", "pair_products", "party_name",
+           "product_spec", "run_vertical_fm"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -81,28 +82,60 @@ def _check_backend(backend: str) -> str:
     return backend
 
 
-def cross_blocks(plan: FMPlan) -> tuple[Block, ...]:
-    """The cross-party blocks in the canonical order every party (and the dealer) runs them in."""
-    return tuple(b for b in plan.partition.blocks() if b in plan.groups and len(plan.partition.involved(b)) > 1)
+@dataclass(frozen=True)
+class PairProduct:
+    """One secure product per pair of parties: it yields every cross-party block the pair shares.
+
+    With the label party in the pair it is the left holder and its matrix is ``[v | X^label]`` (``v = 1/2 - y``
+    for logistic, ``y`` for linear regression), so one product gives both ``lin`` of the other party (row 0)
+    and the quadratic block (the other rows); otherwise ``X^a^T X^b``. Fewer products than blocks: for K = 3,
+    three products instead of five.
+    """
+
+    left: int
+    right: int
+    lin: Block | None  # ("lin", right) when the left holder is the label party
+    quad: Block | None  # ("quad", min, max) when both hold columns
+    left_cols: int
+
+    def split(self, product: Any) -> dict[Block, Any]:
+        """This holder's share of each block from its share of the product (left_cols x d_right)."""
+        out: dict[Block, Any] = {}
+        rows = 0
+        if self.lin is not None:
+            out[self.lin] = product[0]
+            rows = 1
+        if self.quad is not None:
+            block = product[rows:]
+            out[self.quad] = block if self.quad[1] == self.left else block.T  # type: ignore[misc]
+        return out
 
 
-def product_spec(plan: FMPlan, block: Block, backend: str, options: Mapping[str, Any]) -> Any:
-    """The public :class:`~mpdp.protocols.inner_product.CrossProductSpec` of a cross-party block.
+def pair_products(plan: FMPlan) -> tuple[PairProduct, ...]:
+    """The pairs' products in the canonical order every party (and the dealer) runs them in."""
+    part, label = plan.partition, plan.partition.label_party
+    out = []
+    for a in range(part.parties):
+        for b in range(a + 1, part.parties):
+            left, right = (a, b) if label != b else (b, a)
+            lin: Block | None = ("lin", right) if left == label and ("lin", right) in plan.groups else None
+            quad: Block | None = ("quad", a, b) if ("quad", a, b) in plan.groups else None
+            if lin is None and quad is None:
+                continue
+            cols = (1 if lin is not None else 0) + (len(part.columns[left]) if quad is not None else 0)
+            out.append(PairProduct(left, right, lin, quad, cols))
+    return tuple(out)
 
-    ``quad (a, b)``: ``X^a^T X^b`` between parties a (left) and b. ``lin j``: ``v^T X^j`` between the label
-    party (left, ``v = 1/2 - y`` or ``y``) and party j. Inputs are encoded with the plan's ``frac_bits`` and
-    the result stays additively shared (no ``reveal_to``); the server deals the shares backend's triples.
+
+def product_spec(plan: FMPlan, pair: PairProduct, backend: str, options: Mapping[str, Any]) -> Any:
+    """The public :class:`~mpdp.protocols.inner_product.CrossProductSpec` of a pair's product.
+
+    Inputs are encoded with the plan's ``frac_bits`` and the result stays additively shared (no
+    ``reveal_to``); with ``shares`` the server deals the matrix triple.
     """
     from mpdp.crypto.fixed_point import FixedPointFormat
     from mpdp.protocols.inner_product import CkksBackend, CrossProductSpec, PaillierBackend, SharesBackend
 
-    part = plan.partition
-    if block[0] == "lin":
-        left, right = part.label_party, block[1]  # type: ignore[misc]
-        left_cols = 1
-    else:
-        left, right = block[1], block[2]  # type: ignore[misc]
-        left_cols = len(part.columns[left])
     chosen: Any
     if backend == "shares":
         chosen = SharesBackend(dealer=SERVER, **options)
@@ -110,9 +143,9 @@ def product_spec(plan: FMPlan, block: Block, backend: str, options: Mapping[str,
         chosen = PaillierBackend(**options)
     else:
         chosen = CkksBackend(**options)
-    return CrossProductSpec(left=party_name(left), right=party_name(right), rows=int(plan.records or 0),
-                            left_cols=left_cols, right_cols=len(part.columns[right]), backend=chosen, bound=1.0,
-                            fmt=FixedPointFormat(ring_bits=64, frac_bits=plan.frac_bits))
+    return CrossProductSpec(left=party_name(pair.left), right=party_name(pair.right), rows=int(plan.records or 0),
+                            left_cols=pair.left_cols, right_cols=len(plan.partition.columns[pair.right]),
+                            backend=chosen, bound=1.0, fmt=FixedPointFormat(ring_bits=64, frac_bits=plan.frac_bits))
 
 
 class FMDataParty(Party):
@@ -207,21 +240,26 @@ class FMDataParty(Party):
             else:
                 units[block] = local_units(plan, block, q * (Xk.T @ Xk))
         t1 = time.perf_counter()
-        for block in cross_blocks(plan):
-            if k not in part.involved(block):
+        for pair in pair_products(plan):
+            if k not in (pair.left, pair.right):
                 continue
-            spec = product_spec(plan, block, self.backend, self.backend_options)
-            if block[0] == "lin":
-                mine = (0.5 - y if plan.objective == "logistic" else plan.round_features(y)) if k == label else Xk
+            spec = product_spec(plan, pair, self.backend, self.backend_options)
+            if k == pair.left:
+                parts = [Xk] if pair.quad is not None else []
+                if pair.lin is not None:  # v = 1/2 - y (exact on the grid) or the rounded y
+                    v = 0.5 - y if plan.objective == "logistic" else plan.round_features(y)
+                    parts.insert(0, v[:, None])
+                mine = np.hstack(parts)
             else:
                 mine = Xk
-            keys = self._paillier_keys(spec) if comm.name == spec.left else None
+            keys = self._paillier_keys(spec) if k == pair.left else None
             out = cross_product(comm, mine, spec, keys=keys)
             if out is None or out.share is None:
-                raise ParameterError(explain(f"product of {block}", None, "an additive share",
-                                             "run the product without reveal_to"))
-            units[block] = cross_units(plan, block, np.asarray(out.share).reshape(block_shape(part, block)),
-                                       out.scale_bits)
+                raise ParameterError(explain(f"product of parties {pair.left} and {pair.right}", None,
+                                             "an additive share", "run the product without reveal_to"))
+            share = np.asarray(out.share).reshape(pair.left_cols, spec.right_cols)
+            for block, part_share in pair.split(share).items():
+                units[block] = cross_units(plan, block, np.ascontiguousarray(part_share), out.scale_bits)
         t2 = time.perf_counter()
         noise = PartyNoise(plan, self._noise_rng if self._noise_rng is not None else comm.rng.spawn("fm-noise"))
         # 1-d on the wire (the codec carries 0-d arrays as plain ints); the server reshapes by the plan.
@@ -286,8 +324,8 @@ class FMServer(Party):
         if self.backend == "shares":  # the server is the commodity dealer of the Beaver matrix triples
             from mpdp.protocols.inner_product import cross_product
 
-            for block in cross_blocks(plan):
-                cross_product(comm, None, product_spec(plan, block, self.backend, self.backend_options))
+            for pair in pair_products(plan):
+                cross_product(comm, None, product_spec(plan, pair, self.backend, self.backend_options))
         releases = comm.gather(names, label="release")
         t1 = time.perf_counter()
         totals: dict[Block, Any] = {}
@@ -323,11 +361,13 @@ def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayL
                     clip: bool = False, settings: SolveSettings | None = None, rng: RandomSource | None = None,
                     noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
                     backend_options: Mapping[str, Any] | None = None,
-                    ids: Sequence[npt.ArrayLike] | None = None) -> FMResult:
+                    ids: Sequence[npt.ArrayLike] | None = None, timeout: float = 3600.0) -> FMResult:
     """Run every party's role and the server over the in-memory transport (a simulation of a deployment).
 
     ``blocks[k]`` is party k's columns; ``y`` goes to the label party only. ``ledger`` is charged the plan's
     cost before any party starts. ``noise_rng`` (tests, Claim 1) hands every party the same noise root.
+    ``timeout`` bounds any single wait for a peer: a Paillier product over tens of thousands of records keeps
+    the peer waiting for minutes, well past the runtime's two-minute default.
     """
     _check_backend(backend)
     K = plan.partition.parties
@@ -346,7 +386,7 @@ def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayL
             noise_rng=noise_rng)
     roles[SERVER] = FMServer(plan, settings, backend=backend, backend_options=backend_options)
     start = time.perf_counter()
-    run = run_protocol(roles, rng=root)
+    run = run_protocol(roles, rng=root, timeout=timeout)
     result: FMResult = run.results[SERVER]
     result.communication = run.communication()
     result.phases["total"] = time.perf_counter() - start
