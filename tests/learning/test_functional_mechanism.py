@@ -90,7 +90,7 @@ def test_mismatched_party_records_are_refused() -> None:
 
 
 EXACT_BACKENDS = {"shares": {}, "paillier": {"key_bits": 512, "insecure_for_tests": True}}
-CLAIM1_CASES = [("shares", 2), ("shares", 3), ("shares", 5), ("paillier", 2), ("paillier", 3), ("ckks", 2), ("ckks", 3)]
+CLAIM1_CASES = [("shares", 2), ("shares", 3), ("shares", 5), ("paillier", 2), ("paillier", 3), ("ckks", 2)]
 
 
 @pytest.mark.parametrize(("backend", "K"), CLAIM1_CASES)
@@ -105,20 +105,32 @@ def test_claim1_vertical_equals_centralised(backend: str, K: int) -> None:
     if backend == "ckks":
         pytest.importorskip("mpdp.protocols.inner_product_ckks")
     X, y = _logistic_data(300, 6, 12)
-    ref = centralized_fm("logistic", X, y, epsilon=1.0, noise_rng=RandomSource.seeded(13),
-                         settings=SolveSettings(trim_factor=0.0))
     cols = [list(c) for c in ColumnPartition.even(6, K).columns]
-    model = FMLogisticRegression(1.0, partition=cols, label_party=K - 1, backend=backend, fit_intercept=False,
-                                 backend_options=EXACT_BACKENDS.get(backend), noise_rng=RandomSource.seeded(13),
-                                 rng=RandomSource.seeded(14), settings=SolveSettings(trim_factor=0.0)).fit(X, y)
-    got = model.result_.objective
     if backend in EXACT_BACKENDS:
+        ref = centralized_fm("logistic", X, y, epsilon=1.0, noise_rng=RandomSource.seeded(13),
+                             settings=SolveSettings(trim_factor=0.0))
+        model = FMLogisticRegression(1.0, partition=cols, label_party=K - 1, backend=backend, fit_intercept=False,
+                                     backend_options=EXACT_BACKENDS[backend], noise_rng=RandomSource.seeded(13),
+                                     rng=RandomSource.seeded(14), settings=SolveSettings(trim_factor=0.0)).fit(X, y)
+        got = model.result_.objective
         assert np.array_equal(got.quad, ref.objective.quad) and np.array_equal(got.linear, ref.objective.linear)
         assert np.array_equal(model.coef_, ref.weights)
     else:
-        np.testing.assert_allclose(got.quad, ref.objective.quad, rtol=0, atol=0.05)
-        np.testing.assert_allclose(got.linear, ref.objective.linear, rtol=0, atol=0.05)
-        np.testing.assert_allclose(model.coef_, ref.weights, rtol=1e-3, atol=1e-4)
+        # CKKS is approximate: its error is priced into the sensitivity (so the noise scale differs from the
+        # centralised one); with negligible noise the objective is the centralised one within the documented
+        # per-entry bound times the monomial factor (1 for lambda, 1/8 for M).
+        from mpdp.protocols.inner_product_ckks import ckks_error_bound
+
+        ref = centralized_fm("logistic", X, y, epsilon=1e7, rng=RandomSource.seeded(13),
+                             settings=SolveSettings(trim_factor=0.0))
+        model = FMLogisticRegression(1e7, partition=cols, label_party=K - 1, backend=backend, fit_intercept=False,
+                                     rng=RandomSource.seeded(14), settings=SolveSettings(trim_factor=0.0)).fit(X, y)
+        got = model.result_.objective
+        bound = ckks_error_bound(300, 1.0) + 1e-3
+        np.testing.assert_allclose(got.quad, ref.objective.quad, rtol=0, atol=bound / 8 + 1e-3)
+        np.testing.assert_allclose(got.linear, ref.objective.linear, rtol=0, atol=bound)
+        np.testing.assert_allclose(model.coef_, ref.weights, rtol=0, atol=1e-2)
+        assert model.result_.plan.coefficient_error > 0
     assert model.per_party_epsilon_[K - 1] > model.per_party_epsilon_[0]  # the label party pays for sharing y
     assert model.communication_["bytes"] > 0
 

@@ -27,7 +27,7 @@ Bottom-up, groups have different scales and row ``a`` is drawn per partner party
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -49,9 +49,12 @@ __all__ = [
     "NoiseGroup",
     "PartyNoise",
     "add_noise",
+    "approximation_inflation",
     "assemble_release",
     "cross_units",
+    "cross_units_real",
     "local_units",
+    "monomial_factor",
     "monomial_mask",
 ]
 
@@ -109,6 +112,14 @@ class FMPlan:
     records:
         The number of records n (public): it bounds every coefficient by ``2n`` and so fixes how fine a grid
         int64 can carry. Default: no cap beyond the grid's own.
+    coefficient_error:
+        Public bound on the error of each entry of an approximate cross-party product (CKKS), 0 for exact
+        backends. The computed coefficients then move by up to ``Delta + 2 E sum |factor|`` when a record
+        changes, and every group's sensitivity is inflated by that (see :func:`approximation_inflation`), so the
+        guarantee holds for what is really released.
+    max_frac_bits:
+        Cap on the features' fractional bits (a backend with real-valued shares of magnitude up to 2^24 needs
+        the grid to stay coarse enough for int64).
     """
 
     objective: FMObjective
@@ -117,6 +128,8 @@ class FMPlan:
     epsilon: float | None = None
     bottom_up: Mapping[str, Any] | None = None
     records: int | None = None
+    coefficient_error: float = 0.0
+    max_frac_bits: int = 20
     groups: dict[Block, NoiseGroup] = field(init=False, repr=False, compare=False)
     frac_bits: int = field(init=False, repr=False, compare=False)
 
@@ -148,10 +161,15 @@ class FMPlan:
             specs = [("all", tuple(live), eps, delta, sum(_block_dim(self.partition, b) for b in live))]
         else:
             specs = self._bottom_up_groups(live, l1)
-        f = _frac_bits(specs, self.records)
+        if not (math.isfinite(self.coefficient_error) and self.coefficient_error >= 0):
+            raise ParameterError(explain("coefficient_error", self.coefficient_error, "a finite bound >= 0",
+                                         "pass the backend's documented per-entry error (0 when exact)"))
+        f = _frac_bits(specs, self.records, self.max_frac_bits)
         object.__setattr__(self, "frac_bits", f)
         for name, members, eps, delta, dim in specs:
-            groups.update(dict.fromkeys(members, _group(name, members, eps, delta, dim, self.grid_bits)))
+            extra, cross_dim = approximation_inflation(self, members, self.coefficient_error)
+            group = _group(name, members, eps, delta + extra, dim + cross_dim, self.grid_bits)
+            groups.update(dict.fromkeys(members, group))
         object.__setattr__(self, "groups", groups)
 
     @property
@@ -214,7 +232,14 @@ class FMPlan:
         """Each party's guarantee on its own columns (Theorem 2 top-down; eps^k + sum_l eps^kl bottom-up)."""
         l1, label = self.party_l1 or (), self.partition.label_party
         if self.epsilon is not None:
-            return sens.top_down_party_epsilons(self.objective, l1, label, self.epsilon)
+            group = self.unique_groups[0]
+            out_td = []
+            for k in range(self.partition.parties):
+                mine = tuple(b for b in group.blocks if k in self.partition.involved(b))
+                extra, _ = approximation_inflation(self, mine, self.coefficient_error)
+                out_td.append((sens.party_sensitivity(self.objective, l1, label, k) + extra)
+                              / group.sensitivity * self.epsilon)
+            return tuple(out_td)
         out = []
         for k in range(self.partition.parties):
             out.append(sum(g.epsilon for g in self.unique_groups
@@ -235,7 +260,8 @@ class FMPlan:
         """The plan as plain data (what the server sends the parties)."""
         return {"objective": self.objective, "columns": [list(c) for c in self.partition.columns],
                 "label_party": self.partition.label_party, "party_l1": list(self.party_l1 or ()),
-                "epsilon": self.epsilon, "records": self.records,
+                "epsilon": self.epsilon, "records": self.records, "coefficient_error": self.coefficient_error,
+                "max_frac_bits": self.max_frac_bits,
                 "bottom_up": None if self.bottom_up is None else {
                     "single": list(self.bottom_up.get("single", ())),
                     "cross": [[k, l, e] for (k, l), e in dict(self.bottom_up.get("cross", {})).items()]}}  # noqa: E741
@@ -251,7 +277,8 @@ class FMPlan:
                        partition=ColumnPartition(tuple(tuple(c) for c in data["columns"]), int(data["label_party"])),
                        party_l1=tuple(float(c) for c in data["party_l1"]),
                        epsilon=None if data["epsilon"] is None else float(data["epsilon"]), bottom_up=spec,
-                       records=None if data["records"] is None else int(data["records"]))
+                       records=None if data["records"] is None else int(data["records"]),
+                       coefficient_error=float(data["coefficient_error"]), max_frac_bits=int(data["max_frac_bits"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(explain("plan", data, "an FMPlan.to_wire() mapping",
                                          "send the server's plan")) from exc
@@ -269,7 +296,34 @@ def _group(name: str, blocks: tuple[Block, ...], eps: float, delta: float, dim: 
     return NoiseGroup(name, blocks, eps, delta, dim, k, units)
 
 
-def _frac_bits(specs: list[tuple[str, tuple[Block, ...], float, float, int]], records: int | None) -> int:
+def monomial_factor(objective: FMObjective, block: Block) -> float:
+    """What a cross-party product entry is multiplied by to give its monomial coefficient: ``2q`` for quad
+    blocks (2 or 1/4), ``-2`` (linear, ``lambda_a = -2 sum y x``) or 1 (logistic, ``sum (1/2 - y) x``) for lin."""
+    if block[0] == "quad":
+        return 2.0 if objective == "linear" else 0.25
+    return -2.0 if objective == "linear" else 1.0
+
+
+def approximation_inflation(plan: FMPlan, blocks: Sequence[Block], error: float) -> tuple[float, int]:
+    """Sensitivity added by approximate cross products, and the extra snapped coordinates.
+
+    An entry computed with error at most ``E`` can differ between neighbouring datasets by its exact change plus
+    ``2E``; summed over the cross-party monomials of ``blocks`` (times their factor), that is the inflation.
+    Each such monomial is snapped twice (two real shares), so it also counts twice in the grid's ``+dim``.
+    """
+    part = plan.partition
+    extra, count = 0.0, 0
+    for block in blocks:
+        if block[0] == "const" or len(part.involved(block)) < 2:
+            continue
+        entries = math.prod(block_shape(part, block))
+        extra += 2.0 * error * abs(monomial_factor(plan.objective, block)) * entries
+        count += entries
+    return (extra, count) if error > 0 else (0.0, 0)
+
+
+def _frac_bits(specs: list[tuple[str, tuple[Block, ...], float, float, int]], records: int | None,
+               cap: int = 20) -> int:
     """Fractional bits f of the features; the release grid is 2^-(2f + 2) (see :meth:`FMPlan.grid_bits`).
 
     The finest grid any group wants has about 2^40 steps per noise scale (:func:`default_grid_bits`); a
@@ -279,7 +333,7 @@ def _frac_bits(specs: list[tuple[str, tuple[Block, ...], float, float, int]], re
     f = (wanted - 2) // 2
     if records is not None:  # |coefficient| <= 2n and 2n 2^(2f+2) must stay below 2^60
         f = min(f, (57 - int(records).bit_length()) // 2)
-    return max(_MIN_FRAC_BITS, min(_MAX_FRAC_BITS, f))
+    return max(_MIN_FRAC_BITS, min(_MAX_FRAC_BITS, cap, f))
 
 
 def monomial_mask(partition: ColumnPartition, block: Block, party: int) -> npt.NDArray[np.bool_]:
@@ -399,6 +453,18 @@ def cross_units(plan: FMPlan, block: Block, share: npt.ArrayLike, scale_bits: in
         if negate:
             out = (np.uint64(0) - out).astype(np.uint64)
     return out
+
+
+def cross_units_real(plan: FMPlan, block: Block, share: npt.ArrayLike) -> UnitArray:
+    """A party's real-valued additive share of a cross-party product (CKKS) as monomial grid units: the share
+    times the monomial factor, snapped to the grid (the plan's sensitivity counts the second snap and the
+    backend's error, see :func:`approximation_inflation`)."""
+    group = _check_block(plan, block)
+    arr = np.asarray(share, dtype=np.float64)
+    if arr.shape != block_shape(plan.partition, block) or len(plan.partition.involved(block)) < 2:
+        raise ShapeMismatchError(explain(f"share of {block}", arr.shape, str(block_shape(plan.partition, block)),
+                                         "pass the cross-party product's share"))
+    return snap_to_grid(monomial_factor(plan.objective, block) * arr, group.grid_bits).astype(np.uint64)
 
 
 def add_noise(plan: FMPlan, party: int, block: Block, units: UnitArray, noise: PartyNoise) -> UnitArray:

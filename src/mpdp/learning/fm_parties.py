@@ -50,7 +50,15 @@ import numpy.typing as npt
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import Block
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
-from mpdp.learning.fm_noise import FMPlan, PartyNoise, add_noise, assemble_release, cross_units, local_units
+from mpdp.learning.fm_noise import (
+    FMPlan,
+    PartyNoise,
+    add_noise,
+    assemble_release,
+    cross_units,
+    cross_units_real,
+    local_units,
+)
 from mpdp.learning.fm_objective import block_shape, check_features, check_labels, label_weights, quadratic_weight
 from mpdp.learning.functional_mechanism import FMResult, SolveSettings, solve_release
 from mpdp.randomness import RandomSource, resolve
@@ -257,9 +265,12 @@ class FMDataParty(Party):
             if out is None or out.share is None:
                 raise ParameterError(explain(f"product of parties {pair.left} and {pair.right}", None,
                                              "an additive share", "run the product without reveal_to"))
+            real = bool(getattr(out, "real", False))  # CKKS: real-valued shares, not ring elements
             share = np.asarray(out.share).reshape(pair.left_cols, spec.right_cols)
             for block, part_share in pair.split(share).items():
-                units[block] = cross_units(plan, block, np.ascontiguousarray(part_share), out.scale_bits)
+                part_share = np.ascontiguousarray(part_share)
+                units[block] = (cross_units_real(plan, block, part_share) if real
+                                else cross_units(plan, block, part_share, out.scale_bits))
         t2 = time.perf_counter()
         noise = PartyNoise(plan, self._noise_rng if self._noise_rng is not None else comm.rng.spawn("fm-noise"))
         # 1-d on the wire (the codec carries 0-d arrays as plain ints); the server reshapes by the plan.
@@ -320,6 +331,10 @@ class FMServer(Party):
         if comm.recv(party_name(plan.partition.label_party), label="aligned") is not True:
             raise ShapeMismatchError("the label party did not confirm the parties' record alignment")
         plan = dataclasses.replace(plan, records=int(n0))
+        if self.backend == "ckks":  # approximate products: price their error into the sensitivity (fm_noise)
+            from mpdp.protocols.inner_product_ckks import ckks_error_bound
+
+            plan = dataclasses.replace(plan, coefficient_error=ckks_error_bound(int(n0), 1.0), max_frac_bits=16)
         comm.broadcast(plan.to_wire(), label="plan", to=names)
         if self.backend == "shares":  # the server is the commodity dealer of the Beaver matrix triples
             from mpdp.protocols.inner_product import cross_product
