@@ -5,8 +5,9 @@ Targets (issue 8): logistic regression on Adult (d as encoded, K = 3, label at p
 (one data holder, no cryptography) on the same records in the same process, so ``ratio`` is the price of the
 secure computation. The note of each result gives the per-phase breakdown (seconds): ``local`` single-party
 coefficients, ``cross`` secure cross-party products (slowest party), ``noise`` grid Laplace draws, ``solve``
-the server's trimmed eigen-solve, and the accuracy reached. ``--quick`` uses a 5,000-record subsample. ``cpu`` is the process CPU time of the run (every party is a thread of
-this process): on a loaded machine it is the better measure of the work done.
+the server's trimmed eigen-solve, and the accuracy reached. ``--quick`` uses a 5,000-record subsample.
+``cpu`` is the process CPU time of the run (every party is a thread of this process): on a loaded machine it
+is the better measure of the work done.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def run(quick: bool = False) -> list[BenchResult]:
             f"fm-logistic adult K=3 {backend}", train.n, seconds, "centralised FM", base_seconds,
             bytes=model.communication_.get("bytes"),
             note=f"{phases}; cpu={cpu:.1f} s (all threads; wall time suffers on a loaded machine); "
-                 f"accuracy={model.score(test.X, test.y):.4f} at eps=1; target <= {target} s (d={train.d}, n={train.n})"))
+                 f"accuracy={model.score(test.X, test.y):.4f} at eps=1; target <= {target} s "
+                 f"(d={train.d}, n={train.n})"))
     return results
 
