@@ -146,3 +146,32 @@ def test_bottom_up_budgets_end_to_end() -> None:
     assert model.epsilon_spent_ == pytest.approx(1.9)
     assert model.per_party_epsilon_ == pytest.approx((1.5, 1.4))
     assert np.all(np.isfinite(model.coef_))
+
+
+class _Spender:
+    """A minimal BudgetSpender: records what is charged and refuses beyond ``budget``."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget, self.spent, self.labels = budget, 0.0, []
+
+    def spend(self, cost, *, label):  # type: ignore[no-untyped-def]
+        from mpdp.errors import BudgetExceededError
+
+        if self.spent + cost.epsilon > self.budget + 1e-12:
+            raise BudgetExceededError(f"{label}: {cost.epsilon} exceeds what is left")
+        self.spent += cost.epsilon
+        self.labels.append(label)
+
+
+def test_ledger_is_charged_before_training_and_refuses_overspend() -> None:
+    from mpdp.errors import BudgetExceededError
+
+    X, y = _logistic_data(200, 3, 17)
+    ledger = _Spender(1.5)
+    FMLogisticRegression(1.0, ledger=ledger, rng=RandomSource.seeded(18)).fit(X, y)
+    assert ledger.spent == pytest.approx(1.0) and ledger.labels == ["fm-logistic"]
+    with pytest.raises(BudgetExceededError):
+        FMLogisticRegression(1.0, ledger=ledger, rng=RandomSource.seeded(19)).fit(X, y)
+    assert ledger.spent == pytest.approx(1.0)
+    with pytest.raises(BudgetExceededError):
+        centralized_fm("logistic", X, y, epsilon=1.0, ledger=ledger)
