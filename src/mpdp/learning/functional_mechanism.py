@@ -27,7 +27,18 @@ Deviations from the paper, each sound
 * Optional public row-L1 bounds per party (e.g. one per encoded attribute, since a one-hot group has L1 norm 1)
   replace the box bound ``d_k``; the default is the paper's.
 * Cross-party coefficients stay secret-shared between the two parties until each adds its noise, so no party
-  learns an exact cross-party coefficient (the paper lets the parties decrypt them).
+  learns an exact cross-party coefficient (the paper lets the parties decrypt them). One secure product per
+  pair of parties gives all the blocks the pair shares.
+* Approximate products (CKKS) move the coefficients by up to their documented error; that error is added to
+  the sensitivity, so the guarantee covers what is really released (:func:`~mpdp.learning.fm_noise.
+  approximation_inflation`). Exact backends (shares, Paillier) release bit-for-bit the centralised objective of
+  the features rounded to the plan's fixed-point grid (Claim 1).
+
+References
+----------
+Paper 000 (Xu, Yuan, Wu), ``/work/shared/papers/000_f849ec3839ecc68a.txt``: Algorithm 1, Equations 2-7,
+Lemmas 1-2, Theorems 1-2, Claim 1, Corollary 1, Tables 1-3. Zhang, Zhang, Xiao, Yang, Winslett, "Functional
+mechanism: regression analysis under differential privacy", PVLDB 5(11), 2012.
 """
 
 from __future__ import annotations
