@@ -99,3 +99,12 @@ def test_bounds_spec_and_catalog_route(table: Path) -> None:
     assert data.n == 4
     with pytest.raises(ParameterError, match="--label"):
         load_dataset(str(table))
+
+
+def test_categories_spec() -> None:
+    from mpdp.datasets.csvfile import parse_categories_spec
+
+    assert parse_categories_spec("city=Lyon|Nice, member=no|yes") == {"city": ("Lyon", "Nice"),
+                                                                       "member": ("no", "yes")}
+    with pytest.raises(ParameterError, match=r"name=a\|b\|c"):
+        parse_categories_spec("city=")

@@ -100,6 +100,7 @@ def load_dataset(
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
     bounds: Mapping[str, tuple[float, float]] | None = None,
+    categories: Mapping[str, Sequence[str]] | None = None,
     positive: str | None = None,
     adult_path: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -110,9 +111,9 @@ def load_dataset(
         if label is None:
             raise ParameterError(explain("label", None, "the CSV column to predict", "pass --label COLUMN"))
         return load_csv(spec, label=label, categorical=categorical, numeric=numeric, bounds=bounds,
-                        positive=positive)
-    if label is not None or categorical or numeric or bounds or positive is not None:
-        raise ParameterError(explain("--label/--categorical/--numeric/--bounds/--positive", spec,
+                        categories=categories, positive=positive)
+    if label is not None or categorical or numeric or bounds or categories or positive is not None:
+        raise ParameterError(explain("--label/--categorical/--numeric/--bounds/--categories/--positive", spec,
                                      "a CSV dataset (these describe the user's own table)",
                                      "drop these options for built-in datasets"))
     name, params = parse_spec(spec)

@@ -32,7 +32,7 @@ from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import OutOfBounds, make_dataset, scale_to_pm1
 from mpdp.errors import DatasetError, DatasetUnavailableError, DomainError, ParameterError, PrivacyLeakWarning, explain
 
-__all__ = ["MISSING", "load_csv", "parse_bounds_spec"]
+__all__ = ["MISSING", "load_csv", "parse_bounds_spec", "parse_categories_spec"]
 
 MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
 
@@ -47,6 +47,18 @@ def parse_bounds_spec(spec: str) -> dict[str, tuple[float, float]]:
             out[name.strip()] = (float(lo), float(hi))
         except ValueError:
             raise ParameterError(explain("bounds", item, "name=low:high", "write e.g. --bounds age=0:120")) from None
+    return out
+
+
+def parse_categories_spec(spec: str) -> dict[str, tuple[str, ...]]:
+    """``"city=Lyon|Nice|Paris,member=no|yes"`` -> ``{"city": ("Lyon", "Nice", "Paris"), "member": ("no", "yes")}``."""
+    out: dict[str, tuple[str, ...]] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, eq, values = item.partition("=")
+        cats = tuple(v.strip() for v in values.split("|") if v.strip())
+        if not eq or not name.strip() or not cats:
+            raise ParameterError(explain("categories", item, "name=a|b|c", "write e.g. --categories city=Lyon|Paris"))
+        out[name.strip()] = cats
     return out
 
 
@@ -206,7 +218,8 @@ def load_csv(
     if inferred:
         warnings.warn(
             f"{file.name}: domains inferred from the data ({'; '.join(inferred)}); they are not protected by "
-            "differential privacy. Declare public bounds/categories (bounds={'col': (lo, hi)}, --bounds "
-            "col=lo:hi, categories=...) for the full guarantee.", PrivacyLeakWarning, stacklevel=2)
+            "differential privacy. Declare public domains (bounds={'col': (lo, hi)} / --bounds col=lo:hi, "
+            "categories={'col': [...]} / --categories col=a|b) for the full guarantee.",
+            PrivacyLeakWarning, stacklevel=2)
     return make_dataset(name or file.stem, attrs, values, y, task=task, label_name=label,
                         out_of_bounds=out_of_bounds)

@@ -24,6 +24,7 @@ from mpdp.randomness import RandomSource
 __all__ = [
     "MODULES",
     "Algorithm",
+    "Curve",
     "Metric",
     "ReproOptions",
     "ReproRow",
@@ -45,6 +46,26 @@ MODULES: tuple[str, ...] = ()
 class Metric:
     name: str  # e.g. "accuracy", "misclassification", "mse", "test_nll", "optimality_gap"
     value: float
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A series an algorithm reports for ``mpdp run --plot`` (e.g. test accuracy per iteration)."""
+
+    name: str  # legend entry, e.g. "test accuracy"
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    x_label: str = "iteration"
+    y_label: str = "value"
+
+    def __post_init__(self) -> None:
+        if len(self.x) != len(self.y) or not self.x:
+            raise ParameterError(explain(f"curve {self.name!r}", (len(self.x), len(self.y)),
+                                         "as many x as y values, at least one", "pass matching sequences"))
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "x": [float(v) for v in self.x], "y": [float(v) for v in self.y],
+                "x_label": self.x_label, "y_label": self.y_label}
 
 
 @dataclass(frozen=True)
@@ -86,6 +107,7 @@ class RunReport:
     seconds: float
     communication: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
+    curves: list[Curve] = field(default_factory=list)  # what ``--plot`` draws; printed under "curves"
 
     def as_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -102,6 +124,7 @@ class RunReport:
             else {"name": self.non_private.name, "value": self.non_private.value},
             "seconds": self.seconds,
             "communication": dict(self.communication),
+            "curves": [c.as_json() for c in self.curves],
         }
         record.update(self.extra)
         return record
@@ -116,6 +139,10 @@ class Algorithm:
     task: Literal["classification", "regression", "synthesis"]
     run: Callable[[RunConfig], RunReport]
     backends: tuple[str, ...] = ()  # e.g. ("shares", "paillier", "ckks"); empty when not selectable
+    # ``--option`` keys the algorithm understands, with a one-line description each, e.g.
+    # {"T": "number of DP-SGD iterations (default 3000)"}. When given, the CLI refuses other keys (a
+    # misspelled key must not silently do nothing) and ``mpdp run --list`` shows them.
+    options: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

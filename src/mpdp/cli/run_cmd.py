@@ -1,0 +1,231 @@
+"""``mpdp run <algorithm>``: train one registered algorithm on a dataset split between simulated parties.
+
+The command loads the data (:func:`mpdp.datasets.load_dataset`), splits off a stratified test set, works out
+the parties (a column partition for vertical algorithms, a party count for horizontal ones), calls
+``Algorithm.run(RunConfig)`` and prints the :class:`~mpdp.learning.registry.RunReport` (one JSON object with
+``--json``). Randomness: ``--seed`` seeds everything (data generation, split, the algorithm's keys and
+noise, each from its own child stream); without it every draw is fresh OS entropy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from mpdp.cli.common import (
+    add_dataset_arguments,
+    add_output_arguments,
+    interactive,
+    load_from_args,
+    print_json,
+    rng_from_args,
+    show_warnings,
+    table,
+)
+from mpdp.datasets.dataset import Dataset
+from mpdp.datasets.partition import VerticalPartition, vertical_by_groups, vertical_by_sizes
+from mpdp.datasets.splits import train_test_split
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
+
+__all__ = ["add_parser", "build_config", "handle", "parse_options"]
+
+DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
+
+
+def _option(text: str) -> tuple[str, Any]:
+    key, eq, raw = text.partition("=")
+    if not eq or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r} (write e.g. --option T=100)")
+    return key.strip(), raw.strip()
+
+
+def parse_options(pairs: list[tuple[str, str]], declared: Mapping[str, str], algorithm: str) -> dict[str, Any]:
+    """``--option`` pairs -> typed values (JSON literals: numbers, true/false, lists; else the string).
+
+    Keys must be among the algorithm's declared options when it declares any.
+    """
+    out: dict[str, Any] = {}
+    for key, raw in pairs:
+        if declared and key not in declared:
+            raise ParameterError(explain(f"--option {key}", raw, f"one of {sorted(declared)} for {algorithm}",
+                                         "see `mpdp run --list` for each algorithm's options"))
+        if key in out:
+            raise ParameterError(explain(f"--option {key}", raw, "each key once", "drop the repeated key"))
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = {"True": True, "False": False}.get(raw, raw)
+        out[key] = value
+    return out
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run", help="train a registered algorithm on a dataset split between simulated parties",
+        description="Train a registered algorithm with simulated parties and print its results "
+                    "(privacy spent, metric, non-private baseline, communication).")
+    parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the registered algorithms and exit")
+    add_dataset_arguments(parser)
+    parties = parser.add_argument_group("parties and privacy")
+    parties.add_argument("--parties", type=int, default=None,
+                         help="number of parties (default: 2 vertical, 3 horizontal, or the --partition groups)")
+    parties.add_argument("--partition", metavar='"A,B;C,D"',
+                         help="vertical: columns per party, ';' between parties (group names such as "
+                              "demographic/financial allowed)")
+    parties.add_argument("--label-party", type=int, default=0, help="vertical: index of the party holding the label")
+    parties.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0)")
+    parties.add_argument("--delta", type=float, default=1e-5,
+                         help="privacy parameter delta (default 1e-5; pure-DP algorithms spend 0)")
+    parties.add_argument("--backend", help="secure-computation backend, where the algorithm offers a choice")
+    parties.add_argument("--test-fraction", type=float, default=0.2, help="held-out test share (default 0.2)")
+    parties.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                         help="algorithm-specific setting (repeatable), e.g. --option T=100")
+    add_output_arguments(parser)
+    parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
+    parser.set_defaults(handler=handle)
+
+
+def _check_privacy(epsilon: float, delta: float) -> None:
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ParameterError(explain("--epsilon", epsilon, "a finite number > 0", "pass e.g. --epsilon 1.0"))
+    if not 0 <= delta < 1:
+        raise ParameterError(explain("--delta", delta, "a number in [0, 1)", "pass e.g. --delta 1e-5"))
+
+
+def _check_task(algo: Algorithm, data: Dataset) -> None:
+    if algo.task in ("classification", "regression") and data.task != algo.task:
+        hint = ("a numeric --label (CSV) or adult:target=hours-per-week" if algo.task == "regression"
+                else "a two-class --label (CSV) or adult")
+        raise ParameterError(explain(f"dataset {data.name}", f"a {data.task} task", f"{algo.task} for {algo.name}",
+                                     f"use {hint}"))
+
+
+def _vertical_partition(data: Dataset, args: argparse.Namespace) -> VerticalPartition:
+    if args.partition:
+        part = vertical_by_groups(data, args.partition, label_party=args.label_party)
+        if args.parties is not None and args.parties != part.parties:
+            raise ParameterError(explain("--parties", args.parties, f"{part.parties} (the --partition groups)",
+                                         "drop --parties or give one group per party"))
+        return part
+    parties = args.parties or DEFAULT_PARTIES["vertical"]
+    units = set(data.attribute_names or data.feature_names)
+    groups = list(data.groups.values())
+    if len(groups) == parties and sorted(n for g in groups for n in g) == sorted(units):
+        return vertical_by_groups(data, groups, label_party=args.label_party)
+    return vertical_by_sizes(data, parties=parties, label_party=args.label_party)
+
+
+def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
+    """Load, split and partition the data as ``args`` say, into the :class:`RunConfig` for ``algo``."""
+    _check_privacy(args.epsilon, args.delta)
+    if algo.backends and args.backend is not None and args.backend not in algo.backends:
+        raise ParameterError(explain("--backend", args.backend, f"one of {list(algo.backends)} for {algo.name}",
+                                     "pick one of those"))
+    if not algo.backends and args.backend is not None:
+        raise ParameterError(explain("--backend", args.backend, f"no --backend ({algo.name} has a fixed one)",
+                                     "drop --backend"))
+    if algo.partitioning != "vertical" and (args.partition or args.label_party):
+        raise ParameterError(explain("--partition/--label-party", args.partition or args.label_party,
+                                     f"only for vertical algorithms ({algo.name} is {algo.partitioning})",
+                                     "drop them; use --parties for the number of parties"))
+    options = parse_options(args.option, algo.options, algo.name)
+    rng = rng_from_args(args)
+    data = load_from_args(args, rng.spawn("data"))
+    _check_task(algo, data)
+    train, test = train_test_split(data, args.test_fraction, rng=rng.spawn("split"))
+    partition: tuple[tuple[str, ...], ...] | None = None
+    if algo.partitioning == "vertical":
+        part = _vertical_partition(train, args)
+        parties, partition = part.parties, part.as_config()
+    else:
+        parties = args.parties or DEFAULT_PARTIES["horizontal"]
+        if not 1 <= parties <= train.n:
+            raise ShapeMismatchError(explain("--parties", parties, f"1 to {train.n} (training rows of {data.name})",
+                                             "use fewer parties or more data"))
+    return RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
+                     rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
+                     label_party=args.label_party if algo.partitioning == "vertical" else 0, options=options,
+                     progress=interactive(args))
+
+
+def _list(as_json: bool) -> int:
+    known = algorithms()
+    if as_json:
+        print_json({"algorithms": [{"name": a.name, "summary": a.summary, "paper": a.paper,
+                                    "partitioning": a.partitioning, "task": a.task, "backends": list(a.backends),
+                                    "options": dict(a.options)} for a in known.values()]})
+        return 0
+    if not known:
+        print("no algorithms are registered yet")
+        return 0
+    rows = [(a.name, a.paper, a.partitioning, a.task, ",".join(a.backends) or "-", a.summary)
+            for a in known.values()]
+    print(table(rows, ("algorithm", "paper", "parties", "task", "backends", "summary")))
+    for a in known.values():
+        for key, text in a.options.items():
+            print(f"  {a.name} --option {key}=...  {text}")
+    return 0
+
+
+def _human(record: Mapping[str, Any]) -> str:
+    def metric(m: Mapping[str, Any] | None) -> str:
+        return "-" if m is None else f"{m['name']} = {m['value']:.4f}" if isinstance(m["value"], float) \
+            else f"{m['name']} = {m['value']}"
+
+    comm = record["communication"]
+    lines = [
+        f"{record['algorithm']} on {record['dataset']} with {record['parties']} parties",
+        f"  privacy: epsilon {record['epsilon_spent']:g} of {record['epsilon']:g}, "
+        f"delta {record['delta_spent']:g} of {record['delta']:g}",
+        f"  result:  {metric(record['metric'])}   (non-private: {metric(record['non_private'])})",
+        f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
+        f"{comm.get('rounds', 0):,} rounds;  {record['seconds']:.2f} s",
+    ]
+    if record.get("per_party_epsilon"):
+        lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args.json)
+    if not args.algorithm:
+        raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp run --list` to see them"))
+    algo = get_algorithm(args.algorithm)
+    if args.plot:
+        from mpdp.cli.plotting import check_plot_target
+
+        check_plot_target(args.plot)
+    with show_warnings():
+        config = build_config(algo, args)
+        report = algo.run(config)
+    if not isinstance(report, RunReport):
+        raise ParameterError(explain(f"{algo.name} result", type(report).__name__, "a RunReport",
+                                     "fix the algorithm's run function"))
+    record = report.as_json()
+    record.setdefault("backend", config.backend)
+    record.setdefault("seed", args.seed)
+    record.setdefault("options", dict(config.options))
+    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
+    record.setdefault("train_rows", config.train.n)
+    record.setdefault("test_rows", config.test.n)
+    if args.json:
+        print_json(record)
+    else:
+        print(_human(record))
+    if args.plot:
+        if not report.curves:
+            print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)
+        else:
+            from mpdp.cli.plotting import plot_curves
+
+            out = plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}")
+            if interactive(args):
+                print(f"mpdp: plot written to {out}", file=sys.stderr)
+    return 0
