@@ -64,6 +64,37 @@ class NamedProtocol:
     build: Callable[[PartySetup], Role]
 
 
+def _aggregation(setup: PartySetup) -> Role:
+    from mpdp.protocols.aggregation import (
+        AggregationSpec,
+        aggregation_aggregator,
+        aggregation_client,
+        aggregation_server,
+    )
+
+    p = setup.params
+    spec = AggregationSpec(
+        server=str(setup.param("server", required=True)),
+        aggregators=tuple(setup.param("aggregators", required=True)),
+        clients={str(k): int(v) for k, v in dict(setup.param("clients", required=True)).items()},
+        dim=int(setup.param("dim", required=True)),
+        bound=float(p.get("bound", 1.0)),
+        weighted=bool(p.get("weighted", False)),
+        weight_bound=float(p.get("weight_bound", 1.0)),
+        max_dropouts=int(p.get("max_dropouts", 0)),
+        phase_timeout=p.get("phase_timeout"),
+    )
+    if setup.party == spec.server:
+        return lambda comm: aggregation_server(comm, spec)
+    if setup.party in spec.aggregators:
+        return lambda comm: aggregation_aggregator(comm, spec)
+    data = np.asarray(setup.require_data(), dtype=np.float64)
+    if spec.weighted:  # the last column holds each client's weight
+        data = data if data.ndim == 2 else data[None, :]
+        return lambda comm: aggregation_client(comm, spec, data[:, :-1], data[:, -1])
+    return lambda comm: aggregation_client(comm, spec, data)
+
+
 def _secure_sum(setup: PartySetup) -> Role:
     return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
 
@@ -72,6 +103,9 @@ PROTOCOLS: dict[str, NamedProtocol] = {
     p.name: p
     for p in (
         NamedProtocol("secure-sum", "every party learns the sum of the parties' int64 vectors (toy)", _secure_sum),
+        NamedProtocol("aggregation", "dropout-tolerant secure (weighted) sum of client vectors at a server; params: "
+                      "server, aggregators, clients {party: k}, dim, bound[, weighted, weight_bound, max_dropouts]",
+                      _aggregation),
     )
 }
 

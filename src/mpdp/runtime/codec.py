@@ -179,7 +179,7 @@ def _encode_array(array: np.ndarray[Any, Any], out: bytearray) -> None:
     out.append(_ARRAY)
     out += struct.pack("<BB", code, array.ndim)
     out += struct.pack(f"<{array.ndim}Q", *array.shape)
-    out += np.ascontiguousarray(array, dtype=_DTYPES[code]).tobytes()
+    out += memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code])).cast("B")  # type: ignore[arg-type]  # no copy
 
 
 def _encode_bigarray(array: np.ndarray[Any, Any], out: bytearray) -> None:
@@ -272,7 +272,8 @@ class _Reader:
     def dims(self, ndim: int) -> tuple[int, ...]:
         dims = self.unpack(f"<{ndim}Q") if ndim else ()
         total = math.prod(dims)
-        if total > self.limits.max_bytes:
+        # Each dimension on its own too: (0, 2^63) has no elements but no array can have that shape.
+        if total > self.limits.max_bytes or any(d > self.limits.max_bytes for d in dims):
             raise MalformedMessageError(
                 explain("array shape", dims, "a size within the message limit", "reject the sender")
             )

@@ -114,11 +114,16 @@ class Comm:
         self.traffic.messages_sent += 1
         self.traffic.sent_to[dst] = self.traffic.sent_to.get(dst, 0) + len(data)
 
-    def recv(self, src: str, *, label: str = "") -> Any:
-        """The next message from ``src``; it must carry ``label``."""
+    def recv(self, src: str, *, label: str = "", timeout: float | None = None) -> Any:
+        """The next message from ``src``; it must carry ``label``.
+
+        ``timeout`` (seconds, default the Comm's) bounds this receive only: a dropout-tolerant protocol
+        waits for a phase deadline and treats a party that misses it as dropped.
+        """
         if src not in self.parties or src == self.name:
             raise ParameterError(explain("src", src, f"a peer of {self.name}: {self.peers}", "receive from a peer"))
-        data = self._endpoint.recv(src, self.timeout)
+        wait = self.timeout if timeout is None else max(float(timeout), 1e-3)
+        data = self._endpoint.recv(src, wait)
         envelope = decode(data, limits=self.limits)
         if not isinstance(envelope, dict) or set(envelope) != {"seq", "round", "label", "body"}:
             raise MalformedMessageError(

@@ -161,3 +161,20 @@ def test_unknown_operand_types_return_not_implemented(keypair) -> None:
     a = _enc(keypair, [0.5])
     assert a.__add__(3) is NotImplemented and a.__sub__("x") is NotImplemented
     assert phe is not None
+
+
+def test_take_and_homomorphic_packing(small_keypair) -> None:
+    pk, sk = small_keypair
+    x = np.array([0.5, -1.0, 0.25, 1.0, -0.75])
+    a = _enc(small_keypair, x)
+    assert decrypt(sk, a.take([4, 0, 0, 2])).tolist() == [-0.75, 0.5, 0.5, 0.25]
+    packing = Packing(slot_bits=24, slots=2)
+    packed = a.packed(packing)
+    assert packed.n_ciphertexts == 3 and packed.packing == packing
+    assert decrypt(sk, packed).tolist() == x.tolist()
+    matrix = _enc(small_keypair, x.reshape(1, 5)).packed(Packing.for_key(pk, 24))
+    assert matrix.n_ciphertexts == 1 and decrypt(sk, matrix).tolist() == [x.tolist()]
+    with pytest.raises(ShapeMismatchError, match="index within"):
+        a.take([5])
+    with pytest.raises(EncodingOverflowError, match="wider slots"):
+        a.packed(Packing(slot_bits=16, slots=2))

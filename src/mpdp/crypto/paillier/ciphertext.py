@@ -280,6 +280,48 @@ class EncryptedArray:
             raise ShapeMismatchError(explain("array", self.shape, "a 1-D or 2-D array", "reshape it"))
         return self._derive(out, shape, frac_bits=self.frac_bits + codec.frac_bits, bound=bound, fresh=False)
 
+    def take(self, indices: Any) -> EncryptedArray:
+        """The values at ``indices`` of a 1-D unpacked array (a gather; ciphertexts are shared, not copied)."""
+        self._require_unpacked("take")
+        if self.ndim != 1:
+            raise ShapeMismatchError(explain("array", self.shape, "a 1-D array", "flatten it first"))
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.shape[0]):
+            raise ShapeMismatchError(explain("indices", (int(idx.min()), int(idx.max())),
+                                             f"in [0, {self.shape[0]})", "index within the array"))
+        out = np.empty((1, idx.size), dtype=object)
+        out[0, :] = self.ciphertexts[0, idx]
+        return EncryptedArray(self.public_key, out, (int(idx.size),), packing=None, frac_bits=self.frac_bits,
+                              bound=self.bound, fresh=self.fresh)
+
+    def packed(self, packing: Packing) -> EncryptedArray:
+        """Pack an unpacked array into slots homomorphically (along the last axis, like :func:`encrypt`).
+
+        Enc(v_0 + v_1 2^w + ...) = prod_j Enc(v_j)^(2^(j w)), evaluated by Horner's rule: w squarings per
+        slot, so packing k values costs about one full exponentiation, after which one rerandomization and
+        one decryption serve all k (the return trip of a protocol).
+        """
+        self._require_unpacked("packed")
+        packing.check_key(self.public_key.bits)
+        if self.bound > packing.capacity:
+            raise EncodingOverflowError(explain("bound", f"2^{self.bound.bit_length()}",
+                                                f"<= slot capacity {packing.capacity}", "use wider slots"))
+        rows, cols = _grid(self.shape)
+        k, n2 = packing.slots, self.public_key.n2
+        shift = 1 << packing.slot_bits
+        blocks = packing.blocks(cols)
+        out = np.empty((rows, blocks), dtype=object)
+        for r in range(rows):
+            row = self.ciphertexts[r].tolist()
+            for b in range(blocks):
+                chunk = row[b * k : (b + 1) * k]
+                acc = chunk[-1]
+                for c in reversed(chunk[:-1]):
+                    acc = gmpy2.powmod(acc, shift, n2) * c % n2
+                out[r, b] = acc
+        return EncryptedArray(self.public_key, out, self.shape, packing=packing, frac_bits=self.frac_bits,
+                              bound=self.bound, fresh=self.fresh)
+
     def reshape_scalar(self) -> EncryptedArray:
         """A 1-element 1-D unpacked array as a 0-d array."""
         if self.packing is not None or self.ciphertexts.size != 1:

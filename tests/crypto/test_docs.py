@@ -1,4 +1,4 @@
-"""The examples in the Paillier docstrings run and print what they say."""
+"""The examples in the homomorphic-encryption docstrings run and print what they say."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["mpdp.crypto.paillier", "mpdp.crypto.paillier.encoding", "mpdp.crypto.paillier.packing"]
+MODULES = ["mpdp.crypto.paillier", "mpdp.crypto.paillier.encoding", "mpdp.crypto.paillier.packing", "mpdp.crypto.ckks"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,0 +1,24 @@
+"""CKKS approximate homomorphic encryption on TenSEAL, with vetted 128-bit parameter sets.
+
+* :mod:`~mpdp.crypto.ckks.params`: named parameter sets, chosen by depth, with documented precision;
+* :mod:`~mpdp.crypto.ckks.context`: private and public contexts and their serialisation;
+* :mod:`~mpdp.crypto.ckks.vector`: :class:`CkksVector`, vectors of any length in explicit chunks.
+
+>>> ctx = CkksContext.generate(parameters_for_depth(1))
+>>> x = CkksVector.encrypt(ctx.public(), [0.5, -0.25, 1.0])
+>>> round(float(x.dot([1.0, 2.0, 0.5]).decrypt(ctx)[0]), 5)
+0.5
+"""
+
+from mpdp.crypto.ckks.context import CkksContext
+from mpdp.crypto.ckks.params import PARAMETER_SETS, SEAL_MAX_COEFF_BITS_128, CkksParameters, parameters_for_depth
+from mpdp.crypto.ckks.vector import CkksVector
+
+__all__ = [
+    "PARAMETER_SETS",
+    "SEAL_MAX_COEFF_BITS_128",
+    "CkksContext",
+    "CkksParameters",
+    "CkksVector",
+    "parameters_for_depth",
+]

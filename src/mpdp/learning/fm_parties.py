@@ -1,0 +1,300 @@
+"""The party roles of the vertical functional mechanism (paper 000, Algorithm 1 and Figure 1).
+
+Roles
+-----
+* :class:`FMDataParty`: holds its own column block ``X^k`` (n x d_k) and its record identifiers; the label
+  party also holds ``y``. It computes its single-party coefficients locally, its cross-party coefficients
+  with each other party through a secure matrix product (shares only), adds the Laplace noise it owns
+  (:mod:`mpdp.learning.fm_noise`) and sends grid-exact noisy values to the server.
+* :class:`FMServer`: honest but curious. It sends the public plan, checks the record counts, adds the
+  parties' released units block by block, solves the noisy objective soundly and releases the model.
+
+Messages (all through :class:`~mpdp.runtime.comm.Comm`, encoded by the strict codec)::
+
+    parties -> server        "count"    n
+    party k -> label party   "align"    sha256 of party k's record identifiers (label party aborts on mismatch)
+    label party -> server    "aligned"  True
+    server -> parties        "plan"     FMPlan.to_wire(), with n (sent only once counts and order agree)
+    party k <-> party l      (the secure product protocol of the chosen backend)
+    parties -> server        "release"  {block: int64 grid units}
+    server -> parties        "model"    the released weights
+
+Security
+--------
+Semi-honest parties and server, no collusion between the server and a data party (the backends' own
+assumptions apply to the secure products). The server sees only noisy coefficients and, per block, each
+party's noisy share, where one share of a cross-party coefficient is the backend's mask; it learns nothing
+beyond the eps-DP release. No party learns an exact cross-party coefficient. Each party learns the public plan,
+n, and the released model.
+
+References
+----------
+Paper 000, Algorithm 1, sections "Dissecting objective function", "Collecting single-party and cross-party
+coefficients", "Secure vector multiplication".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.dp.accounting.cost import BudgetSpender
+from mpdp.dp.sensitivities.functional_mechanism import Block
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.learning.fm_noise import FMPlan, PartyNoise, assemble_release, noisy_units
+from mpdp.learning.fm_objective import block_shape, check_features, check_labels, label_weights, quadratic_weight
+from mpdp.learning.functional_mechanism import FMResult, SolveSettings, solve_release
+from mpdp.randomness import RandomSource, resolve
+from mpdp.runtime.comm import Comm
+from mpdp.runtime.party import Party, run_protocol
+
+__all__ = ["BACKENDS", "FMDataParty", "FMServer", "block_key", "party_name", "run_vertical_fm"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Secure-product backends a run can select (mpdp.protocols).
+BACKENDS: tuple[str, ...] = ("shares", "ckks", "paillier")
+SERVER = "server"
+
+
+def party_name(k: int) -> str:
+    return f"party{k}"
+
+
+def block_key(block: Block) -> str:
+    """A block's name on the wire: ``const``, ``lin/k``, ``quad/k/l``."""
+    return "/".join(str(p) for p in block)
+
+
+def _check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ParameterError(explain("backend", backend, f"one of {BACKENDS}", "choose a secure-product backend"))
+    return backend
+
+
+def secure_cross_product(comm: Comm, peer: str, mine: FloatArray, *, left: bool, backend: str,
+                         options: Mapping[str, Any]) -> FloatArray:
+    """This party's additive share of ``A^T B`` where ``A`` (left) and ``B`` are the two parties' matrices.
+
+    The party with ``left=True`` holds ``A`` (n x p), its peer ``B`` (n x m); both get a p x m share.
+    """
+    from mpdp.protocols import inner_product  # type: ignore[attr-defined]  # lands with the protocols issue
+
+    share: FloatArray = inner_product.cross_product_share(comm, peer, mine, left=left, backend=backend, **options)
+    return share
+
+
+class FMDataParty(Party):
+    """Party ``index`` of a vertical FM run: its columns, its identifiers and (label party) the labels.
+
+    Parameters
+    ----------
+    name:
+        The party's name in the protocol (``party_name(index)`` in :func:`run_vertical_fm`).
+    index:
+        Its position in the plan's partition.
+    X:
+        Its columns only, n x d_k, features in [-1, 1] with row L1 norm within the plan's public bound.
+    y:
+        The labels (label party only).
+    ids:
+        Record identifiers in the agreed order (default ``0..n-1``); parties whose identifiers differ abort.
+    clip:
+        Clip out-of-domain rows instead of refusing them (see :func:`~mpdp.learning.fm_objective.check_features`).
+    noise_rng:
+        Root of this party's noise streams; default ``comm.rng.spawn("fm-noise")``.
+    ledger:
+        Charged with this party's own guarantee ``eps^(k)`` before it releases anything.
+    """
+
+    def __init__(self, name: str, index: int, X: npt.ArrayLike, y: npt.ArrayLike | None = None, *,
+                 label_party: int = 0, ids: npt.ArrayLike | None = None, clip: bool = False, backend: str = "shares",
+                 backend_options: Mapping[str, Any] | None = None, noise_rng: RandomSource | None = None,
+                 ledger: BudgetSpender | None = None) -> None:
+        super().__init__(name)
+        self.index = int(index)
+        self.label_party = int(label_party)
+        self._X = np.asarray(X, dtype=np.float64)
+        self._y = None if y is None else np.asarray(y, dtype=np.float64)
+        n = self._X.shape[0] if self._X.ndim == 2 else -1
+        self._ids = np.arange(max(n, 0), dtype=np.int64) if ids is None else np.asarray(ids)
+        self.clip = clip
+        self.backend = _check_backend(backend)
+        self.backend_options = dict(backend_options or {})
+        self._noise_rng = noise_rng
+        self.ledger = ledger
+        self.timings: dict[str, float] = {}  # seconds per phase of the last run (local, cross, noise)
+
+    def _digest(self) -> bytes:
+        ids = np.ascontiguousarray(self._ids)
+        return hashlib.sha256(str(ids.dtype).encode() + ids.tobytes()).digest()
+
+    def run(self, comm: Comm) -> FloatArray:
+        if self._X.ndim != 2 or self._X.shape[0] != self._ids.shape[0]:
+            raise ShapeMismatchError(explain(f"X, ids of {self.name}", (self._X.shape, self._ids.shape),
+                                             "(n, d_k) and (n,)", "one identifier per record"))
+        comm.send(SERVER, int(self._X.shape[0]), label="count")
+        self._check_alignment(comm)
+        plan = FMPlan.from_wire(comm.recv(SERVER, label="plan"))
+        part, k = plan.partition, self.index
+        label = part.label_party
+        if not 0 <= k < part.parties or party_name(k) != self.name or label != self.label_party:
+            raise ParameterError(explain("index", k, f"this party's position ({self.name})", "match the names"))
+        Xk = check_features(self._X, (plan.party_l1 or ())[k], clip=self.clip, name=f"X of {self.name}")
+        if Xk.shape[1] != len(part.columns[k]):
+            raise ShapeMismatchError(explain(f"columns of {self.name}", Xk.shape[1], f"{len(part.columns[k])}",
+                                             "hold exactly the columns the plan assigns"))
+        r = None
+        if k == label:
+            if self._y is None:
+                raise ParameterError(explain(f"y of {self.name}", None, "the labels", "the label party holds y"))
+            y = check_labels(plan.objective, self._y)
+            if y.shape[0] != Xk.shape[0]:
+                raise ShapeMismatchError(explain("y", y.shape, f"({Xk.shape[0]},)", "one label per record"))
+            r = label_weights(plan.objective, y)
+        if self.ledger is not None:
+            from mpdp.dp.accounting.cost import PrivacyCost
+
+            self.ledger.spend(PrivacyCost(epsilon=plan.per_party_epsilon()[k], mechanism="laplace"),
+                              label=f"fm-{plan.objective}/{self.name}")
+        q = quadratic_weight(plan.objective)
+        t0 = time.perf_counter()
+        shares: dict[Block, FloatArray] = {}
+        for block in plan.groups:
+            parties = part.involved(block)
+            if k not in parties:
+                continue
+            if block[0] == "const":
+                shares[block] = np.asarray(float(self._y @ self._y) if self._y is not None else 0.0)
+            elif block[0] == "lin" and len(parties) == 1:
+                shares[block] = r @ Xk  # type: ignore[operator]
+            elif block[0] == "quad" and len(parties) == 1:
+                shares[block] = q * (Xk.T @ Xk)
+        t1 = time.perf_counter()
+        for block in plan.groups:  # cross-party blocks, in the plan's canonical order on every party
+            parties = part.involved(block)
+            if k not in parties or len(parties) == 1:
+                continue
+            if block[0] == "lin":  # r(y)^T X^j between the label party (left) and party j
+                j = block[1]  # type: ignore[misc]
+                peer = party_name(label if k == j else j)
+                mine = r[:, None] if k == label else Xk  # type: ignore[index]
+                shares[block] = secure_cross_product(comm, peer, mine, left=k == label, backend=self.backend,
+                                                     options=self.backend_options).reshape(block_shape(part, block))
+            else:  # q X^a^T X^b between parties a < b
+                a, b = block[1], block[2]  # type: ignore[misc]
+                peer = party_name(b if k == a else a)
+                shares[block] = q * secure_cross_product(comm, peer, Xk, left=k == a, backend=self.backend,
+                                                         options=self.backend_options)
+        t2 = time.perf_counter()
+        noise = PartyNoise(plan, self._noise_rng if self._noise_rng is not None else comm.rng.spawn("fm-noise"))
+        release = {block_key(b): noisy_units(plan, k, b, s, noise) for b, s in shares.items()}
+        self.timings = {"local": t1 - t0, "cross": t2 - t1, "noise": time.perf_counter() - t2}
+        comm.send(SERVER, release, label="release")
+        weights: FloatArray = np.asarray(comm.recv(SERVER, label="model"), dtype=np.float64)
+        return weights
+
+    def _check_alignment(self, comm: Comm) -> None:
+        label = party_name(self.label_party)
+        if self.name != label:
+            comm.send(label, self._digest(), label="align")
+            return
+        mine = self._digest()
+        for other in comm.peers:
+            if other != SERVER and comm.recv(other, label="align") != mine:
+                raise ShapeMismatchError(explain(f"record identifiers of {other}", "a different order or set",
+                                                 f"the same records in the same order as {self.name}",
+                                                 "align the parties' records by identifier before training"))
+        comm.send(SERVER, True, label="aligned")
+
+
+class FMServer(Party):
+    """The honest-but-curious server: sends the plan, aggregates the noisy coefficients, solves, releases."""
+
+    def __init__(self, plan: FMPlan, settings: SolveSettings | None = None, name: str = SERVER) -> None:
+        super().__init__(name)
+        self.plan = plan
+        self.settings = settings or SolveSettings()
+
+    def run(self, comm: Comm) -> FMResult:
+        plan = self.plan
+        names = [party_name(k) for k in range(plan.partition.parties)]
+        t0 = time.perf_counter()
+        counts = comm.gather(names, label="count")
+        n0 = counts[names[0]]
+        for name, n in counts.items():
+            if n != n0:
+                raise ShapeMismatchError(explain(f"record count of {name}", n, f"{n0} like {names[0]}",
+                                                 "every party must hold the same records"))
+        if comm.recv(party_name(plan.partition.label_party), label="aligned") is not True:
+            raise ShapeMismatchError("the label party did not confirm the parties' record alignment")
+        plan = dataclasses.replace(plan, records=int(n0))
+        comm.broadcast(plan.to_wire(), label="plan", to=names)
+        releases = comm.gather(names, label="release")
+        t1 = time.perf_counter()
+        totals: dict[Block, Any] = {}
+        keys = {block_key(b): b for b in plan.groups}
+        for name, release in releases.items():
+            if not isinstance(release, dict) or not set(release) <= set(keys):
+                raise ParameterError(explain(f"release of {name}", type(release).__name__,
+                                             f"a mapping of planned blocks {sorted(keys)}", "send the plan's blocks"))
+            for key, units in release.items():
+                block = keys[key]
+                arr = np.asarray(units)
+                if arr.dtype != np.int64 or arr.shape != block_shape(plan.partition, block):
+                    raise ParameterError(explain(f"{key} from {name}", (arr.dtype, arr.shape),
+                                                 f"int64 units of shape {block_shape(plan.partition, block)}",
+                                                 "send grid units from noisy_units"))
+                totals[block] = totals.get(block, 0) + arr
+        missing = [block_key(b) for b in plan.groups if b not in totals]
+        if missing:
+            raise ParameterError(explain("released blocks", sorted(totals, key=str), f"also {missing}",
+                                         "every planned block must be released"))
+        noisy = assemble_release(plan, totals)
+        solved = solve_release(plan, noisy, self.settings)
+        comm.broadcast(solved.weights, label="model", to=names)
+        t2 = time.perf_counter()
+        return FMResult(solved.weights, plan, noisy, solved, plan.total_epsilon, plan.per_party_epsilon(),
+                        phases={"collect": t1 - t0, "solve": t2 - t1})
+
+
+def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayLike, *, backend: str = "shares",
+                    clip: bool = False, settings: SolveSettings | None = None, rng: RandomSource | None = None,
+                    noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
+                    backend_options: Mapping[str, Any] | None = None,
+                    ids: Sequence[npt.ArrayLike] | None = None) -> FMResult:
+    """Run every party's role and the server over the in-memory transport (a simulation of a deployment).
+
+    ``blocks[k]`` is party k's columns; ``y`` goes to the label party only. ``ledger`` is charged the plan's
+    cost before any party starts. ``noise_rng`` (tests, Claim 1) hands every party the same noise root.
+    """
+    _check_backend(backend)
+    K = plan.partition.parties
+    if len(blocks) != K:
+        raise ShapeMismatchError(explain("blocks", len(blocks), f"{K} column blocks", "one block per party"))
+    if ledger is not None:
+        for cost in plan.costs():
+            ledger.spend(cost, label=f"fm-{plan.objective}")
+    root = resolve(rng)
+    roles: dict[str, Any] = {}
+    for k in range(K):
+        roles[party_name(k)] = FMDataParty(
+            party_name(k), k, blocks[k], y if k == plan.partition.label_party else None,
+            label_party=plan.partition.label_party, ids=None if ids is None else ids[k], clip=clip,
+            backend=backend, backend_options=backend_options,
+            noise_rng=noise_rng)
+    roles[SERVER] = FMServer(plan, settings)
+    start = time.perf_counter()
+    run = run_protocol(roles, rng=root)
+    result: FMResult = run.results[SERVER]
+    result.communication = run.communication()
+    result.phases["total"] = time.perf_counter() - start
+    for phase in ("local", "cross", "noise"):  # the slowest party sets the pace of each phase
+        result.phases[phase] = max(role.timings.get(phase, 0.0) for name, role in roles.items() if name != SERVER)
+    return result

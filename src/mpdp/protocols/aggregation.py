@@ -1,0 +1,447 @@
+"""Dropout-tolerant secure aggregation of many clients' vectors through a few non-colluding aggregators.
+
+Each client splits its fixed-point encoded vector ``x_i`` (or, for a weighted sum, ``(w_i x_i, w_i)``) into
+additive shares over Z_2^l, one per aggregator, and sends each aggregator its share. The server collects from
+every aggregator the set of clients whose share reached it, fixes the survivors (clients that reached *every*
+aggregator), and aborts if more than ``max_dropouts`` clients are missing. Each aggregator adds its shares of
+the survivors and either sends that partial sum to the server, which adds the partial sums (``reveal=True``),
+or keeps it as its additive share of the aggregate for a further secure computation among the aggregators,
+e.g. adding noise generated inside the MPC (:mod:`mpdp.protocols.noise`) before a single opening.
+
+Four communication rounds: shares (clients -> aggregators), receipts (aggregators -> server), survivors
+(server -> aggregators), partial sums (aggregators -> server).
+
+Large cohorts run as *vectorized client groups*: a party listed with ``clients[name] = k`` runs ``k`` clients,
+each a separate row of its input, of its random shares and of the messages it sends (a deployment sends the
+rows separately; the simulation sends them in one message per aggregator, so byte counts are those of the
+rows plus one envelope). A row missing from the rows sent to an aggregator is a client that dropped out
+before reaching it.
+
+Security
+--------
+Semi-honest (honest-but-curious) parties. Any coalition of the server, any set of clients and up to
+``A - 1`` of the ``A`` aggregators learns nothing about an honest client's input beyond the aggregate over the
+survivors: each share an aggregator receives is uniform in Z_2^l and independent of the input, and the partial
+sums the server receives are uniform subject to adding up to the aggregate. All aggregators colluding learn
+every input. ``max_dropouts`` bounds how few clients the released sum may cover (``M - max_dropouts``), so a
+server cannot isolate a client by declaring the others dropped beyond that. Client dropouts are tolerated at any
+point; an aggregator that drops out aborts the round (:class:`~mpdp.errors.ProtocolAbortError` naming it),
+because additive shares need every aggregator. Messages are authenticated and ordered by the transport
+(mutual TLS over the network); malformed, replayed or out-of-step messages abort with a typed error naming the
+sender.
+
+Accuracy
+--------
+Inputs are encoded with ``fmt`` (default Z_2^64, f = 20): each entry is rounded to the grid 2^-f, so the
+revealed sum differs from the exact sum of the survivors' real inputs by at most ``M * 2^-(f+1)`` per entry
+(weighted: the same bound on ``sum w_i x_i`` and on ``sum w_i``). The ring sum is exact: the parameters are
+refused at construction (:class:`~mpdp.errors.PrecisionError`) unless ``M * bound * 2^f < 2^(l-2)``, and a
+client refuses an input beyond ``bound`` (:class:`~mpdp.errors.DomainError`), so nothing wraps around.
+
+References
+----------
+Bonawitz et al., "Practical Secure Aggregation for Privacy-Preserving Machine Learning", CCS 2017 (threat model,
+dropout threshold); Tian et al. and paper 003 (``003_83239d0ffdf62923.txt``, section 2.2): aggregation by a few
+non-colluding servers holding additive shares, the design used here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.fixed_point import FAST, FixedPointFormat
+from mpdp.crypto.ring import RingArray
+from mpdp.errors import (
+    DomainError,
+    MalformedMessageError,
+    ParameterError,
+    PartyUnavailableError,
+    PrecisionError,
+    ProtocolAbortError,
+    ShapeMismatchError,
+    explain,
+)
+from mpdp.randomness import RandomSource
+from mpdp.runtime.comm import Comm
+from mpdp.runtime.party import ProtocolRun, run_protocol
+from mpdp.runtime.transport import Transport
+
+__all__ = [
+    "AggregateResult",
+    "AggregationSpec",
+    "AggregatorShare",
+    "aggregation_aggregator",
+    "aggregation_client",
+    "aggregation_server",
+    "simulate_aggregation",
+]
+
+
+@dataclass(frozen=True)
+class AggregationSpec:
+    """The public parameters of one secure aggregation, identical on every party.
+
+    Parameters
+    ----------
+    server:
+        The party that fixes the survivors and (with ``reveal``) learns the aggregate.
+    aggregators:
+        Two or more parties that receive the clients' shares. The server may be one of them.
+    clients:
+        Client party -> number of clients it runs (1 for a real client, more for a vectorized group).
+    dim:
+        Length of every client's vector.
+    bound:
+        Public bound on ``|x_ij|``; clients refuse larger inputs.
+    weighted:
+        Aggregate ``sum w_i x_i`` and ``sum w_i`` (weights kept private; e.g. record counts) instead of ``sum x_i``.
+    weight_bound:
+        Public bound on the weights (``0 <= w_i <= weight_bound``).
+    max_dropouts:
+        Most clients that may be missing; more abort the round.
+    reveal:
+        True: the server learns the aggregate. False: the aggregators keep additive shares of it.
+    fmt:
+        Fixed-point format of the shares.
+    phase_timeout:
+        Seconds an aggregator waits for a client before counting it as dropped (None: the Comm timeout).
+    """
+
+    server: str
+    aggregators: tuple[str, ...]
+    clients: Mapping[str, int]
+    dim: int
+    bound: float
+    weighted: bool = False
+    weight_bound: float = 1.0
+    max_dropouts: int = 0
+    reveal: bool = True
+    fmt: FixedPointFormat = FAST
+    phase_timeout: float | None = None
+    _order: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "aggregators", tuple(self.aggregators))
+        object.__setattr__(self, "clients", dict(self.clients))
+        if len(self.aggregators) < 2 or len(set(self.aggregators)) != len(self.aggregators):
+            raise ParameterError(explain("aggregators", self.aggregators, "two or more distinct parties",
+                                         "name at least two non-colluding aggregators (the server may be one)"))
+        if not self.clients or not all(isinstance(k, int) and k >= 1 for k in self.clients.values()):
+            raise ParameterError(explain("clients", self.clients, "{party: number of clients >= 1}",
+                                         "list every client party with the clients it runs"))
+        overlap = set(self.clients) & ({self.server} | set(self.aggregators))
+        if overlap:
+            raise ParameterError(explain("clients", sorted(overlap), "parties that are not server or aggregator",
+                                         "run clients in their own parties"))
+        if not isinstance(self.dim, int) or self.dim < 1:
+            raise ParameterError(explain("dim", self.dim, "an int >= 1", "pass the vector length"))
+        for name in ("bound", "weight_bound"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
+                raise ParameterError(explain(name, value, "a finite number > 0", f"pass e.g. {name}=1.0"))
+        if not isinstance(self.max_dropouts, int) or not 0 <= self.max_dropouts < self.total_clients:
+            raise ParameterError(explain("max_dropouts", self.max_dropouts,
+                                         f"0 <= max_dropouts < {self.total_clients} clients",
+                                         "allow fewer dropouts than there are clients"))
+        worst = self.entry_bound
+        if not self.fmt.raw_bound_ok(self.total_clients * worst, self.fmt.frac_bits):
+            raise PrecisionError(
+                explain("aggregate capacity", f"{self.total_clients} clients x {worst:g}",
+                        f"a sum below {self.fmt.max_value:g} for {self.fmt}",
+                        "lower bound/weight_bound, fewer fractional bits, or FixedPointFormat(128, ...)")
+            )
+        if self.phase_timeout is not None and not self.phase_timeout > 0:
+            raise ParameterError(explain("phase_timeout", self.phase_timeout, "seconds > 0 or None", "pass e.g. 30"))
+        object.__setattr__(self, "_order", tuple(self.clients))
+
+    @property
+    def total_clients(self) -> int:
+        return sum(self.clients.values())
+
+    @property
+    def width(self) -> int:
+        """Entries per client contribution: ``dim`` (+1 for the weight)."""
+        return self.dim + (1 if self.weighted else 0)
+
+    @property
+    def entry_bound(self) -> float:
+        """Largest magnitude of one encoded entry of a contribution."""
+        return max(self.bound * self.weight_bound, self.weight_bound) if self.weighted else float(self.bound)
+
+    @property
+    def error_bound(self) -> float:
+        """Worst-case absolute error per revealed entry from fixed-point rounding: ``M * 2^-(f+1)``."""
+        return self.total_clients * 2.0 ** -(self.fmt.frac_bits + 1)
+
+
+@dataclass(frozen=True)
+class AggregateResult:
+    """What the server learns: the aggregate over the surviving clients and who they were.
+
+    ``total`` is ``sum x_i`` (or ``sum w_i x_i``), ``weight_total`` is ``sum w_i`` (weighted only), ``count`` the
+    number of survivors and ``dropped`` the rows of each client party that did not survive.
+    """
+
+    total: npt.NDArray[np.float64]
+    count: int
+    dropped: dict[str, list[int]]
+    weight_total: float | None = None
+
+    @property
+    def mean(self) -> npt.NDArray[np.float64]:
+        """The (weighted) average: ``total / weight_total``, or ``total / count`` when unweighted."""
+        denominator = self.weight_total if self.weight_total is not None else float(self.count)
+        if not denominator:
+            raise ProtocolAbortError("the aggregate has zero total weight: no average exists")
+        return self.total / denominator
+
+
+@dataclass(frozen=True)
+class AggregatorShare:
+    """An aggregator's additive share (ring elements at scale 2^f) of the survivors' aggregate."""
+
+    share: RingArray
+    count: int
+    survivors: dict[str, npt.NDArray[np.int64]]
+
+
+# -- clients -------------------------------------------------------------------------------------------------
+def aggregation_client(comm: Comm, spec: AggregationSpec, values: Any, weights: Any = None, *,
+                       lost: Mapping[str, Sequence[int]] | None = None) -> None:
+    """A client party's side: share each client's row among the aggregators.
+
+    Parameters
+    ----------
+    values:
+        ``(k, dim)`` for a party running ``k`` clients, or ``(dim,)`` when ``k = 1``.
+    weights:
+        ``(k,)`` non-negative weights when ``spec.weighted`` (e.g. each client's record count).
+    lost:
+        Simulation only: aggregator -> rows whose share never reaches it (clients dropping out mid-protocol).
+    """
+    k = spec.clients.get(comm.name)
+    if k is None:
+        raise ParameterError(explain("client", comm.name, f"one of {list(spec.clients)}", "list it in spec.clients"))
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim == 1 and k == 1:
+        x = x[None, :]
+    if x.shape != (k, spec.dim):
+        raise ShapeMismatchError(explain(f"values of {comm.name}", x.shape, f"({k}, {spec.dim})",
+                                         "pass one row of length dim per client"))
+    if not np.all(np.isfinite(x)) or (x.size and float(np.max(np.abs(x))) > spec.bound):
+        raise DomainError(explain(f"values of {comm.name}", "entries beyond the bound or not finite",
+                                  f"|x| <= bound = {spec.bound:g}", "clip the inputs to the declared bound"))
+    if spec.weighted:
+        if weights is None:
+            raise ParameterError(explain("weights", None, f"{k} weights", "pass each client's weight"))
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > spec.weight_bound):
+            raise DomainError(explain(f"weights of {comm.name}", w.shape if w.shape != (k,) else "out of range",
+                                      f"{k} weights in [0, {spec.weight_bound:g}]", "declare a larger weight_bound"))
+        contribution = np.concatenate([x * w[:, None], w[:, None]], axis=1)
+    elif weights is not None:
+        raise ParameterError(explain("weights", "given", "None for an unweighted aggregation",
+                                     "set weighted=True in the spec"))
+    else:
+        contribution = x
+    fmt, ring = spec.fmt, spec.fmt.ring
+    mine = fmt.encode(contribution, name=f"contribution of {comm.name}")
+    shares: dict[str, RingArray] = {}
+    for agg in spec.aggregators[1:]:
+        r = ring.random(comm.rng, (k, spec.width))  # row i: client i's own uniform mask for this aggregator
+        shares[agg] = r
+        mine = ring.sub(mine, r)
+    shares[spec.aggregators[0]] = mine
+    for agg in spec.aggregators:
+        rows = np.arange(k, dtype=np.int64)
+        share = shares[agg]
+        if lost and agg in lost:
+            rows = np.setdiff1d(rows, np.asarray(lost[agg], dtype=np.int64))
+            share = ring.apply(share, lambda a, r=rows: a[r])
+        comm.send(agg, {"rows": rows, "shares": share}, label="agg.share")
+
+
+# -- aggregators ---------------------------------------------------------------------------------------------
+def _check_rows(msg: Any, src: str, k: int, spec: AggregationSpec) -> tuple[npt.NDArray[np.int64], RingArray]:
+    if not isinstance(msg, dict) or set(msg) != {"rows", "shares"}:
+        raise MalformedMessageError(explain(f"shares from {src}", type(msg).__name__, "{rows, shares}",
+                                            f"{src} runs an incompatible aggregation"))
+    rows, shares = msg["rows"], msg["shares"]
+    ring = spec.fmt.ring
+    if not isinstance(rows, np.ndarray) or rows.dtype != np.int64 or rows.ndim != 1 \
+            or np.any(rows < 0) or np.any(rows >= k) or np.any(np.diff(rows) <= 0):
+        raise MalformedMessageError(explain(f"rows from {src}", getattr(rows, "shape", rows),
+                                            f"increasing client indices in [0, {k})", f"reject {src}"))
+    shares = ring.check(shares, f"shares from {src}")
+    if ring.shape(shares) != (len(rows), spec.width):
+        raise MalformedMessageError(explain(f"shares from {src}", ring.shape(shares), f"({len(rows)}, {spec.width})",
+                                            f"reject {src}"))
+    return rows, shares
+
+
+def _receive_shares(comm: Comm, spec: AggregationSpec) -> dict[str, tuple[npt.NDArray[np.int64], RingArray]]:
+    received: dict[str, tuple[npt.NDArray[np.int64], RingArray]] = {}
+    for party in spec._order:
+        try:
+            msg = comm.recv(party, label="agg.share", timeout=spec.phase_timeout)
+        except (PartyUnavailableError, ProtocolAbortError):
+            # The party finished, failed, died or missed the deadline without reaching this aggregator: all
+            # its clients dropped out. (If the whole run was aborted, the next step fails anyway.)
+            continue
+        received[party] = _check_rows(msg, party, spec.clients[party], spec)
+    return received
+
+
+def aggregation_aggregator(comm: Comm, spec: AggregationSpec) -> AggregatorShare | None:
+    """An aggregator's side. Returns its :class:`AggregatorShare` when ``spec.reveal`` is False, else None.
+
+    When the aggregator is also the server, call :func:`aggregation_server` instead: it runs both sides.
+    """
+    if comm.name not in spec.aggregators:
+        raise ParameterError(explain("aggregator", comm.name, f"one of {spec.aggregators}", "check the spec"))
+    if comm.name == spec.server:
+        raise ParameterError(explain("role", "aggregation_aggregator on the server", "aggregation_server",
+                                     "the server runs aggregation_server, which also aggregates"))
+    received = _receive_shares(comm, spec)
+    comm.send(spec.server, {p: rows for p, (rows, _) in received.items()}, label="agg.receipt")
+    survivors = _survivor_message(comm.recv(spec.server, label="agg.survivors"), spec)
+    share = _partial(received, survivors, spec)
+    count = sum(len(r) for r in survivors.values())
+    if spec.reveal:
+        comm.send(spec.server, share, label="agg.partial")
+        return None
+    return AggregatorShare(share=share, count=count, survivors=survivors)
+
+
+def _partial(received: Mapping[str, tuple[npt.NDArray[np.int64], RingArray]],
+             survivors: Mapping[str, npt.NDArray[np.int64]], spec: AggregationSpec) -> RingArray:
+    ring = spec.fmt.ring
+    total = ring.zeros((spec.width,))
+    for party, rows in survivors.items():
+        if not len(rows):
+            continue
+        got_rows, shares = received[party]
+        if len(got_rows) != len(rows):
+            keep = np.isin(got_rows, rows)
+            shares = ring.apply(shares, lambda a, m=keep: a[m])
+        total = ring.add(total, ring.sum(shares, 0))
+    return total
+
+
+def _survivor_message(msg: Any, spec: AggregationSpec) -> dict[str, npt.NDArray[np.int64]]:
+    if isinstance(msg, dict) and set(msg) == {"abort"}:
+        raise ProtocolAbortError(f"the server aborted the aggregation: {msg['abort']}")
+    if not isinstance(msg, dict) or not set(msg) <= set(spec.clients) or not all(
+        isinstance(v, np.ndarray) and v.dtype == np.int64 for v in msg.values()
+    ):
+        raise MalformedMessageError(explain("survivors from the server", type(msg).__name__,
+                                            "{client party: int64 rows}", "check the server's version"))
+    return dict(msg)
+
+
+# -- server --------------------------------------------------------------------------------------------------
+def aggregation_server(comm: Comm, spec: AggregationSpec) -> AggregateResult | AggregatorShare:
+    """The server's side: fix the survivors, abort beyond ``max_dropouts``, add the partial sums.
+
+    Returns the :class:`AggregateResult` (``spec.reveal``), or, when the aggregate stays shared and the server
+    is an aggregator, its :class:`AggregatorShare` (otherwise an empty share with the survivor count).
+    """
+    if comm.name != spec.server:
+        raise ParameterError(explain("server", comm.name, spec.server, "run aggregation_server on the server"))
+    local = _receive_shares(comm, spec) if spec.server in spec.aggregators else None
+    receipts: dict[str, dict[str, npt.NDArray[np.int64]]] = {}
+    others = [a for a in spec.aggregators if a != spec.server]
+    for agg in others:
+        try:
+            msg = comm.recv(agg, label="agg.receipt")
+        except (PartyUnavailableError, ProtocolAbortError) as exc:
+            _abort(comm, others, f"aggregator {agg} dropped out ({exc})")
+        if not isinstance(msg, dict) or not set(msg) <= set(spec.clients):
+            raise MalformedMessageError(explain(f"receipt from {agg}", type(msg).__name__,
+                                                "{client party: rows}", f"check {agg}"))
+        receipts[agg] = msg
+    if local is not None:
+        receipts[spec.server] = {p: rows for p, (rows, _) in local.items()}
+    survivors: dict[str, npt.NDArray[np.int64]] = {}
+    dropped: dict[str, list[int]] = {}
+    for party, k in spec.clients.items():
+        alive = np.arange(k, dtype=np.int64)
+        for receipt in receipts.values():
+            rows = receipt.get(party)
+            alive = np.intersect1d(alive, rows if isinstance(rows, np.ndarray) else np.empty(0, np.int64))
+        survivors[party] = alive
+        if len(alive) < k:
+            dropped[party] = np.setdiff1d(np.arange(k), alive).tolist()
+    missing = sum(len(v) for v in dropped.values())
+    if missing > spec.max_dropouts:
+        who = ", ".join(f"{p}: {len(rows)}" for p, rows in dropped.items())
+        _abort(comm, others, f"{missing} of {spec.total_clients} clients dropped out ({who}), more than the "
+               f"{spec.max_dropouts} tolerated; the aggregate would cover too few clients. Fix: rerun the round, "
+               "or raise max_dropouts if the privacy of smaller aggregates is acceptable")
+    comm.broadcast(survivors, label="agg.survivors", to=others)
+    count = spec.total_clients - missing
+    ring = spec.fmt.ring
+    own = _partial(local, survivors, spec) if local is not None else ring.zeros((spec.width,))
+    if not spec.reveal:
+        return AggregatorShare(share=own, count=count, survivors=survivors)
+    total = own
+    for agg in others:
+        part = ring.check(comm.recv(agg, label="agg.partial"), f"partial sum from {agg}")
+        if ring.shape(part) != (spec.width,):
+            raise MalformedMessageError(explain(f"partial sum from {agg}", ring.shape(part), f"({spec.width},)",
+                                                f"check {agg}"))
+        total = ring.add(total, part)
+    values = spec.fmt.decode(total)
+    if spec.weighted:
+        return AggregateResult(total=values[: spec.dim], count=count, dropped=dropped, weight_total=float(values[-1]))
+    return AggregateResult(total=values, count=count, dropped=dropped)
+
+
+def _abort(comm: Comm, aggregators: Sequence[str], reason: str) -> Any:
+    for agg in aggregators:
+        try:
+            comm.send(agg, {"abort": reason}, label="agg.survivors")
+        except ProtocolAbortError:
+            pass
+    raise ProtocolAbortError(reason)
+
+
+def _client_role(spec: AggregationSpec, values: Any, weights: Any,
+                 lost: Mapping[str, Sequence[int]] | None) -> Any:
+    return lambda comm: aggregation_client(comm, spec, values, weights, lost=lost)
+
+
+# -- simulation ----------------------------------------------------------------------------------------------
+def simulate_aggregation(
+    spec: AggregationSpec,
+    inputs: Mapping[str, Any],
+    weights: Mapping[str, Any] | None = None,
+    *,
+    rng: RandomSource | None = None,
+    lost: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
+    absent: Sequence[str] = (),
+    transport: Transport | None = None,
+) -> ProtocolRun[Any]:
+    """Run one aggregation with every party in a thread of this process (tests, simulations, benchmarks).
+
+    ``inputs[party]`` (and ``weights[party]``) are each client party's rows; ``lost[party][aggregator]`` lists
+    rows whose share never reaches that aggregator; parties in ``absent`` drop out before sending anything.
+    The server's :class:`AggregateResult` is ``run.results[spec.server]``.
+    """
+    roles: dict[str, Any] = {spec.server: lambda c: aggregation_server(c, spec)}
+    for agg in spec.aggregators:
+        if agg != spec.server:
+            roles[agg] = lambda c: aggregation_aggregator(c, spec)
+    for party in spec.clients:
+        if party in absent:
+            roles[party] = lambda c: None
+            continue
+        w = None if weights is None else weights[party]
+        party_lost = None if lost is None else lost.get(party)
+        roles[party] = _client_role(spec, inputs[party], w, party_lost)
+    return run_protocol(roles, rng=rng, transport=transport)
