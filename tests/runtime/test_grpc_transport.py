@@ -72,10 +72,18 @@ def outcomes(procs: dict[str, subprocess.Popen[str]], limit: float = 40.0) -> di
     return out
 
 
-def test_cli_parties_in_three_processes_match_the_in_memory_run(certs: Path, tmp_path: Path) -> None:
-    inputs = {n: {"synthetic": {"seed": 11, "shape": [257], "low": -(10**6), "high": 10**6}} for n in NAMES}
-    config = {"protocol": "secure-sum", "parties": free_addresses(), "certs": str(certs), "inputs": inputs,
-              "seed": 99, "timeout": 30, "connect_timeout": 20}
+@pytest.mark.parametrize("protocol", ["inner-product", "secure-sum"])
+def test_cli_parties_in_three_processes_match_the_in_memory_run(protocol: str, certs: Path, tmp_path: Path) -> None:
+    if protocol == "secure-sum":
+        inputs = {n: {"synthetic": {"seed": 11, "shape": [257], "low": -(10**6), "high": 10**6}} for n in NAMES}
+        params: dict[str, object] = {}
+    else:  # alice and bob hold 300 x 3 and 300 x 2 matrices, carol deals; bob learns X^T Y
+        inputs = {"alice": {"synthetic": {"seed": 5, "shape": [300, 3], "kind": "uniform"}},
+                  "bob": {"synthetic": {"seed": 6, "shape": [300, 2], "kind": "uniform"}}}
+        params = {"left": "alice", "right": "bob", "rows": 300, "left_cols": 3, "right_cols": 2, "dealer": "carol",
+                  "reveal_to": "bob"}
+    config = {"protocol": protocol, "parties": free_addresses(), "certs": str(certs), "inputs": inputs,
+              "params": params, "seed": 99, "timeout": 30, "connect_timeout": 20}
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(config))
     procs = {n: subprocess.Popen([sys.executable, "-m", "mpdp", "party", "--config", str(path), "--name", n,
@@ -87,12 +95,17 @@ def test_cli_parties_in_three_processes_match_the_in_memory_run(certs: Path, tmp
         assert proc.returncode == 0, stderr
         reports[n] = json.loads(stdout)
 
-    roles = {n: build_role("secure-sum", PartySetup(n, NAMES, {}, load_input(inputs[n], n))) for n in NAMES}
+    data = {n: load_input(inputs.get(n), n) for n in NAMES}
+    roles = {n: build_role(protocol, PartySetup(n, NAMES, params, data[n])) for n in NAMES}
     memory = run_protocol(roles, rng=RandomSource.seeded(99))
-    expected = sum(load_input(inputs[n], n) for n in NAMES)
     for n in NAMES:
-        assert reports[n]["result"] == to_jsonable(memory.results[n]) == expected.tolist()
+        assert reports[n]["result"] == to_jsonable(memory.results[n])
         assert reports[n]["communication"] == memory.traffic[n].as_dict()
+    if protocol == "secure-sum":
+        assert reports["alice"]["result"] == sum(data.values()).tolist()
+    else:
+        exact = data["alice"].T @ data["bob"]
+        assert np.max(np.abs(np.array(reports["bob"]["result"]["value"]) - exact)) < 1e-3
 
 
 def test_a_party_that_dies_is_reported_by_name_quickly(certs: Path) -> None:

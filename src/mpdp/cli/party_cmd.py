@@ -20,6 +20,7 @@ exits 0; on failure it prints one line naming the error type and the party at fa
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -60,6 +61,10 @@ def to_jsonable(value: Any) -> Any:
         return int(value)
     if hasattr(value, "to_wire"):
         return to_jsonable(value.to_wire())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
     return value
 
 

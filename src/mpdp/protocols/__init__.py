@@ -14,6 +14,14 @@ Secure aggregation (:mod:`mpdp.protocols.aggregation`)
     whole round in memory. Paper 001's weighted parameter average: ``weighted=True`` with record counts as weights;
     paper 003's 50,000 one-record parties: one client party with ``k = 50_000`` rows (a vectorized group).
 
+Secure inner products (:mod:`mpdp.protocols.inner_product`)
+    ``spec = CrossProductSpec(left, right, rows, left_cols, right_cols, backend=SharesBackend(dealer) |
+    PaillierBackend(...) | CkksBackend(), bound=1.0, reveal_to=None | left | right)``; every party calls
+    ``cross_product(comm, its_matrix_or_None, spec)`` and gets a ``CrossProduct`` (``.value`` where revealed,
+    ``.share`` otherwise: ring shares at scale 2^(2f), e.g. ``session.from_shares(share, bound=spec.result_bound,
+    scale=spec.scale_bits)``). ``X^T Y`` for whole column blocks in one call (paper 000's cross-party
+    coefficients); vectors are n x 1. ``simulate_cross_product`` runs it in memory.
+
 Named protocols for ``mpdp party`` (:mod:`mpdp.protocols.catalog`)
     ``PROTOCOLS`` maps a name to a role builder from a JSON configuration.
 """

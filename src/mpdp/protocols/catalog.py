@@ -95,6 +95,37 @@ def _aggregation(setup: PartySetup) -> Role:
     return lambda comm: aggregation_client(comm, spec, data)
 
 
+def _inner_product(setup: PartySetup) -> Role:
+    from mpdp.protocols.inner_product import (
+        CkksBackend,
+        CrossProductSpec,
+        PaillierBackend,
+        SharesBackend,
+        cross_product,
+    )
+
+    p = setup.params
+    kind = str(p.get("backend", "shares"))
+    backend: Any
+    if kind == "shares":
+        backend = SharesBackend(dealer=str(p.get("dealer", "dealer")))
+    elif kind == "paillier":
+        backend = PaillierBackend(key_bits=int(p.get("key_bits", 2048)), randomizer=p.get("randomizer", "crt"),
+                                  insecure_for_tests=bool(p.get("insecure_for_tests", False)))
+    elif kind == "ckks":
+        backend = CkksBackend()
+    else:
+        raise ParameterError(explain("params.backend", kind, "'shares', 'paillier' or 'ckks'", "pick a backend"))
+    spec = CrossProductSpec(
+        left=str(setup.param("left", required=True)), right=str(setup.param("right", required=True)),
+        rows=int(setup.param("rows", required=True)), left_cols=int(p.get("left_cols", 1)),
+        right_cols=int(p.get("right_cols", 1)), backend=backend, bound=float(p.get("bound", 1.0)),
+        reveal_to=p.get("reveal_to"),
+    )
+    data = setup.require_data() if setup.party in (spec.left, spec.right) else None
+    return lambda comm: cross_product(comm, data, spec)
+
+
 def _secure_sum(setup: PartySetup) -> Role:
     return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
 
@@ -106,6 +137,9 @@ PROTOCOLS: dict[str, NamedProtocol] = {
         NamedProtocol("aggregation", "dropout-tolerant secure (weighted) sum of client vectors at a server; params: "
                       "server, aggregators, clients {party: k}, dim, bound[, weighted, weight_bound, max_dropouts]",
                       _aggregation),
+        NamedProtocol("inner-product", "X^T Y between holders left and right (vectors or matrices); params: left, "
+                      "right, rows[, left_cols, right_cols, bound, reveal_to, backend: shares|paillier|ckks, dealer]",
+                      _inner_product),
     )
 }
 
