@@ -86,16 +86,16 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
     is subtracted, so the result is ``x / 2^shift`` rounded (see the module docstring).
     """
     l_in = ring_in.bits
-    c_msb = ring_in.msb(c).astype(np.int64)
-    # t = c_msb + (1 - 2 c_msb) r_msb, shared; then x' >> k = (c_low >> k) + t 2^(l-1-k) - low
-    t = ring_out.mul_int(msb, 1 - 2 * c_msb)
+    c_msb = ring_in.msb(c).astype(bool)
+    # t = c_msb XOR r_msb: where c_msb is set, t = 1 - r_msb (the leader holds the 1)
+    flipped = ring_out.neg(msb)
     if leader:
-        t = ring_out.add(t, ring_out.from_int(c_msb))
-    out = ring_out.sub(ring_out.mul_int(t, 1 << (l_in - 1 - shift)), low)
+        flipped = ring_out.add(flipped, ring_out.from_int(1))
+    t = np.where(c_msb, flipped, msb)
+    # x' >> k = (c_low >> k) + t 2^(l-1-k) - low
+    out = ring_out.sub(ring_out.shl(t, l_in - 1 - shift), low)
     if leader:
-        c_low = ring_in.sub(c, ring_in.mul_int(ring_in.from_int(c_msb), 1 << (l_in - 1)))
-        out = ring_out.add(out, convert_unsigned(ring_in.shr(c_low, shift), ring_in, ring_out))
+        out = ring_out.add(out, convert_unsigned(ring_in.shr(ring_in.clear_msb(c), shift), ring_in, ring_out))
         if offset_back:
-            out = ring_out.sub(out, ring_out.from_int(1 << (l_in - 2 - shift)) if l_in - 2 - shift >= 0
-                               else ring_out.zeros(()))
+            out = ring_out.sub(out, ring_out.from_int(1 << (l_in - 2 - shift)))
     return out

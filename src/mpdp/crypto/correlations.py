@@ -33,17 +33,17 @@ correlations but never a masked value of the online phase (it receives no online
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k, ring_for_bits
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, explain
-from mpdp.randomness import RandomSource
 
-__all__ = ["KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "matmul_shape"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "draw_shape",
+           "matmul_shape"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit")
 MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2 GiB of words)
@@ -159,29 +159,75 @@ def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:
     return np.array(low, copy=True)
 
 
-def draw(spec: CorrelationSpec, stream: RandomSource) -> dict[str, RingArray]:
-    """One party's uniform parts of the correlation, expanded from its dealer stream."""
+CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", "low"), "compare": ("bits",),
+             "and": ("c",), "dabit": ("s",)}
+"""The parts of each kind that party 0 receives from the dealer instead of drawing them."""
+
+
+def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -> dict[str, RingArray]:
+    """One party's uniform parts of the correlation, expanded from its dealer stream.
+
+    With ``first`` (party 0) the parts the dealer corrects (:data:`CORRECTED`) are not drawn.
+    """
     ring, shape = spec.ring, spec.shape
     kind = spec.kind
-    if kind == "mul":
-        c_shape = tuple(np.broadcast_shapes(shape, spec.shape_b))
-        return {"a": ring.random(stream, shape), "b": ring.random(stream, spec.shape_b),
-                "c": ring.random(stream, c_shape)}
-    if kind == "matmul":
-        c_shape = matmul_shape(shape, spec.shape_b)
-        return {"a": ring.random(stream, shape), "b": ring.random(stream, spec.shape_b),
-                "c": ring.random(stream, c_shape)}
-    if kind == "square":
-        return {"a": ring.random(stream, shape), "c": ring.random(stream, shape)}
-    if kind == "wrap":
-        out = spec.out_ring
-        return {"r": ring.random(stream, shape), "msb": out.random(stream, shape), "low": out.random(stream, shape)}
-    if kind == "compare":
-        return {"r": ring.random(stream, shape), "bits": stream.uint64((ring.words, *shape))}
-    if kind == "and":
-        return {"a": stream.uint64(shape), "b": stream.uint64(shape), "c": stream.uint64(shape)}
-    # dabit
-    return {"bit": stream.bits(shape).astype(np.uint64), "s": ring.random(stream, shape)}
+    skip = CORRECTED[kind] if first else ()
+    out: dict[str, RingArray] = {}
+
+    def put(name: str, make: Callable[[], RingArray]) -> None:
+        if name not in skip:
+            out[name] = make()
+
+    if kind in ("mul", "matmul"):
+        c_shape = matmul_shape(shape, spec.shape_b) if kind == "matmul" else \
+            tuple(np.broadcast_shapes(shape, spec.shape_b))
+        put("a", lambda: ring.random(stream, shape))
+        put("b", lambda: ring.random(stream, spec.shape_b))
+        put("c", lambda: ring.random(stream, c_shape))
+    elif kind == "square":
+        put("a", lambda: ring.random(stream, shape))
+        put("c", lambda: ring.random(stream, shape))
+    elif kind == "wrap":
+        out_ring = spec.out_ring
+        put("r", lambda: ring.random(stream, shape))
+        put("msb", lambda: out_ring.random(stream, shape))
+        put("low", lambda: out_ring.random(stream, shape))
+    elif kind == "compare":
+        put("r", lambda: ring.random(stream, shape))
+        put("bits", lambda: stream.uint64((ring.words, *shape)))
+    elif kind == "and":
+        put("a", lambda: stream.uint64(shape))
+        put("b", lambda: stream.uint64(shape))
+        put("c", lambda: stream.uint64(shape))
+    else:  # dabit
+        put("bit", lambda: stream.bits(shape).astype(np.uint64))
+        put("s", lambda: ring.random(stream, shape))
+    return out
+
+
+def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
+    """The array shape of part ``name`` of a correlation (ring layout included)."""
+
+    def layout(ring: Ring, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return (2, *shape) if isinstance(ring, Z2_128) else shape
+
+    kind, ring = spec.kind, spec.ring
+    if kind in ("mul", "matmul"):
+        return layout(ring, {"a": spec.shape, "b": spec.shape_b}.get(name) or _c_shape(spec)) \
+            if name != "c" else layout(ring, _c_shape(spec))
+    if kind == "wrap" and name != "r":
+        return layout(spec.out_ring, spec.shape)
+    if kind == "compare" and name == "bits":
+        return (ring.words, *spec.shape)
+    if kind == "and" or (kind == "dabit" and name == "bit"):
+        return spec.shape
+    return layout(ring, spec.shape)
+
+
+def _c_shape(spec: CorrelationSpec) -> tuple[int, ...]:
+    if spec.kind == "matmul":
+        return matmul_shape(spec.shape, spec.shape_b)
+    return tuple(np.broadcast_shapes(spec.shape, spec.shape_b))
 
 
 def _ring_sum(ring: Ring, parts: Sequence[RingArray]) -> RingArray:
@@ -198,13 +244,18 @@ def _xor_sum(parts: Sequence[RingArray]) -> RingArray:
     return total
 
 
-def deal(spec: CorrelationSpec, streams: Sequence[RandomSource]) -> dict[str, RingArray]:
+def deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, RingArray]:
     """The dealer's side: expand every party's stream and return party 0's corrections.
 
     Party 0 replaces the parts named in the result by the returned arrays; the other parties keep their
     drawn parts unchanged.
     """
-    parts = [draw(spec, s) for s in streams]
+    # 0-d operands make numpy scalars; the wire carries arrays.
+    return {k: np.asarray(v, dtype=np.uint64) for k, v in _deal(spec, streams).items()}
+
+
+def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, RingArray]:
+    parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
     ring, kind = spec.ring, spec.kind
 
     def total(name: str, r: Ring = ring) -> RingArray:
@@ -212,7 +263,8 @@ def deal(spec: CorrelationSpec, streams: Sequence[RandomSource]) -> dict[str, Ri
 
     def others(name: str, r: Ring = ring) -> RingArray:
         rest = [p[name] for p in parts[1:]]
-        return _ring_sum(r, rest) if rest else r.zeros(r.shape(parts[0][name]))
+        return _ring_sum(r, rest) if rest else r.zeros(spec.shape if kind != "mul" and kind != "matmul"
+                                                       else _c_shape(spec))
 
     if kind in ("mul", "matmul", "square"):
         a = total("a")
@@ -230,12 +282,13 @@ def deal(spec: CorrelationSpec, streams: Sequence[RandomSource]) -> dict[str, Ri
     if kind == "compare":
         r = total("r")
         rest_bits = [p["bits"] for p in parts[1:]]
-        return {"bits": ring.bit_words(r) ^ (_xor_sum(rest_bits) if rest_bits else np.zeros_like(parts[0]["bits"]))}
+        words = ring.bit_words(r)
+        return {"bits": words ^ _xor_sum(rest_bits) if rest_bits else words}
     if kind == "and":
         a = _xor_sum([p["a"] for p in parts])
         b = _xor_sum([p["b"] for p in parts])
         rest = [p["c"] for p in parts[1:]]
-        return {"c": (a & b) ^ (_xor_sum(rest) if rest else np.zeros_like(a))}
+        return {"c": (a & b) ^ _xor_sum(rest) if rest else a & b}
     # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
     bit = _xor_sum([p["bit"] for p in parts])
     return {"s": ring.sub(ring.from_int(bit.astype(np.int64)), others("s"))}

@@ -25,17 +25,27 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.randomness import RandomSource
 
-__all__ = ["Z2_128", "Ring", "RingArray", "Z2k", "ring_for_bits"]
+__all__ = ["Z2_128", "Ring", "RingArray", "UniformSource", "Z2k", "ring_for_bits"]
 
 RingArray = npt.NDArray[np.uint64]
+
+
+class UniformSource(Protocol):
+    """What ring sampling needs from a random source (RandomSource and AesCtrPrg both provide it)."""
+
+    def uint64(self, shape: Any) -> npt.NDArray[np.uint64]: ...
+
+    def ring(self, shape: Any, bits: int = 64) -> npt.NDArray[np.uint64]: ...
+
+    def bits(self, shape: Any) -> npt.NDArray[np.uint8]: ...
+
 IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.object_]
 
 _U64 = np.uint64
@@ -107,7 +117,7 @@ class Ring(abc.ABC):
     def zeros(self, shape: tuple[int, ...]) -> RingArray: ...
 
     @abc.abstractmethod
-    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+    def random(self, rng: UniformSource, shape: tuple[int, ...]) -> RingArray:
         """Uniform elements."""
 
     @abc.abstractmethod
@@ -150,6 +160,14 @@ class Ring(abc.ABC):
     @abc.abstractmethod
     def shr(self, a: RingArray, k: int) -> RingArray:
         """Logical right shift of the residues by ``k`` bits (floor division by 2^k of ``a`` in [0, 2^l))."""
+
+    @abc.abstractmethod
+    def shl(self, a: RingArray, k: int) -> RingArray:
+        """Left shift by ``k`` bits (multiplication by 2^k)."""
+
+    @abc.abstractmethod
+    def clear_msb(self, a: RingArray) -> RingArray:
+        """The residues without their top bit (``a mod 2^(l-1)``)."""
 
     @abc.abstractmethod
     def msb(self, a: RingArray) -> RingArray:
@@ -218,7 +236,7 @@ class Z2k(Ring):
     def zeros(self, shape: tuple[int, ...]) -> RingArray:
         return np.zeros(shape, dtype=np.uint64)
 
-    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+    def random(self, rng: UniformSource, shape: tuple[int, ...]) -> RingArray:
         return rng.ring(shape, self.bits)
 
     def check(self, a: Any, what: str) -> RingArray:
@@ -271,6 +289,12 @@ class Z2k(Ring):
 
     def shr(self, a: RingArray, k: int) -> RingArray:
         return self._m(a >> _U64(k) if k < 64 else np.zeros_like(a))
+
+    def shl(self, a: RingArray, k: int) -> RingArray:
+        return self._m(a << _U64(k) if k < 64 else np.zeros_like(a))
+
+    def clear_msb(self, a: RingArray) -> RingArray:
+        return a & _U64((1 << (self.bits - 1)) - 1)
 
     def msb(self, a: RingArray) -> RingArray:
         return (a >> _U64(self.bits - 1)) & _U64(1)
@@ -336,7 +360,7 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def zeros(self, shape: tuple[int, ...]) -> RingArray:
         return np.zeros((2, *shape), dtype=np.uint64)
 
-    def random(self, rng: RandomSource, shape: tuple[int, ...]) -> RingArray:
+    def random(self, rng: UniformSource, shape: tuple[int, ...]) -> RingArray:
         return rng.uint64((2, *shape))
 
     def check(self, a: Any, what: str) -> RingArray:
@@ -448,6 +472,19 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         if k < 128:
             return self._join(hi >> _U64(k - 64), np.zeros_like(hi))
         return self.zeros(lo.shape)
+
+    def shl(self, a: RingArray, k: int) -> RingArray:
+        lo, hi = a[0], a[1]
+        if k == 0:
+            return a.copy()
+        if k < 64:
+            return self._join(lo << _U64(k), (hi << _U64(k)) | (lo >> _U64(64 - k)))
+        if k < 128:
+            return self._join(np.zeros_like(lo), lo << _U64(k - 64))
+        return self.zeros(lo.shape)
+
+    def clear_msb(self, a: RingArray) -> RingArray:
+        return self._join(a[0], a[1] & _U64((1 << 63) - 1))
 
     def msb(self, a: RingArray) -> RingArray:
         top: RingArray = a[1] >> _U64(63)

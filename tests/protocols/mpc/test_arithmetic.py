@@ -70,7 +70,7 @@ def test_matmul_and_reductions(parties: int, fmt: FixedPointFormat) -> None:
     assert np.all(np.abs(out["pub_right"] - xe @ y) < ulp + 2.0**-40)
     assert np.allclose(out["sum0"], xe.sum(axis=0), atol=1e-12, rtol=0)
     assert abs(out["sum"] - xe.sum()) < 1e-9
-    assert np.all(np.abs(out["mean"] - xe.mean(axis=1)) < ulp)
+    assert np.all(np.abs(out["mean"] - xe.mean(axis=1)) < ulp * (1 + 1e-6) + 1e-15)  # + float64 reference
     assert np.array_equal(out["T"], xe.T)
     assert np.array_equal(out["idx"], xe[1:3, ::2])
     assert np.all(np.abs(out["pow"] - xe**3) < 3 * ulp)

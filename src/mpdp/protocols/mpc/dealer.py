@@ -3,7 +3,8 @@
 Protocol
 --------
 1. Setup: the dealer sends each computing party ``i`` a fresh 32-byte key ``k_i`` (label
-   ``mpc.dealer.seed``); party ``i`` and the dealer both expand ``k_i`` into the ChaCha20 stream ``S_i``.
+   ``mpc.dealer.seed``, drawn from the dealer's RandomSource); party ``i`` and the dealer both expand
+   ``k_i`` into the stream ``S_i`` (AES-128-CTR, :class:`~mpdp.crypto.prg.AesCtrPrg`).
 2. Per batch of correlations: every computing party sends the dealer the list of
    :class:`~mpdp.crypto.correlations.CorrelationSpec` it is about to use (label ``mpc.dealer.request``);
    the dealer checks the lists are identical (otherwise the parties run different programs and it aborts
@@ -28,14 +29,14 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.correlations import CorrelationSpec, deal, draw
+from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, deal, draw, draw_shape
+from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring
 from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError, explain
 from mpdp.protocols.mpc.provider import (
@@ -47,7 +48,6 @@ from mpdp.protocols.mpc.provider import (
     SquarePair,
     WrapMask,
 )
-from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, Party
 
 __all__ = ["DealerProvider", "TrustedDealer"]
@@ -58,10 +58,9 @@ _REPLY = "mpc.dealer.correlations"
 _CLOSE = "close"
 
 
-def _stream(key: bytes, seeded: bool, who: str) -> RandomSource:
-    # A secret 32-byte key shared by the dealer and one party: the ChaCha20 key of their common stream.
-    derived = hashlib.sha256(b"mpdp.mpc.dealer-stream:" + key).digest()
-    return RandomSource(derived, _seeded=seeded, _description=f"dealer stream of {who}")
+def _stream(key: bytes, seeded: bool) -> AesCtrPrg:
+    # A secret 32-byte key shared by the dealer and one party keys the PRG of their common stream.
+    return AesCtrPrg(key, is_seeded=seeded)
 
 
 def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -> tuple[str, ...]:
@@ -97,7 +96,7 @@ class TrustedDealer(Party):
         for p in parties:
             key = comm.rng.bytes(32)
             comm.send(p, key, label=_SEED)
-            streams.append(_stream(key, comm.rng.is_seeded, p))
+            streams.append(_stream(key, comm.rng.is_seeded))
         batches = correlations = elements = 0
         while True:
             request = comm.recv(parties[0], label=_REQUEST)
@@ -146,7 +145,7 @@ class DealerProvider(CorrelationProvider):
         key = comm.recv(dealer, label=_SEED)
         if not isinstance(key, bytes) or len(key) != 32:
             raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
-        self._stream = _stream(key, comm.rng.is_seeded, comm.name)
+        self._stream = _stream(key, comm.rng.is_seeded)
         self._ready: deque[tuple[CorrelationSpec, dict[str, Any]]] = deque()
         self._closed = False
 
@@ -168,22 +167,22 @@ class DealerProvider(CorrelationProvider):
         if not specs:
             return
         self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
-        parts = [draw(s, self._stream) for s in specs]
+        parts = [draw(s, self._stream, first=self.index == 0) for s in specs]
         if self.index == 0:
             corrections = self.comm.recv(self.dealer, label=_REPLY)
             if not isinstance(corrections, list) or len(corrections) != len(specs):
                 raise MalformedMessageError(explain("dealer reply", type(corrections).__name__,
                                                     f"a list of {len(specs)} corrections", "check the dealer"))
-            for part, fix in zip(parts, corrections, strict=True):
-                if not isinstance(fix, dict) or not set(fix) <= set(part):
+            for spec, part, fix in zip(specs, parts, corrections, strict=True):
+                if not isinstance(fix, dict) or set(fix) != set(CORRECTED[spec.kind]):
                     raise MalformedMessageError(explain("dealer correction", fix, "arrays of the requested kind",
                                                         "check the dealer"))
                 for name, value in fix.items():
-                    if not isinstance(value, np.ndarray) or value.shape != part[name].shape \
-                            or value.dtype != part[name].dtype:
+                    expected = draw_shape(spec, name)
+                    if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
                         raise MalformedMessageError(
                             explain(f"dealer correction {name!r}", getattr(value, "shape", value),
-                                    f"an array of shape {part[name].shape}", "check the dealer"))
+                                    f"a uint64 array of shape {expected}", "check the dealer"))
                     part[name] = value
         self._ready.extend(zip(specs, parts, strict=True))
 

@@ -141,6 +141,7 @@ class MPCSession:
 
     def open(self, ring: Ring, shares: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open additive shares to every computing party (one round): the ring sums."""
+        shares = [np.asarray(s, dtype=np.uint64) for s in shares]
         replies = self._exchange({"id": sharing_id, "v": list(shares)}, label)
         totals = [np.array(s, copy=True) for s in shares]
         for src, msg in replies.items():
@@ -152,6 +153,7 @@ class MPCSession:
     def open_to(self, ring: Ring, shares: Sequence[RingArray], receiver: str, *, sharing_id: bytes,
                 label: str) -> list[RingArray] | None:
         """Open to ``receiver`` only; returns the sums there and None elsewhere."""
+        shares = [np.asarray(s, dtype=np.uint64) for s in shares]
         if receiver not in self.parties:
             raise ParameterError(explain("receiver", receiver, f"one of {self.parties}", "name a computing party"))
         if self.comm.name != receiver:
@@ -166,6 +168,7 @@ class MPCSession:
 
     def open_xor(self, words: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open XOR-shared uint64 words to every computing party."""
+        words = [np.asarray(w, dtype=np.uint64) for w in words]
         replies = self._exchange({"id": sharing_id, "v": list(words)}, label)
         totals = [np.array(w, copy=True) for w in words]
         for src, msg in replies.items():
@@ -179,6 +182,7 @@ class MPCSession:
 
     def open_bits(self, bits: RingArray, *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint64]:
         """Open XOR-shared single bits (0/1 words) packed eight to a byte."""
+        bits = np.asarray(bits, dtype=np.uint64)
         shape = bits.shape
         packed = np.packbits(bits.reshape(-1).astype(np.uint8) & 1)
         replies = self._exchange({"id": sharing_id, "v": [packed]}, label)

@@ -30,7 +30,7 @@ exact product of the *encoded* operands by less than ``2^-f`` (one unit in the l
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from mpdp.errors import KeyMismatchError, ParameterError, PrecisionError, ShapeM
 if TYPE_CHECKING:
     from mpdp.protocols.mpc.session import MPCSession
 
-__all__ = ["SharedFixedPoint"]
+__all__ = ["SharedFixedPoint", "concatenate", "stack"]
 
 Operand = Any  # SharedFixedPoint, a number or an array-like of numbers
 
@@ -181,11 +181,18 @@ class SharedFixedPoint:
 
     def __truediv__(self, other: Operand) -> SharedFixedPoint:
         if isinstance(other, SharedFixedPoint):
-            return NotImplemented
+            from mpdp.protocols.mpc import functions
+
+            return functions.div(self, other)
         c = self._public(other)
         if np.any(c == 0):
             raise ParameterError(explain("divisor", "0", "non-zero public numbers", "do not divide by zero"))
         return self * (1.0 / c)
+
+    def __rtruediv__(self, other: Operand) -> SharedFixedPoint:
+        from mpdp.protocols.mpc import functions
+
+        return functions.reciprocal(self) * self._public(other)
 
     def __matmul__(self, other: Operand) -> SharedFixedPoint:
         from mpdp.protocols.mpc import arithmetic
@@ -271,6 +278,14 @@ class SharedFixedPoint:
     def broadcast_to(self, shape: tuple[int, ...]) -> SharedFixedPoint:
         return self._reshape_op(lambda v: np.broadcast_to(v, shape).copy())
 
+    def times_pow2(self, k: int) -> SharedFixedPoint:
+        """``x * 2^k`` exactly and locally: for ``k < 0`` only the scale changes (no rounding at all)."""
+        if not isinstance(k, int):
+            raise ParameterError(explain("k", k, "an int", "pass the power of two"))
+        if k <= 0:
+            return self.derive(self.share, scale=self.scale - k, bound=self.bound * 2.0**k)
+        return self.derive(self.ring.shl(self.share, k), bound=self.bound * 2.0**k)
+
     # -- precision ----------------------------------------------------------------------------------------
     def truncate(self, bits: int) -> SharedFixedPoint:
         """Divide the raw integers by ``2^bits`` (one round): the value keeps, the scale drops by ``bits``."""
@@ -290,6 +305,47 @@ class SharedFixedPoint:
 
         return arithmetic.convert(self, fmt)
 
+    # -- functions and comparisons (mpdp.protocols.mpc.functions / .comparison) --------------------------
+    def exp(self, params: Any = None) -> SharedFixedPoint:
+        """``exp(x)``; see :func:`mpdp.protocols.mpc.functions.exp`."""
+        result: SharedFixedPoint = _f().exp(self, params)
+        return result
+
+    def reciprocal(self, params: Any = None) -> SharedFixedPoint:
+        """``1/x``; see :func:`mpdp.protocols.mpc.functions.reciprocal`."""
+        result: SharedFixedPoint = _f().reciprocal(self, params)
+        return result
+
+    def sqrt(self, params: Any = None) -> SharedFixedPoint:
+        """``sqrt(x)``; see :func:`mpdp.protocols.mpc.functions.sqrt`."""
+        result: SharedFixedPoint = _f().sqrt(self, params)
+        return result
+
+    def inv_sqrt(self, params: Any = None) -> SharedFixedPoint:
+        """``1/sqrt(x)``; see :func:`mpdp.protocols.mpc.functions.inv_sqrt`."""
+        result: SharedFixedPoint = _f().inv_sqrt(self, params)
+        return result
+
+    def __lt__(self, other: Operand) -> SharedFixedPoint:
+        """``[x < y]`` as a shared bit (scale 0); see :mod:`mpdp.protocols.mpc.comparison`."""
+        result: SharedFixedPoint = _c().less(self, other)
+        return result
+
+    def __gt__(self, other: Operand) -> SharedFixedPoint:
+        result: SharedFixedPoint = _c().greater(self, other)
+        return result
+
+    def __le__(self, other: Operand) -> SharedFixedPoint:
+        return 1 - self.__gt__(other)
+
+    def __ge__(self, other: Operand) -> SharedFixedPoint:
+        return 1 - self.__lt__(other)
+
+    def max(self, axis: int = -1) -> SharedFixedPoint:
+        """The maximum along ``axis`` (tournament of secure comparisons)."""
+        result: SharedFixedPoint = _c().max_along(self, axis)
+        return result
+
     # -- opening ------------------------------------------------------------------------------------------
     def reveal(self) -> npt.NDArray[np.float64]:
         """Open the value to every computing party (one round) and decode it."""
@@ -301,6 +357,45 @@ class SharedFixedPoint:
         opened = self.session.open_to(self.ring, [self.share], party, sharing_id=self.sharing_id,
                                       label="mpc.reveal_to")
         return None if opened is None else self.fmt.decode(opened[0], scale_bits=self.scale)
+
+
+def _f() -> Any:
+    from mpdp.protocols.mpc import functions
+
+    return functions
+
+
+def _c() -> Any:
+    from mpdp.protocols.mpc import comparison
+
+    return comparison
+
+
+def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[list[Any]], Any]) -> SharedFixedPoint:
+    if not values or not all(isinstance(v, SharedFixedPoint) for v in values):
+        raise ParameterError(explain("values", values, "a non-empty sequence of shared values",
+                                     "share public parts with session.public() first"))
+    first = values[0]
+    for v in values[1:]:
+        first._check_peer(v)
+    scale = max(v.scale for v in values)
+    lifted = [v._lift(scale) for v in values]
+    try:
+        share = first.ring.combine([v.share for v in lifted], fn)
+    except ValueError as exc:
+        raise ShapeMismatchError(explain("shapes", [v.shape for v in values], "shapes that fit together",
+                                         "reshape the values (numpy concatenate/stack rules)")) from exc
+    return first.derive(share, scale=scale, bound=max(v.bound for v in values))
+
+
+def concatenate(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
+    """``numpy.concatenate`` of shared values of one session (local)."""
+    return _joined(values, lambda arrays: np.concatenate(arrays, axis=axis))
+
+
+def stack(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
+    """``numpy.stack`` of shared values of one session (local)."""
+    return _joined(values, lambda arrays: np.stack(arrays, axis=axis))
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,0 +1,192 @@
+"""Parameters, domains and error bounds of the high-precision functions on shared fixed-point values.
+
+Each function of :mod:`mpdp.protocols.mpc.functions` takes one of these frozen dataclasses. The dataclass
+states the valid domain, the approximation (polynomial degree, iteration count, initial approximation)
+and computes a *relative error bound* for a given :class:`~mpdp.crypto.fixed_point.FixedPointFormat` from
+the approximation error and the truncation errors (each product rounds by less than ``u = 2^-f``).
+The bounds are derived in the docstrings and checked by the tests against float64 references.
+
+Normalisation by powers of two (reciprocal, division, square roots): for ``x`` in ``[2^L, 2^H]`` secure
+comparisons find the bucket ``x in [2^(k-1), 2^k)``; then ``z = x 2^-k`` lies in ``[1/2, 1)``, where a
+linear initial approximation and a few Newton-Raphson iterations converge quadratically from a known
+starting error, and the result is rescaled by a public function of ``k`` selected with the bucket bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.errors import ParameterError, explain
+
+__all__ = ["ExpParams", "InvSqrtParams", "ReciprocalParams"]
+
+
+def _check_int(name: str, value: int, low: int, high: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ParameterError(explain(name, value, f"an int in [{low}, {high}]", f"pass e.g. {name}={max(low, 1)}"))
+
+
+@dataclass(frozen=True)
+class ExpParams:
+    """``exp(x)`` for ``x`` in ``[low, high]`` by range reduction and repeated squaring.
+
+    ``exp(x) = exp(x / 2^m)^(2^m)``: ``y = x / 2^m`` lies in ``[-h, h]`` with ``h = max(|low|, high) / 2^m``;
+    ``exp(y)`` is its Taylor polynomial of degree ``degree`` (powers computed in ``ceil(log2(degree))``
+    rounds, combined with public coefficients ``1/k!``), then squared ``m = squarings`` times.
+
+    Parameters
+    ----------
+    low, high:
+        The domain. Inputs whose public bound exceeds it are checked securely (``strict``) or refused.
+    squarings:
+        ``m``; each squaring doubles the relative error accumulated so far.
+    degree:
+        Taylor degree on ``[-h, h]``.
+    strict:
+        When the public bound does not already guarantee the domain, compare securely and raise
+        :class:`~mpdp.errors.DomainError` if any input lies outside (the parties learn that one bit).
+
+    Accuracy
+    --------
+    With ``u = 2^-f``: the polynomial's relative error is at most
+    ``E = h^(d+1) e^(2h) / (d+1)!``; evaluation adds ``(d + 3) u / e^-h``; each squaring ``k`` maps a relative
+    error ``delta`` to ``2 delta + delta^2 + u / v_k`` where ``v_k = exp(low 2^(k-m))`` is the smallest value
+    at that stage. :meth:`relative_error_bound` returns the result. Defaults with ``HIGH_PRECISION``
+    (f = 48): about 6e-8 over ``[-16, 16]``.
+    """
+
+    low: float = -16.0
+    high: float = 16.0
+    squarings: int = 5
+    degree: int = 9
+    strict: bool = True
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < 0 < self.high):
+            raise ParameterError(explain("[low, high]", (self.low, self.high), "finite, low < 0 < high",
+                                         "pass e.g. ExpParams(low=-16, high=16)"))
+        _check_int("squarings", self.squarings, 0, 12)
+        _check_int("degree", self.degree, 2, 24)
+        if self.radius > 1.0:
+            raise ParameterError(explain("squarings", self.squarings, f">= {math.ceil(math.log2(self.span))}"
+                                         " so that the reduced argument lies in [-1, 1]", "add squarings"))
+
+    @property
+    def span(self) -> float:
+        return max(-self.low, self.high)
+
+    @property
+    def radius(self) -> float:
+        """``h``: the reduced argument lies in ``[-h, h]``."""
+        return float(self.span / 2**self.squarings)
+
+    def polynomial_error(self) -> float:
+        h, d = self.radius, self.degree
+        return h ** (d + 1) * math.exp(2 * h) / math.factorial(d + 1)
+
+    def relative_error_bound(self, fmt: FixedPointFormat) -> float:
+        u = fmt.resolution
+        h, m = self.radius, self.squarings
+        delta = self.polynomial_error() + (self.degree + 3) * u / math.exp(-h)
+        for k in range(1, m + 1):
+            delta = 2 * delta + delta * delta + u / math.exp(self.low * 2.0 ** (k - m))
+        return delta
+
+
+@dataclass(frozen=True)
+class ReciprocalParams:
+    """``1/x`` for ``x`` in ``[2^low_exp, 2^high_exp]`` (also the divisor domain of division).
+
+    After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (``high_exp - low_exp + 1`` secure comparisons in one
+    batch), ``y0 = 48/17 - 32/17 z`` has ``|1 - z y0| <= 1/17``; each Newton-Raphson step
+    ``y <- y (2 - z y)`` squares that residual. The result is ``y 2^-k``.
+
+    Accuracy
+    --------
+    Relative error at most ``(1/17)^(2^iterations) + 8 u + u 2^high_exp`` (``u = 2^-f``): the residual,
+    the rounding of the last iterations (relative to ``y`` in ``(1, 2]``), and the final product's rounding
+    relative to the smallest result ``2^-high_exp``. Defaults with ``HIGH_PRECISION``: about 3.7e-10.
+    ``strict``: securely check ``x >= 2^low_exp`` (one revealed bit: whether some input lies below; zero and
+    negative inputs are caught this way) and refuse with :class:`~mpdp.errors.DomainError`.
+    """
+
+    low_exp: int = -10
+    high_exp: int = 16
+    iterations: int = 3
+    strict: bool = True
+
+    def __post_init__(self) -> None:
+        _check_int("low_exp", self.low_exp, -60, 60)
+        _check_int("high_exp", self.high_exp, -60, 60)
+        if self.low_exp >= self.high_exp:
+            raise ParameterError(explain("(low_exp, high_exp)", (self.low_exp, self.high_exp), "low_exp < high_exp",
+                                         "pass e.g. ReciprocalParams(low_exp=-10, high_exp=16)"))
+        _check_int("iterations", self.iterations, 0, 8)
+
+    @property
+    def low(self) -> float:
+        return 2.0**self.low_exp
+
+    @property
+    def high(self) -> float:
+        return 2.0**self.high_exp
+
+    def relative_error_bound(self, fmt: FixedPointFormat) -> float:
+        u = fmt.resolution
+        return float((1 / 17) ** (2**self.iterations) + 8 * u + u * 2.0**self.high_exp)
+
+
+@dataclass(frozen=True)
+class InvSqrtParams:
+    """``1/sqrt(x)`` (and ``sqrt(x) = x / sqrt(x)``) for ``x`` in ``[2^low_exp, 2^high_exp]``.
+
+    Same normalisation as :class:`ReciprocalParams`; ``y0 = 1.7872848 - 0.8097863 z`` has
+    ``|1 - z y0^2| <= 0.0445`` on ``[1/2, 1)``; each step ``y <- y (3 - z y^2) / 2`` maps the residual ``e``
+    to ``(3/4) e^2 + (1/4) e^3``. The result is ``y 2^(-k/2)``.
+
+    Accuracy
+    --------
+    ``inv_sqrt``: relative error at most ``e_iter / 2 + 10 u + u 2^(high_exp/2)``;
+    ``sqrt``: that plus ``u 2^(-low_exp/2)`` (rounding relative to the smallest root).
+    Defaults with ``HIGH_PRECISION``: about 1e-11 (inv_sqrt) and 1.1e-13 (sqrt) relative.
+    ``strict``: as for :class:`ReciprocalParams` (below-domain and non-positive inputs are refused).
+    """
+
+    low_exp: int = -10
+    high_exp: int = 16
+    iterations: int = 3
+    strict: bool = True
+
+    INITIAL = (1.7872848, 0.8097863)
+    INITIAL_RESIDUAL = 0.0445
+
+    def __post_init__(self) -> None:
+        _check_int("low_exp", self.low_exp, -60, 60)
+        _check_int("high_exp", self.high_exp, -60, 60)
+        if self.low_exp >= self.high_exp:
+            raise ParameterError(explain("(low_exp, high_exp)", (self.low_exp, self.high_exp), "low_exp < high_exp",
+                                         "pass e.g. InvSqrtParams(low_exp=-10, high_exp=16)"))
+        _check_int("iterations", self.iterations, 0, 8)
+
+    @property
+    def low(self) -> float:
+        return 2.0**self.low_exp
+
+    @property
+    def high(self) -> float:
+        return 2.0**self.high_exp
+
+    def residual(self) -> float:
+        e = self.INITIAL_RESIDUAL
+        for _ in range(self.iterations):
+            e = 0.75 * e * e + 0.25 * e**3
+        return e
+
+    def inv_sqrt_error_bound(self, fmt: FixedPointFormat) -> float:
+        u = fmt.resolution
+        return float(self.residual() / 2 + 10 * u + u * 2.0 ** (self.high_exp / 2))
+
+    def sqrt_error_bound(self, fmt: FixedPointFormat) -> float:
+        return float(self.inv_sqrt_error_bound(fmt) + fmt.resolution * 2.0 ** (-self.low_exp / 2))

@@ -1,0 +1,211 @@
+"""High-precision functions on shared fixed-point values: exp, reciprocal, division, square roots.
+
+Each function takes a parameter object from :mod:`mpdp.crypto.approximations` stating its domain, its
+approximation and its relative error bound for the input's format (``params.relative_error_bound(fmt)``
+and friends). The defaults are tuned for :data:`~mpdp.crypto.fixed_point.HIGH_PRECISION` (Z_2^128, f = 48)
+and meet a relative error of 1e-6 with a wide margin: exp on ``[-16, 16]`` (bound ~6e-8), reciprocal and
+division on ``[2^-10, 2^16]`` (~4e-10), square roots on the same domain (~1e-11). Other formats work with
+the bounds the parameter objects compute for them (e.g. f = 20 gives ~1e-6 absolute, not relative).
+
+Domains
+-------
+A public bound (``x.bound``) inside the domain makes the domain check free. Otherwise, with
+``params.strict`` (the default), the parties compare every input with the domain's ends securely and
+learn one bit, whether *some* input lies outside, and then raise :class:`~mpdp.errors.DomainError`; with
+``strict=False`` the caller promises the domain and out-of-domain inputs give meaningless results.
+
+Security
+--------
+Semi-honest, up to n - 1 colluding computing parties. Beyond the optional domain bit, nothing is opened
+except uniformly masked values inside the sub-protocols (products, truncations, comparisons).
+
+References
+----------
+Paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), section 4.5 and Algorithm 3 (Newton-Raphson
+division with a user-set iteration count, exp from the same building blocks); Catrina and Saxena,
+"Secure computation with fixed-point numbers", FC 2010 (normalised Newton-Raphson reciprocal); Knott et
+al., "CrypTen", NeurIPS 2021 (exp by repeated squaring).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams
+from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.errors import DomainError, ParameterError, explain
+from mpdp.protocols.mpc.arithmetic import _as_ints, mul_split
+from mpdp.protocols.mpc.comparison import ltz
+from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
+
+__all__ = ["div", "exp", "inv_sqrt", "reciprocal", "sqrt"]
+
+
+def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
+    """A product that takes the split multiplication when the ordinary one cannot hold the operands' bounds."""
+    if x.fmt.raw_bound_ok(x.bound * y.bound, x.scale + y.scale):
+        return x * y
+    return mul_split(x, y)
+
+
+def _refuse_if_any(flags: SharedFixedPoint, what: str, domain: str, fix: str) -> None:
+    """Open one bit: whether any of the shared bits ``flags`` is set; raise DomainError if so."""
+    count = flags.sum()
+    if float(ltz(-count).reveal()) > 0.5:
+        raise DomainError(explain(what, "some inputs (values stay secret)", domain, fix))
+
+
+def _powers(y: SharedFixedPoint, degree: int) -> list[SharedFixedPoint]:
+    """``[y, y^2, ..., y^degree]`` in ceil(log2(degree)) rounds of batched products (``|y| <= 1``)."""
+    powers = {1: y.rescale()}
+    while max(powers) < degree:
+        top = max(powers)
+        new = list(range(top + 1, min(2 * top, degree) + 1))
+        left = stack([powers[top] for _ in new])
+        right = stack([powers[e - top] for e in new])
+        prods = left * right
+        for i, e in enumerate(new):
+            powers[e] = prods[i].assume_bound(y.bound**e + 2 * y.fmt.resolution)
+    return [powers[e] for e in range(1, degree + 1)]
+
+
+def _linear(terms: list[SharedFixedPoint], coefficients: list[float], constant: float) -> SharedFixedPoint:
+    """``constant + sum_k c_k t_k`` for public reals, with a single truncation."""
+    stacked = stack(terms)
+    shape = stacked.shape
+    flat = stacked.reshape((shape[0], -1))
+    combined = (np.asarray(coefficients, dtype=np.float64) @ flat).reshape(shape[1:])
+    return combined + constant
+
+
+def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoint:
+    """``exp(x)`` on ``[params.low, params.high]`` (see :class:`~mpdp.crypto.approximations.ExpParams`)."""
+    p = params or ExpParams()
+    if not isinstance(p, ExpParams):
+        raise ParameterError(explain("params", p, "an ExpParams", "pass ExpParams(...)"))
+    x = x.rescale()
+    if x.bound > min(-p.low, p.high):
+        if not p.strict:
+            raise DomainError(explain("x.bound", x.bound, f"<= {min(-p.low, p.high):g} (the domain of exp)",
+                                      "clip first, declare a tighter bound, or use ExpParams(strict=True)"))
+        outside = ltz(stack([x - p.low, -(x - p.high)]))
+        _refuse_if_any(outside, "exp input", f"values in [{p.low:g}, {p.high:g}]",
+                       "clip the input (comparison.clip) or widen ExpParams(low, high)")
+        x = x.assume_bound(p.span)
+    m = p.squarings
+    y = x.times_pow2(-m)  # exact: only the scale changes
+    powers = _powers(y, p.degree)
+    value = _linear(powers, [1.0 / math.factorial(k) for k in range(1, p.degree + 1)], 1.0)
+    value = value.assume_bound(math.exp(p.radius) * (1 + 1e-6) + 4 * x.fmt.resolution)
+    for k in range(1, m + 1):
+        value = value.square().assume_bound(math.exp(p.high * 2.0 ** (k - m)) * (1 + 1e-6) + 4 * x.fmt.resolution)
+    return value
+
+
+def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
+               scales: list[Any]) -> list[SharedFixedPoint]:
+    """Shared ``g(k)`` for the bucket ``x in [2^(k-1), 2^k)``, for each public function ``g`` in ``scales``.
+
+    ``x`` is brought to Z_2^64 at reduced precision (one round; the rounding can only move values within
+    one unit of a power of two into the neighbouring bucket, which leaves ``z`` within ``[1/2 - e, 1 + e]``
+    where the iterations converge just as well), bit-decomposed, its leading one located, and the one-hot
+    lanes ``i = k - 1 + f'`` of the domain turned into additive bits ``h_k`` (:mod:`.bits`). Then
+    ``g = sum_k h_k round(g(k) 2^f) 2^-f`` is linear in the bits: no product, no rounding beyond the
+    constants'. With ``strict``, ``1 - sum_k h_k`` flags inputs below ``2^low_exp``, non-positive inputs and
+    inputs at or above ``2^(high_exp + 1)``; the parties learn whether any is flagged.
+    """
+    from mpdp.crypto.fixed_point import FixedPointFormat
+    from mpdp.protocols.mpc.bits import bit_decompose, lanes_to_ring, leading_one
+
+    fmt = x.fmt
+    session = x.session
+    top = max(math.ceil(math.log2(max(x.bound, 2.0**high_exp))), high_exp) + 1
+    reduced = min(fmt.frac_bits, 61 - top, 30)  # 30: the largest f of a 64-bit format
+    if reduced + low_exp < 0:
+        raise DomainError(explain("input bound", x.bound, f"a bound that leaves {-low_exp} fractional bits in a "
+                                  "64-bit word", "clip the input or declare a tighter bound"))
+    if fmt.ring_bits == 64 and fmt.frac_bits == reduced:
+        low = x
+    else:
+        low = x.to_format(FixedPointFormat(64, reduced))
+    shape = x.shape
+    lanes = np.arange(low_exp + reduced, high_exp + reduced + 1)
+    session.provider.prefetch([CorrelationSpec("and", 64, shape) for _ in range(6)]
+                              + [CorrelationSpec("dabit", fmt.ring_bits, (len(lanes), *shape))])
+    onehot = leading_one(session, bit_decompose(low))
+    h = lanes_to_ring(session, onehot, lanes, fmt.ring)
+    ring = fmt.ring
+    if strict:
+        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=fmt, scale=0, bound=1.0,
+                                  sharing_id=session.new_id())
+        _refuse_if_any(1 - inside, "input", f"values in [2^{low_exp}, 2^{high_exp}]",
+                       "clip or rescale the input, or widen the parameters' domain")
+    outs = []
+    buckets = lanes - reduced + 1
+    for g in scales:
+        c = [round(g(int(k)) * 2.0**fmt.frac_bits) for k in buckets]
+        coefficients = _as_ints(np.array(c, dtype=np.float64)).reshape((len(lanes),) + (1,) * x.ndim)
+        share = ring.sum(ring.mul_int(h, coefficients), 0)
+        bound = max(abs(v) for v in c) * 2.0**-fmt.frac_bits
+        outs.append(SharedFixedPoint(session, share, fmt=fmt, scale=fmt.frac_bits, bound=bound,
+                                     sharing_id=session.new_id()))
+    return outs
+
+
+def _in_domain(x: SharedFixedPoint, high_exp: int, strict: bool, name: str) -> SharedFixedPoint:
+    if x.bound > 2.0**high_exp and not strict:
+        raise DomainError(explain(f"{name} input bound", x.bound, f"<= 2^{high_exp}",
+                                  "clip first, declare a tighter bound, or use strict=True"))
+    return x.rescale()
+
+
+def reciprocal(x: SharedFixedPoint, params: ReciprocalParams | None = None) -> SharedFixedPoint:
+    """``1/x`` on ``[2^low_exp, 2^high_exp]`` (see :class:`~mpdp.crypto.approximations.ReciprocalParams`)."""
+    p = params or ReciprocalParams()
+    if not isinstance(p, ReciprocalParams):
+        raise ParameterError(explain("params", p, "a ReciprocalParams", "pass ReciprocalParams(...)"))
+    x = _in_domain(x, p.high_exp, p.strict, "reciprocal")
+    (scale,) = _normalise(x, p.low_exp, p.high_exp, p.strict, [lambda k: 2.0**-k])
+    z = _mul(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
+    y = (z * (-32.0 / 17.0) + 48.0 / 17.0).assume_bound(2.0)
+    for _ in range(p.iterations):
+        t = (z * y).assume_bound(1.0 + 1.0 / 17.0)
+        y = (y * (2.0 - t)).assume_bound(2.0)
+    return _mul(y, scale).assume_bound(p.low**-1 * (1 + 1e-6))
+
+
+def div(a: SharedFixedPoint, b: SharedFixedPoint, params: ReciprocalParams | None = None) -> SharedFixedPoint:
+    """``a / b`` for ``b`` in the reciprocal's domain: ``a * (1/b)``.
+
+    Accuracy: relative error at most ``reciprocal`` 's bound plus ``2^-f / |a / b|`` (the rounding of the
+    final product relative to the quotient).
+    """
+    return _mul(a.rescale(), reciprocal(b, params))
+
+
+def inv_sqrt(x: SharedFixedPoint, params: InvSqrtParams | None = None) -> SharedFixedPoint:
+    """``1/sqrt(x)`` on ``[2^low_exp, 2^high_exp]`` (see :class:`~mpdp.crypto.approximations.InvSqrtParams`)."""
+    p = params or InvSqrtParams()
+    if not isinstance(p, InvSqrtParams):
+        raise ParameterError(explain("params", p, "an InvSqrtParams", "pass InvSqrtParams(...)"))
+    x = _in_domain(x, p.high_exp, p.strict, "inv_sqrt")
+    scale, root_scale = _normalise(x, p.low_exp, p.high_exp, p.strict,
+                                   [lambda k: 2.0**-k, lambda k: 2.0 ** (-k / 2)])
+    z = _mul(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
+    a, b = p.INITIAL
+    y = (z * (-b) + a).assume_bound(1.5)
+    for _ in range(p.iterations):
+        t = (z * y.square()).assume_bound(1.1)
+        y = (y * (3.0 - t).times_pow2(-1)).assume_bound(1.5)
+    return _mul(y, root_scale).assume_bound(p.low**-0.5 * (1 + 1e-6))
+
+
+def sqrt(x: SharedFixedPoint, params: InvSqrtParams | None = None) -> SharedFixedPoint:
+    """``sqrt(x) = x / sqrt(x)`` on ``[2^low_exp, 2^high_exp]``."""
+    p = params or InvSqrtParams()
+    x = x.rescale()
+    root = _mul(x.assume_bound(min(x.bound, p.high)) if x.bound > p.high and p.strict else x, inv_sqrt(x, p))
+    return root.assume_bound(math.sqrt(min(x.bound, p.high)) * (1 + 1e-6) + x.fmt.resolution)

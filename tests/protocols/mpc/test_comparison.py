@@ -1,0 +1,110 @@
+"""Secure comparison and its uses are exact, in every ring, at the edges of the range."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
+from mpdp.errors import ParameterError
+from mpdp.protocols.mpc import MPCSession
+from mpdp.protocols.mpc import comparison as cmp
+from mpdp.protocols.mpc.bits import bit_decompose
+from tests.protocols.mpc.harness import first, run_mpc
+
+FORMATS = [FAST, HIGH_PRECISION, FixedPointFormat(24, 6)]
+
+
+def _grid(fmt: FixedPointFormat, x: np.ndarray) -> np.ndarray:
+    return fmt.decode(fmt.encode(x))
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+@settings(max_examples=6)
+@given(data=st.data())
+def test_comparisons_match_numpy(fmt: FixedPointFormat, data: st.DataObject) -> None:
+    bound = min(1000.0, fmt.max_value / 4)
+    ulp = fmt.resolution
+    values = st.one_of(st.floats(-bound, bound), st.sampled_from([0.0, ulp, -ulp, bound, -bound]))
+    x = np.array(data.draw(st.lists(values, min_size=5, max_size=5)))
+    y = np.array(data.draw(st.lists(values, min_size=5, max_size=5)))
+    # ties and neighbours on the grid
+    y[0], y[1] = x[0], x[1] + ulp if abs(x[1]) + ulp <= bound else x[1]
+
+    def program(s: MPCSession) -> dict[str, np.ndarray]:
+        a = s.input("alice", x if s.comm.name == "alice" else None, bound=bound, fmt=fmt)
+        b = s.input("bob", y if s.comm.name == "bob" else None, bound=bound, fmt=fmt)
+        return {"ltz": cmp.ltz(a).reveal(), "lt": (a < b).reveal(), "gt": (a > b).reveal(),
+                "le": (a <= b).reveal(), "ge": (a >= b).reveal(), "max": cmp.maximum(a, b).reveal(),
+                "min": cmp.minimum(a, b).reveal(), "relu": cmp.relu(a).reveal(), "sign": cmp.sign(a).reveal(),
+                "clip": cmp.clip(a, -1.5, 2.0).reveal(), "maxall": a.max().reveal(),
+                "where": cmp.where(a < b, 7.0, b).reveal()}
+
+    out = first(run_mpc(program, fmt=fmt, parties=2))
+    xe, ye = _grid(fmt, x), _grid(fmt, y)
+    assert np.array_equal(out["ltz"], (xe < 0).astype(float))
+    assert np.array_equal(out["lt"], (xe < ye).astype(float))
+    assert np.array_equal(out["gt"], (xe > ye).astype(float))
+    assert np.array_equal(out["le"], (xe <= ye).astype(float))
+    assert np.array_equal(out["ge"], (xe >= ye).astype(float))
+    assert np.array_equal(out["max"], np.maximum(xe, ye))
+    assert np.array_equal(out["min"], np.minimum(xe, ye))
+    assert np.array_equal(out["relu"], np.maximum(xe, 0))
+    assert np.array_equal(out["sign"], np.where(xe < 0, -1.0, 1.0))
+    assert np.array_equal(out["clip"], np.clip(xe, -1.5, 2.0))
+    assert out["maxall"] == xe.max()
+    assert np.array_equal(out["where"], np.where(xe < ye, 7.0, ye))
+
+
+@pytest.mark.parametrize("fmt", [FAST, HIGH_PRECISION], ids=str)
+def test_ltz_at_the_edges_of_the_ring(fmt: FixedPointFormat) -> None:
+    ring = fmt.ring
+    edge = (1 << (ring.bits - 2)) - 1
+    raw = np.array([edge, -edge, 1, -1, 0, (1 << 40) + 1, -(1 << 40)], dtype=object)
+
+    def program(s: MPCSession) -> np.ndarray:
+        share = ring.from_int(raw) if s.leader else ring.zeros((len(raw),))
+        x = s.from_shares(share, bound=fmt.max_value, scale=fmt.frac_bits, fmt=fmt)
+        return cmp.ltz(x).reveal()
+
+    assert first(run_mpc(program, fmt=fmt, parties=3)).tolist() == [0, 1, 0, 1, 0, 0, 1]
+
+
+def test_bit_decomposition_recovers_every_bit() -> None:
+    x = np.array([0.0, 1.0, -1.0, 123.456, -(2.0**30), 2.0**41 - 1])
+
+    def program(s: MPCSession) -> np.ndarray:
+        a = s.input("alice", x if s.comm.name == "alice" else None, bound=2.0**41)
+        words = bit_decompose(a)
+        (opened,) = s.open_xor([words], sharing_id=s.new_id(), label="test")
+        return opened
+
+    opened = first(run_mpc(program, parties=3))
+    assert opened.tolist() == FAST.encode(x).tolist()
+
+
+def test_clip_to_l2_norm() -> None:
+    g = np.array([[3.0, 4.0, 0.0], [0.3, 0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 8.0, 0.0], [1.0, 1.0, 1.0]])
+
+    def program(s: MPCSession) -> np.ndarray:
+        a = s.input("alice", g if s.comm.name == "alice" else None, bound=10.0, fmt=HIGH_PRECISION)
+        return cmp.clip_norm(a, 1.0, axis=-1).reveal()
+
+    out = first(run_mpc(program, fmt=HIGH_PRECISION))
+    norms = np.linalg.norm(g, axis=1, keepdims=True)
+    expected = g * np.minimum(1.0, 1.0 / np.maximum(norms, 1e-300))
+    assert np.allclose(out, expected, rtol=1e-9, atol=1e-12)
+    assert np.all(np.linalg.norm(out, axis=1) <= 1.0 + 1e-9)
+
+
+def test_where_needs_a_bit() -> None:
+    def program(s: MPCSession) -> None:
+        a = s.public(np.ones(2))
+        with pytest.raises(ParameterError, match="shared bit"):
+            cmp.where(a, 1.0, 0.0)
+        with pytest.raises(ParameterError, match="low <= high"):
+            cmp.clip(a, 2.0, 1.0)
+
+    run_mpc(program)
