@@ -181,16 +181,15 @@ def _geometric_candidates(
 
     Returns ``(values, spare_bit, kept)``: only ``values[kept]`` are geometric draws.
     """
-    words = rng.uint64(n)
-    v = plan.quotients(words, rng)
     if plan.m == 1:
-        return v, words & np.uint64(1), np.ones(n, dtype=bool)
-    accept_words = rng.uint64(n)
+        words = rng.uint64(n)
+        return plan.quotients(words, rng), words & np.uint64(1), np.ones(n, dtype=bool)
+    wide = plan.m_bits > _SPARE_BITS - 1
+    block = rng.uint64((3 if wide else 2, n))  # one keystream call: fixed costs dominate small batches
+    words, accept_words = block[0], block[1]
+    v = plan.quotients(words, rng)
     spare = accept_words & np.uint64(1)
-    if plan.m_bits <= _SPARE_BITS - 1:
-        r = _low_bits(accept_words, 1, plan.m_bits)
-    else:
-        r = rng.uint64(n) >> np.uint64(64 - plan.m_bits)
+    r = block[2] >> np.uint64(64 - plan.m_bits) if wide else _low_bits(accept_words, 1, plan.m_bits)
     r_int = r.astype(np.int64)
     gamma = plan.gamma
     g_hat = r.astype(np.float64) * float(gamma)
@@ -262,14 +261,12 @@ class _GaussianPlan:
 
     def candidates(self, n: int, rng: RandomSource) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         geo = self.geo
-        words = rng.uint64(n)
+        wide = geo.m_bits > _SPARE_BITS - 1
+        block = rng.uint64((3 if wide else 2, n))  # one keystream call: fixed costs dominate small batches
+        words, accept_words = block[0], block[1]
         v = geo.quotients(words, rng)
-        accept_words = rng.uint64(n)
         negative = (accept_words & np.uint64(1)).astype(bool)
-        if geo.m_bits <= _SPARE_BITS - 1:
-            r = _low_bits(accept_words, 1, geo.m_bits)
-        else:
-            r = rng.uint64(n) >> np.uint64(64 - geo.m_bits)
+        r = block[2] >> np.uint64(64 - geo.m_bits) if wide else _low_bits(accept_words, 1, geo.m_bits)
         r_int = r.astype(np.int64)
         magnitude = v * np.int64(geo.m) + r_int
         mag_f = magnitude.astype(np.float64)
