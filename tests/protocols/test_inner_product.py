@@ -122,3 +122,42 @@ def test_a_tampered_masked_matrix_is_a_typed_error() -> None:
              "dealer": lambda c: cross_product(c, None, spec)}
     with pytest.raises(MalformedMessageError, match="masked matrix from bob"):
         run_protocol(roles, rng=RandomSource.seeded(0))
+
+
+def test_ckks_backend_matches_plaintext_within_its_bound() -> None:
+    pytest.importorskip("tenseal")
+    from mpdp.protocols.inner_product import CkksBackend
+
+    X, Y = matrices(50, 2, 2, 3, 1.0)
+    for reveal in (None, "alice", "bob"):
+        spec = CrossProductSpec("alice", "bob", 50, 2, 2, CkksBackend(), reveal_to=reveal)
+        run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(4))
+        assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
+
+
+@pytest.mark.parametrize("backend", ["shares", "paillier", "ckks", "dealer"])
+def test_two_party_real_shares_add_up(keys, backend: str) -> None:  # type: ignore[no-untyped-def]
+    from mpdp.protocols.inner_product import cross_product_share
+
+    X, Y = matrices(20, 3, 2, 9, 1.0)
+    options = {"insecure_for_tests": True, "key_bits": 512}
+    if backend == "dealer":
+        backend, options = "shares", {"dealer": "dealer"}
+    roles = {"alice": lambda c: cross_product_share(c, "bob", X, left=True, backend=backend, **options),
+             "bob": lambda c: cross_product_share(c, "alice", Y, left=False, backend=backend, **options)}
+    if "dealer" in options:
+        dealer_spec = CrossProductSpec("alice", "bob", 20, 3, 2, SharesBackend())
+        roles["dealer"] = lambda c: cross_product(c, None, dealer_spec)
+    run = run_protocol(roles, rng=RandomSource.seeded(1))
+    total = run.results["alice"] + run.results["bob"]
+    assert np.max(np.abs(total - X.T @ Y)) < 1e-3
+    assert np.max(np.abs(run.results["alice"])) < 2.0**24
+
+
+def test_two_party_shares_refuse_different_record_counts() -> None:
+    from mpdp.protocols.inner_product import cross_product_share
+
+    roles = {"alice": lambda c: cross_product_share(c, "bob", np.zeros((5, 2)), left=True),
+             "bob": lambda c: cross_product_share(c, "alice", np.zeros((4, 1)), left=False)}
+    with pytest.raises(ShapeMismatchError, match="record count of"):
+        run_protocol(roles, rng=RandomSource.seeded(1))

@@ -84,7 +84,7 @@ def secure_cross_product(comm: Comm, peer: str, mine: FloatArray, *, left: bool,
 
     The party with ``left=True`` holds ``A`` (n x p), its peer ``B`` (n x m); both get a p x m share.
     """
-    from mpdp.protocols import inner_product  # type: ignore[attr-defined]  # lands with the protocols issue
+    from mpdp.protocols import inner_product
 
     share: FloatArray = inner_product.cross_product_share(comm, peer, mine, left=left, backend=backend, **options)
     return share

@@ -45,7 +45,6 @@ D. Beaver, "Efficient multiparty protocols using circuit randomization", CRYPTO 
 from __future__ import annotations
 
 import hashlib
-import importlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -73,6 +72,7 @@ __all__ = [
     "PaillierBackend",
     "SharesBackend",
     "cross_product",
+    "cross_product_share",
     "simulate_cross_product",
 ]
 
@@ -114,17 +114,21 @@ class PaillierBackend:
     def __post_init__(self) -> None:
         if self.randomizer not in ("crt", "fixed-base"):
             raise ParameterError(explain("randomizer", self.randomizer, "'crt' or 'fixed-base'", "pick one"))
-        if not isinstance(self.mask_bits, int) or not 20 <= self.mask_bits <= 256:
-            raise ParameterError(explain("mask_bits", self.mask_bits, "an int in [20, 256]", "use 40"))
+        if not isinstance(self.mask_bits, int) or not 1 <= self.mask_bits <= 256:
+            raise ParameterError(explain("mask_bits", self.mask_bits, "an int in [1, 256]", "use 40"))
 
 
 @dataclass(frozen=True)
 class CkksBackend:
     """CKKS (TenSEAL), key owned by ``left``; see :mod:`mpdp.protocols.inner_product_ckks`."""
 
-    params: str = "default"
-    mask_scale: float = 2.0**10
+    mask_bits: int = 23
     name: str = "ckks"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mask_bits, int) or not 1 <= self.mask_bits <= 23:
+            raise ParameterError(explain("mask_bits", self.mask_bits, "an int in [1, 23] (CKKS plaintext range)",
+                                         "use the default 23"))
 
 
 Backend = SharesBackend | PaillierBackend | CkksBackend
@@ -193,7 +197,12 @@ class CrossProductSpec:
 
     @property
     def error_bound(self) -> float:
-        """Worst-case |result - X^T Y| per entry from rounding the inputs to the grid 2^-f (plus one ulp)."""
+        """Worst-case |result - X^T Y| per entry: rounding the inputs to the grid 2^-f (plus one ulp), or the
+        documented CKKS bound (:func:`mpdp.protocols.inner_product_ckks.ckks_error_bound`)."""
+        if isinstance(self.backend, CkksBackend):
+            from mpdp.protocols.inner_product_ckks import ckks_error_bound
+
+            return ckks_error_bound(self.rows, float(self.bound))
         f = self.fmt.frac_bits
         return self.rows * (2 * self.bound * 2.0 ** -(f + 1) + 2.0 ** -(2 * f + 2)) + 2.0 ** -(2 * f)
 
@@ -208,14 +217,18 @@ class CrossProduct:
     """
 
     value: npt.NDArray[np.float64] | None
-    share: RingArray | None
+    share: Any
     scale_bits: int
     fmt: FixedPointFormat
     bound: float
+    real: bool = False  # share is a float64 array of real-valued additive shares (CKKS, float conversion)
 
     def reveal_with(self, other: CrossProduct) -> npt.NDArray[np.float64]:
         if self.share is None or other.share is None:
             raise ParameterError(explain("shares", None, "two holders' shares", "use reveal_to=None"))
+        if self.real:
+            total: npt.NDArray[np.float64] = self.share + other.share
+            return total
         return self.fmt.decode(self.fmt.ring.add(self.share, other.share), scale_bits=self.scale_bits)
 
 
@@ -317,7 +330,8 @@ def _shares_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64
 
 
 # -- paillier backend --------------------------------------------------------------------------------------------
-def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any) -> CrossProduct:
+def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any,
+                     real: bool = False) -> CrossProduct:
     from mpdp.crypto.paillier import (
         CrtRandomizer,
         EncryptedArray,
@@ -357,6 +371,9 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
         if not mask:
             values = np.asarray(plain, dtype=object).astype(np.float64) * 2.0 ** -(2 * f)
             return CrossProduct(values, None, spec.scale_bits, spec.fmt, spec.result_bound)
+        if real:
+            shares = np.asarray(plain, dtype=object).astype(np.float64) * 2.0 ** -(2 * f)
+            return CrossProduct(None, shares, 0, spec.fmt, spec.result_bound, real=True)
         share = ring.from_int(np.asarray(plain, dtype=object))
     else:
         msg = comm.recv(spec.left, label="ip.paillier")
@@ -369,6 +386,7 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
             raise MalformedMessageError(explain(f"ciphertexts from {spec.left}", enc.shape,
                                                 str((spec.rows, spec.left_cols)), "the peer is out of step"))
         product = enc.left_matmul(m.T, codec)  # Enc(Y^T X): one multi-exponentiation per output ciphertext
+        r: Any = None
         if mask:
             product, r = product.add_mask(mask_bits, rng=comm.rng)
             share = ring.neg(ring.from_int(np.asarray(r, dtype=object).T))
@@ -376,6 +394,9 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
         comm.send(spec.left, product, label="ip.paillier")
         if not mask:
             return CrossProduct(None, None, spec.scale_bits, spec.fmt, spec.result_bound)
+        if real:
+            shares = -np.asarray(r, dtype=object).T.astype(np.float64) * 2.0 ** -(2 * f)
+            return CrossProduct(None, shares, 0, spec.fmt, spec.result_bound, real=True)
     return _finish(comm, spec, share)
 
 
@@ -405,13 +426,108 @@ def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = 
 
 
 def _ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) -> CrossProduct:
-    try:
-        ckks_holder = importlib.import_module("mpdp.protocols.inner_product_ckks").ckks_holder
-    except ImportError as exc:
-        raise ParameterError(explain("backend", "ckks", "a backend whose crypto layer is installed",
-                                     "use 'shares' or 'paillier' until mpdp.crypto.ckks is available")) from exc
-    result: CrossProduct = ckks_holder(comm, spec, m)
-    return result
+    from mpdp.protocols.inner_product_ckks import ckks_holder
+
+    return ckks_holder(comm, spec, m)
+
+
+def cross_product_share(comm: Comm, peer: str, mine: Any, *, left: bool, backend: str = "shares",
+                        **options: Any) -> npt.NDArray[np.float64]:
+    """Two-party convenience form: this party's *real-valued* additive share of ``A^T B``.
+
+    The party with ``left=True`` holds ``A`` (n x p), ``peer`` holds ``B`` (n x m); both call this and get a
+    p x m float array, and the two arrays add up to ``A^T B`` (within the backend's error bound). The holders
+    first exchange their matrix shapes (public) and refuse different record counts.
+
+    Parameters
+    ----------
+    backend:
+        ``"paillier"``; ``"ckks"``; or ``"shares"``: with ``dealer=NAME`` in the options, the dealer's matrix
+        triple (that party must run ``cross_product(comm, None, spec)``); without a dealer, two parties cannot
+        make Beaver triples alone, so the triple's cross terms come from Paillier (HE-generated correlations),
+        which is the ``paillier`` computation.
+    options:
+        ``bound`` (public bound on |entries|, default 1.0), ``share_bound`` (largest |real share|, default 2^24),
+        ``mask_bits`` (statistical hiding of the real shares; default: as many bits as fit between the
+        product's bound ``B = n bound^2`` and ``share_bound``, at most 40), ``key_bits``, ``insecure_for_tests``,
+        ``dealer``, ``keys`` (left: a Paillier key pair to reuse).
+
+    Security
+    --------
+    As :func:`cross_product` for the backend, except that real-valued shares hide each entry only with
+    statistical distance ``2^-mask_bits`` (Paillier, dealer) or as stated in
+    :mod:`mpdp.protocols.inner_product_ckks` (CKKS). Small shares mean weak masks: with the defaults and
+    ``B = 300`` that is 2^-15 per entry. Prefer :func:`cross_product`'s ring shares (2^-40) where the consumer
+    can work in the ring.
+    """
+    m = np.asarray(mine, dtype=np.float64)
+    if m.ndim == 1:
+        m = m[:, None]
+    if m.ndim != 2:
+        raise ShapeMismatchError(explain(f"data of {comm.name}", m.shape, "an n x k matrix", "pass a 2-D array"))
+    theirs = comm.exchange(peer, [int(m.shape[0]), int(m.shape[1])], label="ip.shape")
+    if not isinstance(theirs, list) or len(theirs) != 2 or not all(isinstance(v, int) for v in theirs):
+        raise MalformedMessageError(explain(f"shape from {peer}", theirs, "[rows, cols]", "out of step"))
+    if theirs[0] != m.shape[0]:
+        raise ShapeMismatchError(explain(f"record count of {peer}", theirs[0], f"{m.shape[0]} (as {comm.name})",
+                                         "both holders must hold the same records, in the same order"))
+    names = (comm.name, peer) if left else (peer, comm.name)
+    cols = (m.shape[1], theirs[1]) if left else (theirs[1], m.shape[1])
+    bound = float(options.get("bound", 1.0))
+    # Real shares must stay below share_bound (callers that add grid noise to a share need them small), so
+    # the statistical mask gets the bits left between the product's bound and share_bound, at most 40.
+    result_bound = int(m.shape[0]) * bound * bound
+    fitting = int(np.floor(np.log2(float(options.get("share_bound", 2.0**24)) / (2 * result_bound))))
+    mask_bits = int(options.get("mask_bits", max(1, min(40, fitting))))
+    chosen: Backend
+    if backend == "ckks":
+        share_bits = int(np.floor(np.log2(float(options.get("share_bound", 2.0**24))))) - 1
+        chosen = CkksBackend(mask_bits=max(1, min(23, share_bits)))
+    elif backend == "shares" and "dealer" in options:
+        chosen = SharesBackend(dealer=str(options["dealer"]))
+    elif backend in ("shares", "paillier"):
+        chosen = PaillierBackend(key_bits=int(options.get("key_bits", 2048)),
+                                 mask_bits=mask_bits,
+                                 insecure_for_tests=bool(options.get("insecure_for_tests", False)))
+    else:
+        raise ParameterError(explain("backend", backend, "'shares', 'paillier' or 'ckks'", "pick a backend"))
+    spec = CrossProductSpec(names[0], names[1], int(m.shape[0]), int(cols[0]), int(cols[1]), chosen, bound=bound)
+    data = _as_matrix(m, spec.rows, m.shape[1], bound, comm.name)
+    if isinstance(chosen, PaillierBackend):
+        result = _paillier_holder(comm, spec, data, options.get("keys") if left else None, real=True)
+    else:
+        out = cross_product(comm, data, spec)
+        if out is None:  # pragma: no cover - holders always get a result
+            raise ParameterError("no share")
+        result = out
+    if result.real:
+        real: npt.NDArray[np.float64] = np.asarray(result.share, dtype=np.float64)
+        return real
+    # Ring shares (dealer triple): move to real shares with a bounded integer mask of mask_bits bits.
+    return _ring_to_real(comm, peer, spec, result.share, left=left, mask_bits=mask_bits)
+
+
+def _ring_to_real(comm: Comm, peer: str, spec: CrossProductSpec, share: RingArray, *, left: bool,
+                  mask_bits: int) -> npt.NDArray[np.float64]:
+    """Ring shares of V (|V| 2^(2f) < 2^(l-2)) -> real shares: the right holder masks its share with an integer
+    R < 2^(bits(bound) + mask_bits) and sends it; the left holder opens V + R (exact: no wrap), the right keeps -R."""
+    fmt, ring = spec.fmt, spec.fmt.ring
+    bound_bits = int(np.ceil(np.log2(spec.result_bound + 1))) + spec.scale_bits
+    mask_bits = min(mask_bits, fmt.raw_capacity_bits - bound_bits)  # the ring must hold V + R exactly
+    bits = bound_bits + mask_bits
+    if mask_bits < 1:
+        raise PrecisionError(explain("mask_bits", mask_bits, f"<= {fmt.raw_capacity_bits - bound_bits} in {fmt}",
+                                     "use fewer mask bits or FixedPointFormat(128, ...)"))
+    shape = (spec.left_cols, spec.right_cols)
+    if not left:
+        r = comm.rng.randbelow_many(1 << bits, int(np.prod(shape)))
+        mask = np.empty(len(r), dtype=object)
+        mask[:] = r
+        comm.send(peer, ring.add(share, ring.from_int(mask.reshape(shape))), label="ip.real")
+        real_share: npt.NDArray[np.float64] = -mask.reshape(shape).astype(np.float64) * 2.0 ** -spec.scale_bits
+        return real_share
+    theirs = _check_ring(comm.recv(peer, label="ip.real"), spec, shape, f"masked share from {peer}")
+    return fmt.decode(ring.add(share, theirs), scale_bits=spec.scale_bits)
 
 
 def simulate_cross_product(X: Any, Y: Any, spec: CrossProductSpec, *, rng: RandomSource | None = None,
