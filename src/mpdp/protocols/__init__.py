@@ -13,6 +13,7 @@ Secure aggregation (:mod:`mpdp.protocols.aggregation`)
     keep additive shares of the aggregate (for noise added inside the MPC). ``simulate_aggregation`` runs a
     whole round in memory. Paper 001's weighted parameter average: ``weighted=True`` with record counts as weights;
     paper 003's 50,000 one-record parties: one client party with ``k = 50_000`` rows (a vectorized group).
+    ``threshold=t`` switches to Shamir t-of-A shares: any t + 1 aggregators finish the round.
 
 Secure inner products (:mod:`mpdp.protocols.inner_product`)
     ``spec = CrossProductSpec(left, right, rows, left_cols, right_cols, backend=SharesBackend(dealer) |
