@@ -177,8 +177,9 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
                                  paper.get(eps) if paper and variant in ("fm", "fm-box") else None,
                                  float(np.mean(vals)), float(np.std(vals)), reps))
         notes = ["fm: per-party row-L1 bounds from the encoding (1 per attribute); fm-box: the paper's Delta_f "
-                 "(c_k = d_k). K = 3 parties (even attribute blocks), label at party 0, backend shares.",
-                 "The paper's FM column is beside both rows."]
+                 "(c_k = d_k). K = 3 parties (even attribute blocks), label at party 0, backend shares."]
+        if paper:
+            notes.append("The paper's FM column is beside both rows.")
         if objective == "logistic":
             notes.append("Dutch census (Zliobaite et al. 2011) is not available; its columns are omitted.")
         else:
