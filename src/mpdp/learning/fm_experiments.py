@@ -100,7 +100,9 @@ def _estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]],
     cls: type[FMLogisticRegression | FMLinearRegression]
     cls = FMLogisticRegression if objective == "logistic" else FMLinearRegression
     l1 = attribute_l1_bounds(train, columns) if opts.get("l1", "attributes") == "attributes" else None
-    settings = SolveSettings(ridge_factor=float(opts.get("ridge", 0.0)), trim_factor=float(opts.get("trim", 0.3)))
+    trim = opts.get("trim")
+    settings = SolveSettings(ridge_factor=float(opts.get("ridge", 0.0)),
+                             trim_factor=None if trim is None else float(trim))
     intercept = str(opts.get("intercept", "true")).lower() not in ("0", "false", "no")
     return cls(epsilon, partition=[list(c) for c in columns], label_party=label_party, backend=backend,
                row_l1=l1, settings=settings, rng=rng, fit_intercept=intercept)
