@@ -68,8 +68,8 @@ class ClipFactorParams:
         return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), iterations=iterations)
 
     def reduced_bits(self, fmt: FixedPointFormat) -> int:
-        """Fractional bits the normalisation keeps in its 64-bit word (at most 30 in this engine version)."""
-        return min(fmt.frac_bits, 61 - (self.high_exp + 1), 30)
+        """Fractional bits the normalisation keeps in its 64-bit word (``min(f, 61 - (H + 1))``)."""
+        return min(fmt.frac_bits, 61 - (self.high_exp + 1))
 
     def relative_error_bound(self, fmt: FixedPointFormat) -> float:
         u = fmt.resolution
