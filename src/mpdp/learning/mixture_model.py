@@ -42,6 +42,7 @@ from scipy import special
 
 from mpdp.datasets.dataset import Dataset
 from mpdp.errors import DomainError, ParameterError, ShapeMismatchError, explain
+from mpdp.protocols.mixture_gradient import StatMap
 from mpdp.randomness import RandomSource
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
     "FeatureBlock",
     "MixtureModel",
     "MixturePriors",
-    "StatMap",
     "adult_model",
 ]
 
@@ -220,25 +220,6 @@ class EncodedBlock:
 
 
 @dataclass(frozen=True)
-class StatMap:
-    """The public linear map from a party's weighted statistics to its gradient block.
-
-    For coordinate ``d`` of the block (component ``comp[d]``):
-    ``grad[d] = coef_stat[d] * M[stat[d], comp[d]] + coef_sum[d] * s[comp[d]]``, with ``M = T^T w`` and
-    ``s = sum_i w_i``.
-    """
-
-    stat: IntArray
-    comp: IntArray
-    coef_stat: FloatArray
-    coef_sum: FloatArray
-
-    def apply(self, M: FloatArray, s: FloatArray) -> FloatArray:
-        out: FloatArray = self.coef_stat * M[self.stat, self.comp] + self.coef_sum * s[self.comp]
-        return out
-
-
-@dataclass(frozen=True)
 class FeatureBlock:
     """A group of features (one party's), with the local computations the protocol asks of that party."""
 
@@ -389,8 +370,13 @@ class FeatureBlock:
         return np.concatenate(cols, axis=1) if cols else np.zeros((data.n, 0))
 
     def stat_map(self, theta: FloatArray) -> StatMap:
-        """The public map from ``(M = T^T w, s = sum_i w_i)`` to ``sum_i w_ik g_ik`` (see :class:`StatMap`)."""
+        """The public map from ``(M = T^T w, s = sum_i w_i)`` to ``sum_i w_ik g_ik`` (see :class:`StatMap`).
+
+        Beta: ``d/dlog a_k = a_k (M[log x, k] - (psi(a_k) - psi(a_k + b_k)) s_k)`` (and likewise for ``b``);
+        Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``.
+        """
         K = self.model.components
+        ks = np.arange(K)
         stat, comp, cs, cz = [], [], [], []
         offset = 0
         for f in self.features:
@@ -398,21 +384,22 @@ class FeatureBlock:
             if isinstance(feature, BetaFeature):
                 a, b = self._beta(theta, f)
                 dab = special.digamma(a + b)
-                for k in range(K):  # coordinates (k, 0) = log a_k, (k, 1) = log b_k
-                    stat += [offset, offset + 1]
-                    comp += [k, k]
-                    cs += [a[k], b[k]]
-                    cz += [-a[k] * (special.digamma(a[k]) - dab[k]), -b[k] * (special.digamma(b[k]) - dab[k])]
+                stat.append(np.tile([offset, offset + 1], K))
+                comp.append(np.repeat(ks, 2))
+                cs.append(np.stack([a, b], axis=1).ravel())
+                cz.append(np.stack([-a * (special.digamma(a) - dab), -b * (special.digamma(b) - dab)], axis=1).ravel())
             else:
-                p = self._probs(theta, f)
-                for k in range(K):
-                    stat += list(range(offset, offset + feature.size - 1))
-                    comp += [k] * (feature.size - 1)
-                    cs += [1.0] * (feature.size - 1)
-                    cz += list(-p[k, :-1])
+                width = feature.size - 1
+                stat.append(np.tile(np.arange(offset, offset + width), K))
+                comp.append(np.repeat(ks, width))
+                cs.append(np.ones(K * width))
+                cz.append(-self._probs(theta, f)[:, :-1].ravel())
             offset += feature.n_stats
-        return StatMap(np.asarray(stat, dtype=np.int64), np.asarray(comp, dtype=np.int64),
-                       np.asarray(cs, dtype=np.float64), np.asarray(cz, dtype=np.float64))
+        if not stat:
+            empty = np.zeros(0)
+            return StatMap(empty.astype(np.int64), empty.astype(np.int64), empty, empty)
+        return StatMap(np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64),
+                       np.concatenate(cs), np.concatenate(cz))
 
     def sample(self, theta: FloatArray, components: IntArray, rng: RandomSource) -> FloatArray:
         """Synthetic attribute values ``(n, len(features))`` for records drawn from the given components."""

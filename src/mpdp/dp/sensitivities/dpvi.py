@@ -94,9 +94,11 @@ def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: floa
         raise ParameterError(explain("components", components, "an int >= 1", "pass K"))
     errors = np.asarray(sum_errors, dtype=np.float64)
     if errors.ndim != 1 or not np.all(np.isfinite(errors)) or np.any(errors < 0):
-        raise ParameterError(explain("sum_errors", errors.shape, "a vector of finite bounds >= 0", "pass one per coordinate"))
+        raise ParameterError(explain("sum_errors", errors.shape, "a vector of finite bounds >= 0",
+                                     "pass one per coordinate"))
     if e_n >= 0.5:
-        raise PrecisionError(explain("norm_error", e_n, "< 1/2", "use more fractional bits in the high-precision format"))
+        raise PrecisionError(explain("norm_error", e_n, "< 1/2",
+                                     "use more fractional bits in the high-precision format"))
     margin = rho * (math.sqrt(components * n_bound) + math.sqrt(components)) + 2.0 * float(np.linalg.norm(errors))
     inner = (C - margin) * math.sqrt(1.0 - e_n) / (1.0 + eps_c)
     if not inner >= C / 2:
