@@ -115,14 +115,15 @@ class _Base:
             return adult_model(data, components=self.components)
         return MixtureModel.from_dataset(data, components=self.components)
 
-    def _noise_multiplier(self, plan: BatchPlan, dim: int, contributors: int) -> float:
+    def _noise_multiplier(self, plan: BatchPlan, dim: int, contributors: int, snapped: bool = False) -> float:
         if self.noise_multiplier is not None:
             return float(self.noise_multiplier)
         if self.epsilon is None:  # pragma: no cover - excluded in __init__
             raise ParameterError("no privacy target")
         return calibrate_noise_multiplier(epsilon=self.epsilon, delta=self.delta, plan=plan, dim=dim,
                                           clip=self.settings.clip, grid_bits=self.grid_bits,
-                                          noise_contributors=contributors, accountant=self.accountant)
+                                          noise_contributors=contributors, accountant=self.accountant,
+                                          snapped=snapped)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "posterior_"):
@@ -267,7 +268,7 @@ class DPVI(_Base):
         model = self._model_for(data)
         settings = self.settings
         plan = BatchPlan.of(data.n, settings)
-        z = self._noise_multiplier(plan, model.dim, 1)
+        z = self._noise_multiplier(plan, model.dim, 1, snapped=True)
         settings = replace(settings, noise_multiplier=z)
         root = resolve(self.rng)
         step = FloatStep(model, model.values_of(data), clip=settings.clip, noise_multiplier=z,
@@ -279,7 +280,7 @@ class DPVI(_Base):
         self.model_ = model
         self.source_ = data
         eps = analyst_epsilon(noise_multiplier=z, plan=plan, delta=self.delta, dim=model.dim, clip=settings.clip,
-                              grid_bits=self.grid_bits, accountant=self.accountant)
+                              grid_bits=self.grid_bits, accountant=self.accountant, snapped=True)
         self.privacy_ = Privacy(epsilon=eps, delta=self.delta, noise_multiplier=z, per_party={},
                                 accountant=self.accountant, steps=plan.steps, sampling_rate=plan.sampling_rate,
                                 batching=plan.batching, noise="holder")

@@ -33,6 +33,7 @@ from mpdp.learning.dpvi_training import BatchPlan, DPVISettings, Trace, train
 from mpdp.learning.mixture_model import FeatureBlock, MixtureModel
 from mpdp.learning.variational import MeanFieldGaussian
 from mpdp.protocols.mixture_gradient import (
+    UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
     StepPublic,
@@ -210,8 +211,8 @@ class DataParty(Party):
         logs = self.block.log_densities(theta, rows)
         if self.setup.precision.renormalize:
             factors, _ = renormalize(logs, self.renorm)
-        else:
-            factors = np.exp(logs)  # paper 002's Figure 2: no renormalization constants
+        else:  # paper 002's Figure 2: no per-record constants (a public scale only, see GradientPrecision)
+            factors = np.minimum(np.exp(logs - UNRENORMALIZED_SHIFT * np.log(2.0)), 1.0)
         norms = self.block.sq_norms(theta, rows) / public.clip**2
         return PartyInput(factors=factors, sq_norms=norms, stats=self.stats[batch])
 

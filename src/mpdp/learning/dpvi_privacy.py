@@ -68,27 +68,33 @@ def _releases(plan: BatchPlan, *, indices_known: bool) -> tuple[int, float]:
 
 
 def _epsilon(z: float, contributors: int, releases: int, rate: float, delta: float, dim: int, clip: float,
-             grid_bits: int, accountant: str) -> float:
+             grid_bits: int, accountant: str, snapped: bool = False) -> float:
+    # the noise std is z C (in grid units z C 2^b); snapping a float sum to the grid adds sqrt(dim) units
+    sigma_units = z * clip * 2.0**grid_bits
+    units = clipped_sum_sensitivity(clip) * 2.0**grid_bits + (math.sqrt(dim) if snapped else 0.0)
     if accountant == "gaussian":
-        return float(dpsgd_epsilon(noise_multiplier=z, sampling_rate=rate, steps=releases, delta=delta))
-    units = clipped_sum_sensitivity(clip) * 2.0**grid_bits
-    return float(ddg_epsilon(local_sigma=z * units / math.sqrt(contributors), n_parties=contributors,
+        return float(dpsgd_epsilon(noise_multiplier=sigma_units / units, sampling_rate=rate, steps=releases,
+                                   delta=delta))
+    return float(ddg_epsilon(local_sigma=sigma_units / math.sqrt(contributors), n_parties=contributors,
                              l2_sensitivity=units, dim=dim, delta=delta, steps=releases, sampling_rate=rate))
 
 
 def analyst_epsilon(*, noise_multiplier: float, plan: BatchPlan, delta: float, dim: int, clip: float,
-                    grid_bits: int, noise_contributors: int = 1, accountant: str = "ddg") -> float:
+                    grid_bits: int, noise_contributors: int = 1, accountant: str = "ddg",
+                    snapped: bool = False) -> float:
     """Epsilon towards an outside analyst (paper 002, Theorems 5.1/5.2).
 
     ``noise_contributors`` is how many independent discrete Gaussians make up the noise (``P`` when the
-    parties add it, 1 for a trusted noise party or a single data holder).
+    parties add it, 1 for a trusted noise party or a single data holder). ``snapped``: the released sum was a
+    float snapped to the grid (the non-partitioned baseline), which adds ``sqrt(dim)`` grid units to the
+    sensitivity; the MPC's release is on the grid already, its rounding inside the clip margin.
     """
     _check_accountant(accountant)
     if noise_multiplier <= 0:
         return math.inf
     releases, rate = _releases(plan, indices_known=False)
     return _epsilon(noise_multiplier, noise_contributors, releases, rate, check_delta(delta, allow_zero=False), dim,
-                    clip, grid_bits, accountant)
+                    clip, grid_bits, accountant, snapped)
 
 
 def party_epsilon(*, noise_multiplier: float, plan: BatchPlan, delta: float, dim: int, clip: float, grid_bits: int,
@@ -117,14 +123,14 @@ def party_epsilon(*, noise_multiplier: float, plan: BatchPlan, delta: float, dim
 
 def calibrate_noise_multiplier(*, epsilon: float, delta: float, plan: BatchPlan, dim: int, clip: float,
                                grid_bits: int, noise_contributors: int = 1, accountant: str = "ddg",
-                               tolerance: float = 1e-3) -> float:
+                               snapped: bool = False, tolerance: float = 1e-3) -> float:
     """The smallest noise multiplier (to relative ``tolerance``, rounded up) giving the analyst ``epsilon``."""
     eps = check_epsilon(epsilon)
 
     def excess(log_z: float) -> float:
         return analyst_epsilon(noise_multiplier=math.exp(log_z), plan=plan, delta=delta, dim=dim, clip=clip,
                                grid_bits=grid_bits, noise_contributors=noise_contributors,
-                               accountant=accountant) - eps
+                               accountant=accountant, snapped=snapped) - eps
 
     lo, hi = math.log(0.3), math.log(2.0)
     while excess(hi) > 0:

@@ -21,12 +21,14 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from mpdp.dp.grid import gaussian_on_grid
+from mpdp.dp.grid import snap_to_grid
+from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.mixture_model import EncodedBlock, FeatureBlock, MixtureModel
 from mpdp.learning.variational import Adam, AdamSettings, MeanFieldGaussian
@@ -205,8 +207,9 @@ def per_example_gradients(model: MixtureModel, block: FeatureBlock, theta: Float
 class FloatStep:
     """The non-partitioned DPVI step in float64: per-example gradients, clipping, exact grid Gaussian noise.
 
-    The noise is ``N_Z(0, (z C 2^k)^2) 2^-k`` on the grid ``2^-k`` (:func:`mpdp.dp.grid.gaussian_on_grid`), drawn
-    from ``rng`` (the data holder's own randomness). With ``noise_multiplier = 0`` and ``clip = None`` this is
+    The sum is snapped to the grid ``2^-k`` and ``N_Z(0, (z C 2^k)^2)`` grid units are added
+    (:mod:`mpdp.dp.grid`: the L2 sensitivity in grid units is ``C 2^k + sqrt(dim)``), drawn from ``rng`` (the
+    data holder's own randomness). With ``noise_multiplier = 0`` and ``clip = None`` this is
     plain (non-private) stochastic VI.
     """
 
@@ -235,6 +238,9 @@ class FloatStep:
             grads = grads * np.minimum(1.0, self.clip / np.maximum(norms, 1e-300))[:, None]
         total: FloatArray = grads.sum(axis=0)
         if self.noise_multiplier > 0 and self.clip is not None:
-            total = total + gaussian_on_grid(self.noise_multiplier * self.clip, self.model.dim,
-                                             grid_bits=self.grid_bits, rng=self.rng)
+            # snapped to the grid first, then exact integer noise (mpdp.dp.grid): no floating-point noise
+            sigma_units = Fraction(self.noise_multiplier) * Fraction(self.clip) * 2**self.grid_bits
+            units = snap_to_grid(total, self.grid_bits) + np.asarray(
+                discrete_gaussian(sigma_units**2, self.model.dim, rng=self.rng), dtype=np.int64)
+            total = np.ldexp(units.astype(np.float64), -self.grid_bits)
         return total

@@ -71,6 +71,7 @@ from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
 __all__ = [
+    "UNRENORMALIZED_SHIFT",
     "GradientPrecision",
     "PartyInput",
     "StatMap",
@@ -83,6 +84,9 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+#: Without renormalization, factors are ``min(exp(a_ikj) 2^-UNRENORMALIZED_SHIFT, 1)``.
+UNRENORMALIZED_SHIFT = 8
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,11 @@ class GradientPrecision:
     reciprocal_iterations, clip_iterations:
         Newton-Raphson iterations of the reciprocal (residual ``(1/17)^(2^i)``) and of the clipping factor.
     renormalize:
-        False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the constants, no floor;
-        products that round to 0 give ``S_i = 0``, whose "reciprocal" is 0 (no learning from that record).
+        False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the per-record constants
+        (scaled by the public ``2^-UNRENORMALIZED_SHIFT`` and clamped to 1 so that they fit the same bounds; a
+        common constant cancels in ``r`` but cannot keep tiny products away from 0), no floor. Products that
+        round to 0 give ``S_i`` below the reciprocal's domain, whose "reciprocal" is then 0: the record's
+        component gradients vanish (no learning from it), as the paper describes for CrypTen's division.
     """
 
     fmt: FixedPointFormat = HIGH_PRECISION
@@ -173,7 +180,7 @@ class GradientPrecision:
         return RenormalizationParams(parties=parties, min_log2=self.floor_log2, floor_log2=self.floor_log2)
 
     def reciprocal(self) -> ReciprocalParams:
-        low = math.floor(self.floor_log2) - 1
+        low = math.floor(self.floor_log2) - 1 if self.renormalize else -(self.fmt.frac_bits - 8)
         return ReciprocalParams(low_exp=low, high_exp=1, iterations=self.reciprocal_iterations, strict=False)
 
     def reciprocal_error(self) -> float:
