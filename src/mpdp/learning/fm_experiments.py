@@ -194,7 +194,7 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
 def _table2(options: ReproOptions) -> ReproTable:
     start = time.perf_counter()
     reps = _repetitions(options, 10)
-    n, d = (4_000, 80) if options.quick else (80_000, 800)
+    n, d = (2_000, 40) if options.quick else (80_000, 800)
     rows: list[ReproRow] = []
     for s, (paper_np, paper_fm) in PAPER_TABLE2.items():
         nonpriv: list[float] = []
@@ -220,7 +220,7 @@ def _table2(options: ReproOptions) -> ReproTable:
              "coefficient's noise dwarfs X^T X; an honest FM model is then close to 0 and its MSE close to Var(y). "
              "The paper's FM MSEs (near the non-private ones) are not reachable under the stated sensitivity."]
     if options.quick:
-        notes.append("quick mode: n = 4,000, d = 80 and few repetitions")
+        notes.append("quick mode: n = 2,000, d = 40 and few repetitions")
     return ReproTable("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data, eps = 1", rows,
                       notes, time.perf_counter() - start)
 
