@@ -33,6 +33,7 @@ def test_draw_is_the_reparameterisation() -> None:
     theta, eta = q.draw(RandomSource.seeded(3))
     np.testing.assert_allclose(theta, q.mu + np.exp(q.omega) * eta)
     g_mu, g_omega = q.elbo_grads(np.array([1.0, -1.0]), eta)
+    np.testing.assert_allclose(g_mu, [1.0, -1.0])
     np.testing.assert_allclose(g_omega, np.array([1.0, -1.0]) * eta * np.exp(q.omega) + 1.0)
     assert q.copy().mu is not q.mu
 
