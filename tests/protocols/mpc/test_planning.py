@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -24,21 +25,15 @@ def _run(planned: bool) -> tuple[list[np.ndarray], int]:
             for step in range(4):
                 mine = np.linspace(0.5, 2.0, 6) + step if comm.name == "alice" else None
                 x = s.input("alice", mine, bound=8.0)
-                block = provider.planned("step") if isinstance(provider, PlannedProvider) else _null()
+                block: AbstractContextManager[None] = nullcontext()
+                if isinstance(provider, PlannedProvider):
+                    block = provider.planned("step")
                 with block:
                     out.append(((x * x) * x + x.square()).reveal())
         return out
 
     run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(3))
     return run.results["alice"], run.results["dealer"]["batches"]
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_planned_blocks_fetch_once_and_compute_the_same() -> None:
