@@ -20,6 +20,8 @@ from mpdp.learning.tree_consistency import (
 from mpdp.randomness import RandomSource
 from tests.learning.pfds_fixtures import toy_data, toy_domain
 
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
+
 
 def _small_tree(seed: int, h_max: int = 3):
     rng = RandomSource.seeded(seed)
