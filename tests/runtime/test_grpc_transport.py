@@ -109,8 +109,8 @@ def test_cli_parties_in_three_processes_match_the_in_memory_run(protocol: str, c
 
 def test_a_party_that_dies_is_reported_by_name_quickly(certs: Path) -> None:
     results = outcomes(start_helpers("die", certs, timeout=60))
-    # alice waits for carol and finds her dead; bob waits for alice, who aborts and says why. "died" comes from
-    # the health probe (a receive timeout says "stopped answering"), so the death was detected, not waited out.
+    # alice waits for carol and finds her dead; bob waits for alice, who aborts and says why. "died" is the
+    # health probe's diagnosis (grpc_transport), so the death was detected rather than waited out.
     assert results["alice"]["error"] == "PartyUnavailableError", results
     assert "cannot reach carol" in results["alice"]["message"] and "died" in results["alice"]["message"]
     assert results["bob"]["error"] == "ProtocolAbortError" and "cannot reach carol" in results["bob"]["message"]
