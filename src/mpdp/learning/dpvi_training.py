@@ -199,8 +199,8 @@ def per_example_gradients(model: MixtureModel, block: FeatureBlock, theta: Float
     offset = 0
     for f, feature in enumerate(model.features):
         width = feature.n_params
-        block = r[:, :, None] * g[:, :, offset:offset + width]
-        out[:, model.slice(f)] = block.reshape(data.n, model.components * width)
+        weighted = r[:, :, None] * g[:, :, offset:offset + width]
+        out[:, model.slice(f)] = weighted.reshape(data.n, model.components * width)
         offset += width
     return out
 
