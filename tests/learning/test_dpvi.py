@@ -28,7 +28,7 @@ def test_vertical_dpvi_trains_under_mpc_and_reports_privacy(data: Dataset) -> No
     privacy = model.privacy_
     assert 1.99 < privacy.epsilon <= 2.0 and set(privacy.per_party) == {"bank", "clinic"}
     assert all(eps > privacy.epsilon for eps in privacy.per_party.values())  # each party knows its noise share
-    assert len(model.trace_.epochs) == 1 and len(model.trace_.step_seconds) == 2
+    assert len(model.trace_.epochs) == 1 and len(model.trace_.batch_sizes) == 2
     assert model.communication_["bytes"] > 0 and np.isfinite(model.nll(data))
     synthetic = model.synthesize(30, rng=RandomSource.seeded(13))
     assert synthetic.n == 30 and synthetic.attribute_names == data.attribute_names
