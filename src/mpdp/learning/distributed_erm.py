@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import zcdp_epsilon
+from mpdp.dp.accounting import BudgetSpender, PrivacyCost, zcdp_epsilon
 from mpdp.dp.calibration import analytic_gaussian_sigma, gaussian_epsilon
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity
 from mpdp.dp.sensitivities.erm import gaussian_sigma_for_zcdp
@@ -41,8 +41,10 @@ __all__ = [
     "OutputPerturbation",
     "PrivacySpent",
     "calibrate_gradient_noise",
+    "charge",
     "cohorts",
     "gd_step",
+    "laplace_cost",
     "per_size_class",
     "release_grid_bits",
 ]
@@ -203,6 +205,18 @@ def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Coh
     return out
 
 
+def charge(ledger: BudgetSpender | None, cost: PrivacyCost, label: str) -> None:
+    """Record the whole run's cost on ``ledger`` before anything is released (a crash never under-reports)."""
+    if ledger is not None:
+        ledger.spend(cost, label=label)
+
+
+def laplace_cost(epsilon: float, scale: float, l1_sensitivity: float) -> PrivacyCost:
+    """The cost of one pure eps-DP Laplace release (``eps^2/2``-zCDP)."""
+    return PrivacyCost(epsilon=epsilon, delta=0.0, rho=epsilon * epsilon / 2, mechanism="laplace",
+                       noise_multiplier=scale / l1_sensitivity)
+
+
 def per_size_class(sizes: Sequence[int], epsilon_of_size: Callable[[int], float]) -> dict[str, float]:
     """``{"n_j=<size>": epsilon}`` for each distinct party size, largest epsilon (smallest parties) first."""
     return {f"n_j={n}": epsilon_of_size(n) for n in sorted(set(sizes))}
@@ -246,6 +260,13 @@ class GaussianCalibration:
         if self.accountant == "zcdp":
             return zcdp_epsilon(self.T * eff * eff / (2 * self.sigma ** 2), self.delta, conversion="bun_steinke")
         return gaussian_epsilon(sigma=self.sigma, sensitivity=eff * math.sqrt(self.T), delta=self.delta)
+
+    def step_cost(self) -> PrivacyCost:
+        """One iteration's cost, ``count = T``: a ledger composes the T releases (zCDP, RDP or PLD)."""
+        eff = self.effective_sensitivity
+        return PrivacyCost(epsilon=gaussian_epsilon(sigma=self.sigma, sensitivity=eff, delta=self.delta),
+                           delta=self.delta, rho=eff * eff / (2 * self.sigma * self.sigma), mechanism="gaussian",
+                           noise_multiplier=self.sigma / eff, count=self.T)
 
     def as_dict(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "grid_bits": self.grid_bits, "sensitivity": self.sensitivity,

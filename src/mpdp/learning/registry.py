@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Learning modules that provide ALGORITHMS and REPRODUCTIONS. Add a paper's module here.
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("mpdp.learning.paper003",)
 
 
 @dataclass(frozen=True)
