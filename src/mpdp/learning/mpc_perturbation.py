@@ -89,6 +89,7 @@ from mpdp.protocols.noise import (
     distributed_gaussian_rho,
     mpc_discrete_laplace,
 )
+from mpdp.protocols.noisy_aggregation import MpcNoise, noisy_aggregation_aggregator, noisy_aggregation_server
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
 
@@ -209,14 +210,14 @@ def _fit_output(method: str, problem: ERMProblem, parties: HorizontalParties, se
 
         return role
 
+    mpc_noise = MpcNoise("laplace", noise.scale, dealer=DEALER)
+
     def aggregator_role(comm: Comm) -> FloatArray | None:
-        share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
-        if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
-            raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))
-        noisy_sum = _open_with_noise(comm, setup, share, noise, value_bound=m * problem.G / problem.lam, dim=d)
         if comm.name != server:
+            noisy_aggregation_aggregator(comm, spec, mpc_noise)
             return None
-        model: FloatArray = noisy_sum / share.count
+        result = noisy_aggregation_server(comm, spec, mpc_noise)
+        model: FloatArray = np.asarray(result.total, dtype=np.float64) / result.count
         comm.broadcast(model, label="model", to=names)
         return model
 
