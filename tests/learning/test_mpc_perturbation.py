@@ -130,3 +130,40 @@ def test_in_mpc_noise_samples(family: str, scale: float) -> None:
 def test_bad_setup() -> None:
     with pytest.raises(ParameterError, match="two non-colluding"):
         MPCSetup(aggregators=1)
+
+
+class _Ledger:
+    """A BudgetSpender double: records what is charged, or refuses once the budget is gone."""
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.refuse = refuse
+        self.charged: list[tuple[str, object]] = []
+
+    def spend(self, cost: object, *, label: str) -> None:
+        from mpdp.errors import BudgetExceededError
+
+        if self.refuse:
+            raise BudgetExceededError("budget exhausted (test double)")
+        self.charged.append((label, cost))
+
+
+def test_every_method_charges_its_ledger_before_releasing(rng: RandomSource) -> None:
+    from mpdp.errors import BudgetExceededError
+    from mpdp.learning.erm_baselines import fit_local_objp, fit_local_outp
+
+    parties = _parties(rng, n=40, m=2)
+    grad = GradientPerturbation(epsilon=0.5, delta=1e-3, T=7, stop_after=1)
+    out = OutputPerturbation(epsilon=0.5)
+    fits = [(fit_mpc_gradp, grad), (fit_local_gradp, grad), (fit_mpc_outp, out), (fit_pathak, out),
+            (fit_local_outp, out), (fit_local_objp, out)]
+    for fit, settings in fits:
+        ledger = _Ledger()
+        result = fit(PROBLEM, parties, settings, rng=rng, ledger=ledger)  # type: ignore[operator]
+        ((label, cost),) = ledger.charged
+        assert label == f"003/{result.method}"
+        if isinstance(settings, GradientPerturbation):  # one entry for T releases, composable by any accountant
+            assert cost.count == 7 and cost.rho * 7 == pytest.approx(result.privacy.details["rho"])  # type: ignore[attr-defined]
+        else:
+            assert cost.epsilon == 0.5 and cost.delta <= 1e-15  # type: ignore[attr-defined]
+        with pytest.raises(BudgetExceededError):
+            fit(PROBLEM, parties, settings, rng=rng, ledger=_Ledger(refuse=True))  # type: ignore[operator]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -44,3 +45,39 @@ def test_table1_reproduction_prints_the_paper_beside_ours() -> None:
     theorem = next(r for r in table.rows if r.setting.get("row") == "Theorem 3.4 sigma")
     assert theorem.ours_mean == pytest.approx(2.97e-3, abs=0.005e-3)
     assert any("rho = eps^2" in note for note in table.notes)
+
+
+def test_run_reports_privacy_metrics_and_curves(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from mpdp.cli import main
+
+    args = ["run", "mpc-gradp", "--dataset", "synthetic-logistic:n=300,d=4", "--parties", "5", "--epsilon", "0.5",
+            "--delta", "1e-3", "--seed", "2", "--json", "--option", "T=20"]
+    assert main(args) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["epsilon_spent"] <= 0.5 and record["delta_spent"] == 1e-3
+    assert record["privacy"]["accountant"] == "zcdp" and record["privacy"]["epsilon_exact"] < 0.5
+    assert record["curves"][0]["name"] == "optimality gap" and record["curves"][0]["x"][-1] == 20.0
+    assert record["non_private"]["name"] == "accuracy" and record["optimality_gap"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("option", "match"),
+    [("T=0", "T: received 0"), ("lam=0", "lambda"), ("lam=-1", "lambda"), ("accountant=rdp", "accountant")],
+)
+def test_run_refuses_bad_input(option: str, match: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from mpdp.cli import main
+
+    args = ["run", "mpc-gradp", "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", "--seed", "1",
+            "--option", option]
+    assert main(args) == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_run_refuses_bad_privacy_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    from mpdp.cli import main
+
+    for flags in (["--epsilon", "0"], ["--delta", "1.5"]):
+        code = main(["run", "local-gradp", "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", *flags])
+        assert code == 2 and "Fix:" in capsys.readouterr().err

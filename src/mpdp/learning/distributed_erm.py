@@ -186,8 +186,13 @@ class Cohort:
     group: PartyGroup
 
 
+#: Data parties per simulated runtime party by default: arrays of a few thousand rows stay in cache, and several
+#: cohorts let the vectorised work of one round spread over the machine's cores.
+DEFAULT_COHORT = 4096
+
+
 def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Cohort]:
-    """Split the party groups into cohorts of at most ``max_size`` data parties (default: whole groups).
+    """Split the party groups into cohorts of at most ``max_size`` data parties (default :data:`DEFAULT_COHORT`).
 
     A cohort of one data party is named ``party{j}``, a larger one ``parties{first}-{last}``.
     """
@@ -195,7 +200,7 @@ def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Coh
         raise ParameterError(explain("max_size", max_size, "None or an int >= 1", "pass e.g. max_size=1"))
     out: list[Cohort] = []
     for group in parties:
-        step = group.size if max_size is None else int(max_size)
+        step = DEFAULT_COHORT if max_size is None else int(max_size)
         for start in range(0, group.size, step):
             stop = min(group.size, start + step)
             sub = PartyGroup(first=group.first + start, X=group.X[start:stop], y=group.y[start:stop])
