@@ -120,6 +120,18 @@ def test_config_reaches_the_algorithm(toys: None, user_csv: Path, capsys: pytest
     assert config.options == {"steps": 2} and config.parties == 4 and config.partition is None
 
 
+def test_row_splits_for_horizontal_parties(toys: None, user_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "toy-horizontal", "--dataset", str(user_csv), "--label", "target", "--bounds", BOUNDS,
+            "--categories", CATEGORIES, "--json", "--seed", "2"]
+    record = run_json(capsys, [*argv, "--fractions", "40,30,10"])
+    assert record["party_rows"] == [32, 24, 8] and record["parties"] == 3
+    rows = toy_algorithms.SEEN[-1].row_partition
+    assert rows is not None and sorted(np.concatenate(rows).tolist()) == list(range(64))
+    record = run_json(capsys, [*argv, "--anchor", "age", "--parties", "2"])
+    assert sum(record["party_rows"]) == 64 and len(record["party_rows"]) == 2
+    assert run_json(capsys, argv)["party_rows"] == [22, 21, 21]  # default: 3 equal parties
+
+
 def test_seed_makes_runs_reproducible(toys: None, user_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "toy-horizontal", "--dataset", str(user_csv), "--label", "target", "--bounds", BOUNDS,
             "--categories", CATEGORIES, "--json"]
@@ -168,6 +180,9 @@ def test_list(toys: None, capsys: pytest.CaptureFixture[str]) -> None:
         (["toy-horizontal", "--partition", "a;b"], "only for vertical"),
         (["toy-horizontal", "--parties", "65"], "1 to 64"),
         (["toy-horizontal", "--option", "stpes=2"], r"one of \['steps'\]"),
+        (["toy-horizontal", "--fractions", "40,30", "--parties", "3"], "one per --fractions weight"),
+        (["toy-horizontal", "--anchor", "city"], "numeric attribute"),
+        (["toy-vertical", "--fractions", "1,1"], "only for horizontal"),
         (["toy-horizontal", "--label", "y", "--option", "steps=2"], "regression for toy-horizontal"),
         (["toy-vertical", "--epsilon", "0"], "finite number > 0"),
         (["toy-vertical", "--delta", "1"], r"\[0, 1\)"),

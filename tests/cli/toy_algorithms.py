@@ -67,9 +67,9 @@ def run_vertical(config: RunConfig) -> RunReport:
 def run_horizontal(config: RunConfig) -> RunReport:
     SEEN.append(config)
     steps = int(config.options.get("steps", 1))
-    order = config.rng.permutation(config.train.n)
-    parts = np.array_split(order, config.parties)
-    w = np.mean([_least_squares(config.train.X[p], config.train.y[p]) for p in parts], axis=0)
+    parts = config.party_data()
+    assert len(parts) == config.parties and sum(p.n for p in parts) == config.train.n
+    w = np.mean([_least_squares(p.X, p.y) for p in parts], axis=0)
     mse = float(np.mean((_predict(w, config.test.X) - config.test.y) ** 2)) * steps
     return RunReport(
         algorithm="toy-horizontal", dataset=config.train.name, parties=config.parties, epsilon=config.epsilon,

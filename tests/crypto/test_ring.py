@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
@@ -19,6 +19,7 @@ def _ints(ring: Ring, a: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("ring", RINGS, ids=repr)
+@settings(max_examples=15)
 @given(seed=st.integers(0, 2**32), rows=st.integers(1, 4), inner=st.sampled_from([1, 3, 700]))
 def test_arithmetic_matches_python_ints(ring: Ring, seed: int, rows: int, inner: int) -> None:
     rng = RandomSource.seeded(seed)

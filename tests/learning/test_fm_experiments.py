@@ -53,3 +53,13 @@ def test_run_report(name: str) -> None:
         registry.get_algorithm(name).run(registry.RunConfig(train=train, test=test, parties=1, epsilon=1.0,
                                                             delta=0.0, rng=RandomSource.seeded(4),
                                                             options={"bogus": 1}))
+
+
+def test_table2_quick_reproduction_runs_every_k() -> None:
+    table = registry.get_reproduction("000-table2").run(
+        registry.ReproOptions(rng=RandomSource.seeded(5), repetitions=1, quick=True))
+    fm_rows = [r for r in table.rows if r.setting["method"] == "fm"]
+    assert {(r.setting["s"], r.setting["parties"]) for r in fm_rows} == {
+        (s, k) for s in (0.1, 0.5, 1.0) for k in (2, 4, 8)}
+    assert all(np.isfinite(r.ours_mean) and r.paper is not None for r in table.rows)
+    assert any("Delta_f" in note for note in table.notes)

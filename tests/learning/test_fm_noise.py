@@ -10,7 +10,7 @@ from scipy import stats
 
 from mpdp.dp.sensitivities import functional_mechanism as sens
 from mpdp.errors import ParameterError, ShapeMismatchError
-from mpdp.learning.fm_noise import FMPlan, PartyNoise, assemble_release, monomial_mask, noisy_units
+from mpdp.learning.fm_noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units, monomial_mask
 from mpdp.learning.fm_objective import ColumnPartition, exact_objective
 from mpdp.randomness import RandomSource
 
@@ -31,8 +31,9 @@ def _release(plan: FMPlan, X: np.ndarray, y: np.ndarray, noise_seed: int) -> np.
             value = exact.quad[np.ix_(list(part.columns[block[1]]), list(part.columns[block[2]]))]
         for k in part.involved(block):  # the first involved party holds the value, the others a zero share
             share = value if k == min(part.involved(block)) else np.zeros_like(value)
-            totals[block] = totals.get(block, 0) + noisy_units(plan, k, block, share,
-                                                               PartyNoise(plan, RandomSource.seeded(noise_seed)))
+            units = add_noise(plan, k, block, local_units(plan, block, share),
+                              PartyNoise(plan, RandomSource.seeded(noise_seed)))
+            totals[block] = totals.get(block, np.zeros(units.shape, dtype=np.uint64)) + units
     return assemble_release(plan, totals).monomials()
 
 
@@ -109,5 +110,6 @@ def test_plan_budgets_and_wire_round_trip() -> None:
 def test_seeded_noise_warns() -> None:
     plan = FMPlan("logistic", ColumnPartition(((0, 1),)), epsilon=1.0)
     with warnings.catch_warnings(record=True):
-        units = noisy_units(plan, 0, ("lin", 0), np.zeros(2), PartyNoise(plan, RandomSource.seeded(1)))
-    assert units.dtype == np.int64 and units.shape == (2,)
+        units = add_noise(plan, 0, ("lin", 0), local_units(plan, ("lin", 0), np.zeros(2)),
+                          PartyNoise(plan, RandomSource.seeded(1)))
+    assert units.dtype == np.uint64 and units.shape == (2,)

@@ -173,3 +173,33 @@ def test_an_aggregator_that_drops_out_aborts_the_round_naming_it(rng: RandomSour
              "agg2": lambda c: None, "g": lambda c: aggregation_client(c, spec, x["g"])}
     with pytest.raises(ProtocolAbortError, match="aggregator agg2 dropped out"):
         run_protocol(roles, rng=rng)
+
+
+@pytest.mark.parametrize("gone", [(), ("agg2",), ("agg1", "agg2")])
+def test_shamir_aggregation_survives_aggregator_dropouts_up_to_the_threshold(gone: tuple[str, ...]) -> None:
+    """t = 1 of A = 3 aggregators: any two finish the round; with one left the round aborts by name."""
+    rng = RandomSource.seeded(31)
+    spec = spec_for({"g": 30, "solo": 1}, threshold=1, max_dropouts=2)
+    x = inputs_for(spec, rng)
+    roles = {"server": lambda c: aggregation_server(c, spec),
+             "g": lambda c: aggregation_client(c, spec, x["g"], lost={"agg1": [4]}),
+             "solo": lambda c: aggregation_client(c, spec, x["solo"])}
+    for agg in ("agg1", "agg2"):
+        roles[agg] = (lambda c: None) if agg in gone else (lambda c: aggregation_aggregator(c, spec))
+    if len(gone) == 2:
+        with pytest.raises(ProtocolAbortError, match=r"fewer than the threshold \+ 1 = 2"):
+            run_protocol(roles, rng=rng)
+        return
+    result = run_protocol(roles, rng=rng).results["server"]
+    lost = [] if "agg1" in gone else [4]  # a share that never reached a dropped aggregator does not matter
+    keep = np.setdiff1d(np.arange(30), lost)
+    exact = x["g"][keep].sum(0) + x["solo"].sum(0)
+    assert np.max(np.abs(result.total - exact)) <= spec.error_bound
+    assert result.count == 31 - len(lost)
+
+
+def test_shamir_threshold_is_validated() -> None:
+    with pytest.raises(ParameterError, match="threshold"):
+        spec_for({"g": 3}, threshold=3)
+    with pytest.raises(ParameterError, match="reveal"):
+        spec_for({"g": 3}, threshold=1, reveal=False)

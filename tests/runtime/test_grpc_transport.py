@@ -177,3 +177,31 @@ def test_chunked_delivery_in_one_process(certs: Path) -> None:
     for t in threads:
         t.join(30)
     assert all(np.array_equal(out[n], payload) for n in addresses)  # type: ignore[arg-type]
+
+
+def test_replayed_frames_are_refused_and_frames_are_reordered(certs: Path) -> None:
+    """A peer's frames are numbered: out-of-order frames are put back in order, a replayed one is refused."""
+    import grpc
+
+    addresses = free_addresses(("alice", "bob"))
+    alice = GrpcTransport("alice", addresses, PartyCredentials.in_directory(certs, "alice"))
+    try:
+        ca, cert, key = PartyCredentials.in_directory(certs, "bob").read()
+        creds = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=cert)
+        with grpc.secure_channel(addresses["alice"], creds,
+                                 options=[("grpc.ssl_target_name_override", "alice")]) as channel:
+            deliver = channel.unary_unary("/mpdp.Transport/Deliver")
+
+            def frame(number: int, payload: bytes) -> bytes:
+                return bytes([2]) + number.to_bytes(8, "little") + payload
+
+            deliver(frame(1, b"second"), timeout=5)
+            deliver(frame(0, b"first"), timeout=5)
+            endpoint = alice.endpoint("alice")
+            assert endpoint.recv("bob", 5) == b"first" and endpoint.recv("bob", 5) == b"second"
+            with pytest.raises(grpc.RpcError) as info:
+                deliver(frame(0, b"first again"), timeout=5)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "replayed" in info.value.details()
+    finally:
+        alice.linger = 0.0
+        alice.close()

@@ -16,6 +16,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from mpdp.cli.common import (
     add_dataset_arguments,
     add_output_arguments,
@@ -27,10 +30,19 @@ from mpdp.cli.common import (
     table,
 )
 from mpdp.datasets.dataset import Dataset
-from mpdp.datasets.partition import VerticalPartition, vertical_by_groups, vertical_by_sizes
+from mpdp.datasets.partition import (
+    HorizontalPartition,
+    VerticalPartition,
+    horizontal_by_anchors,
+    horizontal_by_fractions,
+    horizontal_equal,
+    vertical_by_groups,
+    vertical_by_sizes,
+)
 from mpdp.datasets.splits import train_test_split
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
+from mpdp.randomness import RandomSource
 
 __all__ = ["add_parser", "build_config", "handle", "parse_options"]
 
@@ -42,6 +54,16 @@ def _option(text: str) -> tuple[str, Any]:
     if not eq or not key.strip():
         raise argparse.ArgumentTypeError(f"expected key=value, got {text!r} (write e.g. --option T=100)")
     return key.strip(), raw.strip()
+
+
+def _fractions(text: str) -> tuple[float, ...]:
+    try:
+        weights = tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by ',', got {text!r}") from None
+    if not weights or any(not (math.isfinite(w) and w > 0) for w in weights):
+        raise argparse.ArgumentTypeError(f"expected positive weights, got {text!r} (write e.g. 40,30,10)")
+    return weights
 
 
 def parse_options(pairs: list[tuple[str, str]], declared: Mapping[str, str], algorithm: str) -> dict[str, Any]:
@@ -74,11 +96,18 @@ def add_parser(subparsers: Any) -> None:
     add_dataset_arguments(parser)
     parties = parser.add_argument_group("parties and privacy")
     parties.add_argument("--parties", type=int, default=None,
-                         help="number of parties (default: 2 vertical, 3 horizontal, or the --partition groups)")
+                         help="number of parties (default: 2 vertical, 3 horizontal, or as many as --partition "
+                              "groups / --fractions weights)")
     parties.add_argument("--partition", metavar='"A,B;C,D"',
                          help="vertical: columns per party, ';' between parties (group names such as "
                               "demographic/financial allowed)")
     parties.add_argument("--label-party", type=int, default=0, help="vertical: index of the party holding the label")
+    rows = parties.add_mutually_exclusive_group()
+    rows.add_argument("--fractions", type=_fractions, metavar="W1,W2,...",
+                      help="horizontal: relative party sizes, e.g. 40,30,10 (default: equal)")
+    rows.add_argument("--anchor", metavar="ATTRIBUTE",
+                      help="horizontal: assign rows by distance to a random anchor value of this numeric "
+                           "attribute (paper 004)")
     parties.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0)")
     parties.add_argument("--delta", type=float, default=1e-5,
                          help="privacy parameter delta (default 1e-5; pure-DP algorithms spend 0)")
@@ -133,25 +162,50 @@ def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
     if algo.partitioning != "vertical" and (args.partition or args.label_party):
         raise ParameterError(explain("--partition/--label-party", args.partition or args.label_party,
                                      f"only for vertical algorithms ({algo.name} is {algo.partitioning})",
-                                     "drop them; use --parties for the number of parties"))
+                                     "drop them; use --parties, --fractions or --anchor for row splits"))
+    if algo.partitioning == "vertical" and (args.fractions or args.anchor):
+        raise ParameterError(explain("--fractions/--anchor", args.fractions or args.anchor,
+                                     f"only for horizontal algorithms ({algo.name} is vertical)",
+                                     "drop them; use --partition for column splits"))
     options = parse_options(args.option, algo.options, algo.name)
     rng = rng_from_args(args)
     data = load_from_args(args, rng.spawn("data"))
     _check_task(algo, data)
     train, test = train_test_split(data, args.test_fraction, rng=rng.spawn("split"))
     partition: tuple[tuple[str, ...], ...] | None = None
+    row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
     if algo.partitioning == "vertical":
         part = _vertical_partition(train, args)
         parties, partition = part.parties, part.as_config()
     else:
-        parties = args.parties or DEFAULT_PARTIES["horizontal"]
-        if not 1 <= parties <= train.n:
-            raise ShapeMismatchError(explain("--parties", parties, f"1 to {train.n} (training rows of {data.name})",
-                                             "use fewer parties or more data"))
+        rows = _row_partition(train, args, rng.spawn("rows"))
+        parties, row_partition = len(rows.indices), rows.indices
     return RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                      rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
                      label_party=args.label_party if algo.partitioning == "vertical" else 0, options=options,
-                     progress=interactive(args))
+                     progress=interactive(args), row_partition=row_partition)
+
+
+def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) -> HorizontalPartition:
+    """Rows per horizontal party: equal (default), by --fractions, or by --anchor; no party left empty."""
+    if args.fractions:
+        if args.parties is not None and args.parties != len(args.fractions):
+            raise ParameterError(explain("--parties", args.parties, f"{len(args.fractions)} (one per --fractions "
+                                         "weight)", "drop --parties or give one weight per party"))
+        total = sum(args.fractions)
+        rows = horizontal_by_fractions(train, [w / total for w in args.fractions], rng=rng)
+    else:
+        parties = args.parties or DEFAULT_PARTIES["horizontal"]
+        if not 1 <= parties <= train.n:
+            raise ShapeMismatchError(explain("--parties", parties, f"1 to {train.n} (training rows of {train.name})",
+                                             "use fewer parties or more data"))
+        rows = (horizontal_by_anchors(train, args.anchor, parties, rng=rng) if args.anchor
+                else horizontal_equal(train, parties, rng=rng))
+    empty = [k for k, size in enumerate(rows.sizes) if size == 0]
+    if empty:
+        raise ShapeMismatchError(explain("party rows", f"parties {empty[:5]} received no rows",
+                                         "at least one row per party", "use fewer parties or another --seed"))
+    return rows
 
 
 def _list(as_json: bool) -> int:
@@ -213,6 +267,7 @@ def handle(args: argparse.Namespace) -> int:
     record.setdefault("seed", args.seed)
     record.setdefault("options", dict(config.options))
     record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
+    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
     if args.json:

@@ -70,8 +70,7 @@ def and_combine(d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingA
 
 def b2a_combine(ring: Ring, v: npt.NDArray[np.uint64], s: RingArray, *, leader: bool) -> RingArray:
     """Additive share of a bit ``b`` from the opened ``v = b XOR s`` (0/1 array) and shares of ``s``."""
-    sign = 1 - 2 * v.astype(np.int64)
-    z = ring.mul_int(s, sign)
+    z: RingArray = np.where(v.astype(bool), ring.neg(s), s)  # (1 - 2v) s
     if leader:
         z = ring.add(z, ring.from_int(v.astype(np.int64)))
     return z

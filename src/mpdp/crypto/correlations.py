@@ -274,10 +274,8 @@ def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, 
     if kind == "wrap":
         out = spec.out_ring
         r = total("r")
-        top = ring.msb(r).astype(np.int64)
-        msb = out.from_int(top)
-        r_low = ring.sub(r, ring.mul_int(ring.from_int(top), 1 << (ring.bits - 1)))
-        low = convert_unsigned(ring.shr(r_low, spec.shift), ring, out)
+        msb = convert_unsigned(ring.msb(r), Z2k(64), out)  # the bit as an element of the output ring
+        low = convert_unsigned(ring.shr(ring.clear_msb(r), spec.shift), ring, out)
         return {"msb": out.sub(msb, others("msb", out)), "low": out.sub(low, others("low", out))}
     if kind == "compare":
         r = total("r")

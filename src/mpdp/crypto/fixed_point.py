@@ -6,8 +6,9 @@ the number of fractional bits. The resolution is ``2^-f``; the encoding error is
 Capacity
 --------
 The secret-sharing protocols built on these rings (truncation, comparison, ring extension in
-:mod:`mpdp.protocols.mpc`) are *exact* only for raw integers ``v`` with ``|v| < 2^(l-2)``: they add
-``2^(l-2)`` and rely on the sum having a zero top bit. Hence
+:mod:`mpdp.protocols.mpc`) are *exact* for raw integers ``v`` with ``|v| <= 2^(l-2)``: they add
+``2^(l-2)`` and rely on the sum staying below ``2^(l-1)`` (shown exhaustively in a 10-bit ring by the
+tests). Hence
 
 * every encoded value must satisfy ``|x| < max_value = 2^(l-2-f)``;
 * a product computed at double scale before truncation must satisfy ``|x y| < product_capacity =

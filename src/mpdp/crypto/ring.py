@@ -70,6 +70,16 @@ def _mulhilo(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
     return low, high
 
 
+def _mulhi(a: RingArray, b: RingArray) -> RingArray:
+    """The high word of the 128-bit product of 64-bit words (see :func:`_mulhilo`)."""
+    a0, a1 = a & _M32, a >> _U64(32)
+    b0, b1 = b & _M32, b >> _U64(32)
+    p01, p10 = a0 * b1, a1 * b0
+    mid = ((a0 * b0) >> _U64(32)) + (p01 & _M32) + (p10 & _M32)
+    high: RingArray = a1 * b1 + (p01 >> _U64(32)) + (p10 >> _U64(32)) + (mid >> _U64(32))
+    return high
+
+
 def _float_limbs(words: RingArray, count: int) -> list[npt.NDArray[np.float64]]:
     """Split non-negative words into ``count`` 22-bit limbs, each an exact float64 array."""
     return [((words >> _U64(_LIMB * i)) & _LIMB_MASK).astype(np.float64) for i in range(count)]
@@ -390,22 +400,33 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
 
     @staticmethod
     def _join(lo: RingArray, hi: RingArray) -> RingArray:
-        return np.stack([lo, hi])
+        out = np.empty((2, *np.broadcast_shapes(np.shape(lo), np.shape(hi))), dtype=np.uint64)
+        out[0] = lo
+        out[1] = hi
+        return out
 
-    # Zero-dimensional operands make numpy scalars, whose arithmetic warns on the wrap-around we want.
+    # Results are written limb by limb into one preallocated (2, *shape) array: no stacking copies.
+    @staticmethod
+    def _out(a: RingArray, b: RingArray) -> RingArray:
+        return np.empty((2, *np.broadcast_shapes(a.shape[1:], b.shape[1:])), dtype=np.uint64)
+
     @_quiet
     def add(self, a: RingArray, b: RingArray) -> RingArray:
         a, b = self._pair(a, b)
-        lo = a[0] + b[0]
-        carry = (lo < a[0]).astype(np.uint64)
-        return self._join(lo, a[1] + b[1] + carry)
+        out = self._out(a, b)
+        np.add(a[0, ...], b[0, ...], out=out[0, ...])
+        np.add(a[1, ...], b[1, ...], out=out[1, ...])
+        out[1, ...] += out[0, ...] < a[0, ...]  # carry
+        return out
 
     @_quiet
     def sub(self, a: RingArray, b: RingArray) -> RingArray:
         a, b = self._pair(a, b)
-        lo = a[0] - b[0]
-        borrow = (a[0] < b[0]).astype(np.uint64)
-        return self._join(lo, a[1] - b[1] - borrow)
+        out = self._out(a, b)
+        np.subtract(a[0, ...], b[0, ...], out=out[0, ...])
+        np.subtract(a[1, ...], b[1, ...], out=out[1, ...])
+        out[1, ...] -= a[0, ...] < b[0, ...]  # borrow
+        return out
 
     def neg(self, a: RingArray) -> RingArray:
         return self.sub(self.zeros(()), a)
@@ -414,8 +435,12 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         # (a1 2^64 + a0)(b1 2^64 + b0) = a0 b0 + (a1 b0 + a0 b1) 2^64  (mod 2^128)
         a, b = self._pair(a, b)
-        lo, hi = _mulhilo(a[0], b[0])
-        return self._join(lo, hi + a[1] * b[0] + a[0] * b[1])
+        out = self._out(a, b)
+        np.multiply(a[0, ...], b[0, ...], out=out[0, ...])  # the low word of a0 b0 is the wrapping product
+        out[1, ...] = _mulhi(a[0, ...], b[0, ...])
+        out[1, ...] += a[1, ...] * b[0, ...]
+        out[1, ...] += a[0, ...] * b[1, ...]
+        return out
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         return self.mul(a, self.from_int(k))

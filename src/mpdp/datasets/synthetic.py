@@ -68,7 +68,13 @@ def _sparse_uniform(n: int, d: int, sparsity: float, rng: RandomSource) -> npt.N
     X = np.empty((n, d), dtype=np.float64)
     for start in range(0, n, _CHUNK_ROWS):
         u = rng.random((min(_CHUNK_ROWS, n - start), d))
-        X[start:start + u.shape[0]] = np.where(u < sparsity, 2.0 * u / sparsity - 1.0, 0.0)
+        # In place: v = 2 (u / s) - 1. Correctly rounded division is monotone and doubling is exact, so
+        # u >= s gives v >= 1 exactly: those entries (and only those, up to a 2^-53 edge) become 0.
+        np.divide(u, sparsity, out=u)
+        u *= 2.0
+        u -= 1.0
+        u[u >= 1.0] = 0.0
+        X[start:start + u.shape[0]] = u
     return X
 
 

@@ -27,13 +27,27 @@ Calibration (:mod:`mpdp.dp.calibration`): ``laplace_scale``, ``classic_gaussian_
 ``analytic_gaussian_sigma``, ``gaussian_delta``, ``gaussian_epsilon``, ``gaussian_rho``, and the input checks
 ``check_epsilon``, ``check_delta``, ``check_positive``.
 
-Accounting (:mod:`mpdp.dp.accounting`): ``PrivacyCost``; zCDP: ``gaussian_zcdp``, ``pure_dp_to_zcdp``,
-``compose_rho``, ``zcdp_epsilon(rho, delta, conversion="tight"|"bun_steinke")``, ``zcdp_rho_for``.
+Accounting (:mod:`mpdp.dp.accounting`)
+    ``PrivacyCost(epsilon=, delta=, rho=, mechanism=, noise_multiplier=, sampling_rate=, count=)``
+    ``PrivacyLedger.open_or_create(path, epsilon=, delta=, method="basic"|"zcdp"|"rdp"|"pld", subject=)``
+        ``.spend(cost, label=)`` (durable before it returns; BudgetExceededError, LedgerCorruptError),
+        ``.spent``, ``.remaining_epsilon``, ``.entries``, ``.spent_by_label()``; ``path=None``: in memory
+    ``compose(costs, delta=, method=)`` -> ``Spent(epsilon, delta, method)``
+    ``dpsgd_epsilon(noise_multiplier=, sampling_rate=, steps=, delta=, method="rdp"|"pld"|"zcdp")``
+    ``dpsgd_noise_multiplier(epsilon=, delta=, sampling_rate=, steps=)``, ``dpsgd_cost(...)``
+    ``gaussian_zcdp(sensitivity=, sigma=)``, ``pure_dp_to_zcdp``, ``compose_rho``,
+    ``zcdp_epsilon(rho, delta, conversion="tight"|"bun_steinke")``, ``zcdp_rho_for(epsilon=, delta=)``
+    ``ddg_epsilon(local_sigma=, n_parties=, l2_sensitivity=, dim=, delta=, steps=, sampling_rate=)``,
+        ``ddg_tau``, ``ddg_rdp``, ``ddg_cost`` (Kairouz-Liu-Steinke 2021 distributed discrete Gaussian)
+    ``vpdp_epsilon(noise_multiplier=, sampling_rate=, steps=, delta=, n_parties=, noise="parties"|"trusted",
+        colluders=, indices_known=)``, ``party_noise_multiplier``, ``disjoint_epochs_epsilon`` (paper 002)
 
 Sensitivities (:mod:`mpdp.dp.sensitivities`): one module per topic; model code never inlines a formula.
+:mod:`mpdp.dp.sensitivities.general` has counts, bounded sums/means, histograms, clipped gradient sums and
+means, and ``l1_from_l2``.
 """
 
-from mpdp.dp.accounting import PrivacyCost
+from mpdp.dp.accounting import PrivacyCost, PrivacyLedger
 from mpdp.dp.grid import gaussian_on_grid, laplace_on_grid
 from mpdp.dp.mechanisms import (
     DiscreteGaussianMechanism,
@@ -54,6 +68,7 @@ __all__ = [
     "LaplaceMechanism",
     "ObjectivePerturbation",
     "PrivacyCost",
+    "PrivacyLedger",
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",

@@ -27,7 +27,18 @@ Deviations from the paper, each sound
 * Optional public row-L1 bounds per party (e.g. one per encoded attribute, since a one-hot group has L1 norm 1)
   replace the box bound ``d_k``; the default is the paper's.
 * Cross-party coefficients stay secret-shared between the two parties until each adds its noise, so no party
-  learns an exact cross-party coefficient (the paper lets the parties decrypt them).
+  learns an exact cross-party coefficient (the paper lets the parties decrypt them). One secure product per
+  pair of parties gives all the blocks the pair shares.
+* Approximate products (CKKS) move the coefficients by up to their documented error; that error is added to
+  the sensitivity, so the guarantee covers what is really released (:func:`~mpdp.learning.fm_noise.
+  approximation_inflation`). Exact backends (shares, Paillier) release bit-for-bit the centralised objective of
+  the features rounded to the plan's fixed-point grid (Claim 1).
+
+References
+----------
+Paper 000 (Xu, Yuan, Wu), ``/work/shared/papers/000_f849ec3839ecc68a.txt``: Algorithm 1, Equations 2-7,
+Lemmas 1-2, Theorems 1-2, Claim 1, Corollary 1, Tables 1-3. Zhang, Zhang, Xiao, Yang, Winslett, "Functional
+mechanism: regression analysis under differential privacy", PVLDB 5(11), 2012.
 """
 
 from __future__ import annotations
@@ -44,7 +55,7 @@ import numpy.typing as npt
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.learning.fm_noise import FMPlan, PartyNoise, assemble_release, noisy_units
+from mpdp.learning.fm_noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
 from mpdp.learning.fm_objective import (
     ColumnPartition,
     QuadraticObjective,
@@ -68,6 +79,9 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Default spectral-trimming factor per objective (see :class:`SolveSettings`).
+DEFAULT_TRIM: dict[str, float] = {"logistic": 0.3, "linear": 1.5}
+
 
 @dataclass(frozen=True)
 class SolveSettings:
@@ -75,18 +89,25 @@ class SolveSettings:
 
     ``ridge = ridge_factor * s`` and ``floor = trim_factor * sqrt(d) * s``, where ``s`` is the Laplace scale on
     the quadratic coefficients (public). ``sqrt(d) s`` is the order of the noise matrix's spectral norm, so
-    directions whose noisy curvature is below a fraction of it are trimmed. The defaults were chosen on Adult
-    (trimming alone did better than adding a ridge; see ``mpdp reproduce 000-table3``).
+    directions whose noisy curvature is below a fraction of it are trimmed. ``trim_factor=None`` takes the
+    objective's default (:data:`DEFAULT_TRIM`: 0.3 for logistic, 1.5 for linear regression), chosen on Adult
+    and the synthetic regression data; trimming alone did better than adding a ridge.
     """
 
     ridge_factor: float = 0.0
-    trim_factor: float = 0.3
+    trim_factor: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("ridge_factor", "trim_factor"):
             value = getattr(self, name)
+            if value is None and name == "trim_factor":
+                continue
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise ParameterError(explain(name, value, "a finite number >= 0", f"pass e.g. {name}=0.3"))
+
+    def trim(self, objective: FMObjective) -> float:
+        """The trimming factor in force for ``objective``."""
+        return DEFAULT_TRIM[objective] if self.trim_factor is None else float(self.trim_factor)
 
 
 @dataclass
@@ -107,7 +128,7 @@ def solve_release(plan: FMPlan, noisy: QuadraticObjective, settings: SolveSettin
     """Minimise the released objective soundly with the plan's public noise scale."""
     s = plan.quad_scale()
     return minimize_noisy_quadratic(noisy, ridge=settings.ridge_factor * s,
-                                    floor=settings.trim_factor * math.sqrt(max(noisy.d, 1)) * s)
+                                    floor=settings.trim(plan.objective) * math.sqrt(max(noisy.d, 1)) * s)
 
 
 def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *, epsilon: float,
@@ -138,9 +159,10 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
 
     Accuracy
     --------
-    Coefficient noise is Laplace with scale ``(floor(Delta 2^k) + D) / (eps 2^k)``, within ``D 2^-40`` relative
-    of ``Delta / eps``; the order-2 Taylor objective is biased for logistic regression (paper, "Logistic
-    Regression"). The solve trims noise-dominated directions (:class:`SolveSettings`).
+    Features and labels are rounded to the grid 2^-f of the plan (as the secure products encode them; f >= 4,
+    typically 11-20); coefficient noise is Laplace with scale ``(floor(Delta 2^k) + D) / (eps 2^k)``, a relative
+    inflation below ``D 2^-k eps / Delta``; the order-2 Taylor objective is biased for logistic regression
+    (paper, "Logistic Regression"). The solve trims noise-dominated directions (:class:`SolveSettings`).
     """
     Xc = check_features(X, row_l1, clip=clip)
     yc = check_labels(objective, y)
@@ -154,11 +176,11 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
     if ledger is not None:
         for cost in plan.costs():
             ledger.spend(cost, label=f"fm-{objective}")
-    exact = exact_objective(objective, Xc, yc)
+    exact = exact_objective(objective, plan.round_features(Xc), plan.round_features(yc))
     released = {}
     for block in plan.groups:
-        share: Any = (exact.constant if block[0] == "const" else exact.linear if block[0] == "lin" else exact.quad)
-        released[block] = noisy_units(plan, 0, block, np.asarray(share), noise)
+        value: Any = exact.constant if block[0] == "const" else exact.linear if block[0] == "lin" else exact.quad
+        released[block] = add_noise(plan, 0, block, local_units(plan, block, value), noise)
     noisy = assemble_release(plan, released)
     solved = solve_release(plan, noisy, settings or SolveSettings())
     return FMResult(solved.weights, plan, noisy, solved, plan.total_epsilon, plan.per_party_epsilon())

@@ -17,7 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from mpdp.datasets.dataset import Dataset
+from mpdp.datasets.partition import horizontal_equal
 from mpdp.errors import ParameterError, explain
 from mpdp.randomness import RandomSource
 
@@ -39,7 +43,11 @@ __all__ = [
 ]
 
 #: Learning modules that provide ALGORITHMS and REPRODUCTIONS. Add a paper's module here.
-MODULES: tuple[str, ...] = ("mpdp.learning.paper003",)
+MODULES: tuple[str, ...] = (
+    "mpdp.learning.fm_experiments",
+    "mpdp.learning.pfds_reproduce",
+    "mpdp.learning.paper003",
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,10 @@ class RunConfig:
     ``partition`` (vertical algorithms) lists, per party, the attribute or feature names it holds;
     ``label_party`` is the index of the party holding the label. ``options`` carries algorithm-specific
     settings from ``--option key=value`` (e.g. ``{"T": 100}``), validated by the algorithm.
+
+    ``row_partition`` (horizontal algorithms) lists, per party, its row indices into ``train`` (the CLI's
+    ``--fractions 40,30,10`` or ``--anchor age``; an equal random split by default); :meth:`party_data`
+    gives the parties' datasets. It is None when the caller leaves the split to the algorithm.
     """
 
     train: Dataset
@@ -88,6 +100,17 @@ class RunConfig:
     label_party: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
     progress: bool = False
+    row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
+
+    def party_data(self) -> list[Dataset]:
+        """Each horizontal party's training rows: ``row_partition`` when given, else an equal random split of
+        ``train`` into ``parties`` parts drawn from ``rng.spawn("rows")``."""
+        if self.row_partition is None:
+            return horizontal_equal(self.train, self.parties, rng=self.rng.spawn("rows")).party_data()
+        if len(self.row_partition) != self.parties:
+            raise ParameterError(explain("row_partition", len(self.row_partition), f"{self.parties} parties",
+                                         "give one index array per party"))
+        return [self.train.rows(idx) for idx in self.row_partition]
 
 
 @dataclass

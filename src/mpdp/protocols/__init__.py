@@ -13,6 +13,7 @@ Secure aggregation (:mod:`mpdp.protocols.aggregation`)
     keep additive shares of the aggregate (for noise added inside the MPC). ``simulate_aggregation`` runs a
     whole round in memory. Paper 001's weighted parameter average: ``weighted=True`` with record counts as weights;
     paper 003's 50,000 one-record parties: one client party with ``k = 50_000`` rows (a vectorized group).
+    ``threshold=t`` switches to Shamir t-of-A shares: any t + 1 aggregators finish the round.
 
 Secure inner products (:mod:`mpdp.protocols.inner_product`)
     ``spec = CrossProductSpec(left, right, rows, left_cols, right_cols, backend=SharesBackend(dealer) |
@@ -21,6 +22,15 @@ Secure inner products (:mod:`mpdp.protocols.inner_product`)
     ``.share`` otherwise: ring shares at scale 2^(2f), e.g. ``session.from_shares(share, bound=spec.result_bound,
     scale=spec.scale_bits)``). ``X^T Y`` for whole column blocks in one call (paper 000's cross-party
     coefficients); vectors are n x 1. ``simulate_cross_product`` runs it in memory.
+
+Distributed noise (:mod:`mpdp.protocols.noise`, :mod:`mpdp.protocols.noisy_aggregation`)
+    (a) ``add_distributed_gaussian(share, sigma=, parties=, fmt=, rng=)`` on each holder's ring share, priced by
+    ``distributed_gaussian_rho(..., known_shares=)`` (KLS 2021; towards a holder ``known_shares=1``).
+    (b) inside an ``MPCSession``: ``mpc_discrete_laplace(session, shape, scale=)`` (exact up to 2^-57 in TV) and
+    ``mpc_discrete_gaussian(session, shape, sigma=)`` (approximate, ``MPC_GAUSSIAN_TV`` per sample), from joint
+    randomness no coalition short of all parties knows. Paper 003: ``noisy_aggregation_server`` /
+    ``noisy_aggregation_aggregator`` with ``MpcNoise("laplace" | "gaussian", scale)`` open sum + in-MPC noise to
+    the server in one call per round (spec with ``reveal=False``, the server among the aggregators, a dealer).
 
 Named protocols for ``mpdp party`` (:mod:`mpdp.protocols.catalog`)
     ``PROTOCOLS`` maps a name to a role builder from a JSON configuration.

@@ -25,10 +25,13 @@ survivors: each share an aggregator receives is uniform in Z_2^l and independent
 sums the server receives are uniform subject to adding up to the aggregate. All aggregators colluding learn
 every input. ``max_dropouts`` bounds how few clients the released sum may cover (``M - max_dropouts``), so a
 server cannot isolate a client by declaring the others dropped beyond that. Client dropouts are tolerated at any
-point; an aggregator that drops out aborts the round (:class:`~mpdp.errors.ProtocolAbortError` naming it),
-because additive shares need every aggregator. Messages are authenticated and ordered by the transport
-(mutual TLS over the network); malformed, replayed or out-of-step messages abort with a typed error naming the
-sender.
+point. With additive shares (the default) an aggregator that drops out aborts the round
+(:class:`~mpdp.errors.ProtocolAbortError` naming it), because additive shares need every aggregator. With
+``threshold = t`` the clients Shamir-share their vectors over Z_p, p = 2^61 - 1
+(:class:`mpdp.crypto.shamir.ShamirScheme`): coalitions of up to ``t`` aggregators learn nothing, and the
+aggregate survives up to ``A - t - 1`` aggregators dropping out at any point. Messages are authenticated and
+ordered by the transport (mutual TLS over the network); malformed, replayed or out-of-step messages abort with a
+typed error naming the sender.
 
 Accuracy
 --------
@@ -110,6 +113,10 @@ class AggregationSpec:
         Fixed-point format of the shares.
     phase_timeout:
         Seconds an aggregator waits for a client before counting it as dropped (None: the Comm timeout).
+    threshold:
+        None: additive shares (every aggregator needed, coalitions of ``A - 1`` learn nothing). ``t`` in
+        ``1 .. A - 1``: Shamir t-of-A shares over Z_(2^61 - 1): any ``t + 1`` aggregators finish the round,
+        coalitions of ``t`` learn nothing. Requires ``reveal=True``.
     """
 
     server: str
@@ -123,6 +130,7 @@ class AggregationSpec:
     reveal: bool = True
     fmt: FixedPointFormat = FAST
     phase_timeout: float | None = None
+    threshold: int | None = None
     _order: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -157,6 +165,18 @@ class AggregationSpec:
             )
         if self.phase_timeout is not None and not self.phase_timeout > 0:
             raise ParameterError(explain("phase_timeout", self.phase_timeout, "seconds > 0 or None", "pass e.g. 30"))
+        if self.threshold is not None:
+            if isinstance(self.threshold, bool) or not isinstance(self.threshold, int) \
+                    or not 1 <= self.threshold < len(self.aggregators):
+                raise ParameterError(explain("threshold", self.threshold, f"an int in 1 .. {len(self.aggregators) - 1}",
+                                             "pick how many colluding aggregators must learn nothing"))
+            if not self.reveal:
+                raise ParameterError(explain("reveal", False, "True with a Shamir threshold",
+                                             "keep additive shares (threshold=None) for in-MPC noise"))
+            if self.total_clients * worst * 2.0**self.fmt.frac_bits >= 2.0**59:
+                raise PrecisionError(explain("aggregate capacity", f"{self.total_clients} clients x {worst:g}",
+                                             "a sum below 2^59 grid units (the Shamir field is Z_(2^61 - 1))",
+                                             "lower bound/weight_bound or fmt.frac_bits"))
         object.__setattr__(self, "_order", tuple(self.clients))
 
     @property
@@ -172,6 +192,15 @@ class AggregationSpec:
     def entry_bound(self) -> float:
         """Largest magnitude of one encoded entry of a contribution."""
         return max(self.bound * self.weight_bound, self.weight_bound) if self.weighted else float(self.bound)
+
+    @property
+    def scheme(self) -> Any:
+        """The Shamir scheme of a threshold aggregation (None for additive shares)."""
+        if self.threshold is None:
+            return None
+        from mpdp.crypto.shamir import MERSENNE_61, ShamirScheme
+
+        return ShamirScheme(MERSENNE_61, len(self.aggregators), self.threshold)
 
     @property
     def error_bound(self) -> float:
@@ -250,19 +279,25 @@ def aggregation_client(comm: Comm, spec: AggregationSpec, values: Any, weights: 
     else:
         contribution = x
     fmt, ring = spec.fmt, spec.fmt.ring
-    mine = fmt.encode(contribution, name=f"contribution of {comm.name}")
     shares: dict[str, RingArray] = {}
-    for agg in spec.aggregators[1:]:
-        r = ring.random(comm.rng, (k, spec.width))  # row i: client i's own uniform mask for this aggregator
-        shares[agg] = r
-        mine = ring.sub(mine, r)
-    shares[spec.aggregators[0]] = mine
+    scheme = spec.scheme
+    if scheme is not None:  # Shamir: each element of each row gets its own random polynomial
+        units = np.rint(contribution * 2.0**fmt.frac_bits).astype(np.int64)
+        for agg, piece in zip(spec.aggregators, scheme.share(scheme.field.array(units), rng=comm.rng), strict=True):
+            shares[agg] = piece.value
+    else:
+        mine = fmt.encode(contribution, name=f"contribution of {comm.name}")
+        for agg in spec.aggregators[1:]:
+            r = ring.random(comm.rng, (k, spec.width))  # row i: client i's own uniform mask for this aggregator
+            shares[agg] = r
+            mine = ring.sub(mine, r)
+        shares[spec.aggregators[0]] = mine
     for agg in spec.aggregators:
         rows = np.arange(k, dtype=np.int64)
         share = shares[agg]
         if lost and agg in lost:
             rows = np.setdiff1d(rows, np.asarray(lost[agg], dtype=np.int64))
-            share = ring.apply(share, lambda a, r=rows: a[r])
+            share = share[rows] if scheme is not None else ring.apply(share, lambda a, r=rows: a[r])
         comm.send(agg, {"rows": rows, "shares": share}, label="agg.share")
 
 
@@ -277,6 +312,12 @@ def _check_rows(msg: Any, src: str, k: int, spec: AggregationSpec) -> tuple[npt.
             or np.any(rows < 0) or np.any(rows >= k) or np.any(np.diff(rows) <= 0):
         raise MalformedMessageError(explain(f"rows from {src}", getattr(rows, "shape", rows),
                                             f"increasing client indices in [0, {k})", f"reject {src}"))
+    if spec.threshold is not None:
+        if not isinstance(shares, np.ndarray) or shares.dtype != np.uint64 or shares.shape != (len(rows), spec.width) \
+                or np.any(shares >= np.uint64((1 << 61) - 1)):
+            raise MalformedMessageError(explain(f"shares from {src}", getattr(shares, "shape", shares),
+                                                f"({len(rows)}, {spec.width}) residues mod 2^61 - 1", f"reject {src}"))
+        return rows, shares
     shares = ring.check(shares, f"shares from {src}")
     if ring.shape(shares) != (len(rows), spec.width):
         raise MalformedMessageError(explain(f"shares from {src}", ring.shape(shares), f"({len(rows)}, {spec.width})",
@@ -328,9 +369,25 @@ def _partial(received: Mapping[str, tuple[npt.NDArray[np.int64], RingArray]],
         got_rows, shares = received[party]
         if len(got_rows) != len(rows):
             keep = np.isin(got_rows, rows)
-            shares = ring.apply(shares, lambda a, m=keep: a[m])
-        total = ring.add(total, ring.sum(shares, 0))
+            shares = shares[keep] if spec.threshold is not None else ring.apply(shares, lambda a, m=keep: a[m])
+        total = _field_add(total, _field_sum(shares)) if spec.threshold is not None \
+            else ring.add(total, ring.sum(shares, 0))
     return total
+
+
+_P61 = (1 << 61) - 1
+
+
+def _field_sum(values: RingArray) -> RingArray:
+    """Column sums modulo 2^61 - 1 of residues (exact: 32-bit halves summed separately)."""
+    lo = np.asarray(np.sum(values & np.uint64(0xFFFFFFFF), axis=0, dtype=np.uint64)).tolist()
+    hi = np.asarray(np.sum(values >> np.uint64(32), axis=0, dtype=np.uint64)).tolist()
+    return np.array([((int(h) << 32) + int(v)) % _P61 for h, v in zip(hi, lo, strict=True)], dtype=np.uint64)
+
+
+def _field_add(a: RingArray, b: RingArray) -> RingArray:
+    total = a + b  # < 2^62
+    return np.where(total >= np.uint64(_P61), total - np.uint64(_P61), total)
 
 
 def _survivor_message(msg: Any, spec: AggregationSpec) -> dict[str, npt.NDArray[np.int64]]:
@@ -360,13 +417,20 @@ def aggregation_server(comm: Comm, spec: AggregationSpec) -> AggregateResult | A
         try:
             msg = comm.recv(agg, label="agg.receipt")
         except (PartyUnavailableError, ProtocolAbortError) as exc:
-            _abort(comm, others, f"aggregator {agg} dropped out ({exc})")
+            if spec.threshold is None:
+                _abort(comm, others, f"aggregator {agg} dropped out ({exc})")
+            continue  # Shamir: the others can finish without it
         if not isinstance(msg, dict) or not set(msg) <= set(spec.clients):
             raise MalformedMessageError(explain(f"receipt from {agg}", type(msg).__name__,
                                                 "{client party: rows}", f"check {agg}"))
         receipts[agg] = msg
     if local is not None:
         receipts[spec.server] = {p: rows for p, (rows, _) in local.items()}
+    if spec.threshold is not None and len(receipts) < spec.threshold + 1:
+        gone = [a for a in spec.aggregators if a not in receipts]
+        _abort(comm, others, f"aggregators {gone} dropped out: {len(receipts)} remain, fewer than the "
+               f"threshold + 1 = {spec.threshold + 1} needed to reconstruct")
+    others = [a for a in others if a in receipts]
     survivors: dict[str, npt.NDArray[np.int64]] = {}
     dropped: dict[str, list[int]] = {}
     for party, k in spec.clients.items():
@@ -391,14 +455,26 @@ def aggregation_server(comm: Comm, spec: AggregationSpec) -> AggregateResult | A
     own = _partial(local, survivors, spec) if local is not None else ring.zeros((spec.width,))
     if not spec.reveal:
         return AggregatorShare(share=own, count=count, survivors=survivors)
-    total = own
+    parts: dict[str, RingArray] = {spec.server: own} if local is not None else {}
     for agg in others:
-        part = ring.check(comm.recv(agg, label="agg.partial"), f"partial sum from {agg}")
+        try:
+            got = comm.recv(agg, label="agg.partial")
+        except (PartyUnavailableError, ProtocolAbortError):
+            if spec.threshold is None:
+                raise
+            continue
+        if spec.threshold is None:
+            part = ring.check(got, f"partial sum from {agg}")
+        elif isinstance(got, np.ndarray) and got.dtype == np.uint64 and not np.any(got >= np.uint64(_P61)):
+            part = got
+        else:
+            raise MalformedMessageError(explain(f"partial sum from {agg}", type(got).__name__,
+                                                "residues mod 2^61 - 1", f"check {agg}"))
         if ring.shape(part) != (spec.width,):
             raise MalformedMessageError(explain(f"partial sum from {agg}", ring.shape(part), f"({spec.width},)",
                                                 f"check {agg}"))
-        total = ring.add(total, part)
-    values = spec.fmt.decode(total)
+        parts[agg] = part
+    values = _combine(spec, parts)
     if spec.weighted:
         return AggregateResult(total=values[: spec.dim], count=count, dropped=dropped, weight_total=float(values[-1]))
     return AggregateResult(total=values, count=count, dropped=dropped)
@@ -408,6 +484,27 @@ def _all_rows(rows: Any, k: int) -> bool:
     """True when ``rows`` is exactly ``0, 1, ..., k-1`` (every client of the party reached that aggregator)."""
     return (isinstance(rows, np.ndarray) and rows.dtype == np.int64 and rows.shape == (k,)
             and (k == 0 or (int(rows[0]) == 0 and int(rows[-1]) == k - 1)) and bool(np.all(np.diff(rows) > 0)))
+
+
+def _combine(spec: AggregationSpec, parts: Mapping[str, RingArray]) -> npt.NDArray[np.float64]:
+    """The aggregate (reals) from the aggregators' partial sums: ring sum, or Lagrange interpolation at 0."""
+    scheme = spec.scheme
+    if scheme is None:
+        ring = spec.fmt.ring
+        total = ring.zeros((spec.width,))
+        for part in parts.values():
+            total = ring.add(total, part)
+        return spec.fmt.decode(total)
+    if len(parts) < scheme.t + 1:
+        raise ProtocolAbortError(f"only {len(parts)} aggregators returned partial sums ({sorted(parts)}), fewer than "
+                                 f"threshold + 1 = {scheme.t + 1}; the round cannot be completed")
+    used = sorted(parts, key=spec.aggregators.index)[: scheme.t + 1]
+    xs = tuple(spec.aggregators.index(a) + 1 for a in used)
+    lambdas = scheme.lagrange_at_zero(xs)
+    sums = [sum(int(v) * lam for v, lam in zip(column, lambdas, strict=True)) % _P61
+            for column in zip(*(parts[a].tolist() for a in used), strict=True)]
+    signed = np.array([v - _P61 if v > _P61 // 2 else v for v in sums], dtype=np.float64)
+    return signed * 2.0 ** -spec.fmt.frac_bits
 
 
 def _abort(comm: Comm, aggregators: Sequence[str], reason: str) -> Any:

@@ -61,6 +61,12 @@ def _context() -> Any:
     return ctx
 
 
+def _chunk(column: npt.NDArray[np.float64], start: int) -> list[float]:
+    """Slots ``start .. start + SLOTS`` of a column, zero-padded so every chunk has the same length."""
+    part = column[start:start + SLOTS]
+    return np.pad(part, (0, SLOTS - len(part))).tolist()  # type: ignore[no-any-return]
+
+
 def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) -> CrossProduct:
     import tenseal as ts
 
@@ -69,8 +75,7 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) 
     chunks = range(0, spec.rows, SLOTS)
     if comm.name == spec.left:
         ctx = _context()
-        cts = [[ts.ckks_vector(ctx, m[c:c + SLOTS, i].tolist()).serialize() for c in chunks]
-               for i in range(spec.left_cols)]
+        cts = [[ts.ckks_vector(ctx, _chunk(m[:, i], c)).serialize() for c in chunks] for i in range(spec.left_cols)]
         comm.send(spec.right, {"context": ctx.serialize(save_secret_key=False), "columns": cts}, label="ip.ckks")
         reply = comm.recv(spec.right, label="ip.ckks")
         if not isinstance(reply, list) or len(reply) != spec.left_cols * spec.right_cols:
@@ -106,7 +111,7 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) 
             for j in range(spec.right_cols):
                 acc = None
                 for k, c in enumerate(chunks):
-                    term = enc[i][k] * m[c:c + SLOTS, j].tolist()
+                    term = enc[i][k] * _chunk(m[:, j], c)
                     acc = term if acc is None else acc + term
                 total = acc.sum() if acc is not None else None
                 if total is None:  # pragma: no cover - rows >= 1

@@ -3,8 +3,9 @@
 Every party runs a small gRPC server at its own address and holds a client channel to every peer. A message
 is *pushed*: the sender calls the receiver's ``Deliver`` method with the bytes :class:`~mpdp.runtime.comm.Comm`
 produced (no protobuf, no pickle: requests and responses are raw bytes, framed below), and the receiver's
-server puts them in the inbox its protocol code reads with ``recv``. One sender thread per peer sends in order
-and waits for each acknowledgement, so per-pair order holds exactly as in memory; the same protocol code,
+server puts them in the inbox its protocol code reads with ``recv``. Sends are asynchronous gRPC calls; every
+frame carries a per-pair number and the receiver restores the order (refusing replayed or far-off numbers),
+so per-pair order holds exactly as in memory; the same protocol code,
 seed and inputs give the same results *and* the same byte, message and round counts as
 :class:`~mpdp.runtime.transport.InMemoryTransport`.
 
@@ -23,7 +24,7 @@ Failures never hang:
   with :class:`~mpdp.errors.ProtocolAbortError` quoting the reason; a peer that finished normally sends
   ``FINISHED``, so waiting for another message from it fails at once, as in memory.
 
-Frames (first byte is the kind)::
+Frames (kind byte, then the frame's number per sender-receiver pair as u64 little-endian, then the payload)::
 
     0x01 DATA_MORE chunk      0x02 DATA_END chunk      (a message larger than ``max_chunk`` spans frames)
     0x03 ABORT utf-8 reason   0x04 FINISHED
@@ -34,7 +35,6 @@ A transport object serves exactly one protocol run of one local party (create a 
 from __future__ import annotations
 
 import contextlib
-import queue
 import threading
 import time
 from collections import deque
@@ -172,7 +172,7 @@ class GrpcTransport(Transport):
         channel_credentials = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
                                                            certificate_chain=cert)
         self._channels: dict[str, grpc.Channel] = {}
-        self._deliver: dict[str, Callable[..., Any]] = {}
+        self._deliver: dict[str, Any] = {}
         self._ping: dict[str, Callable[..., Any]] = {}
         for peer in self.peers:
             channel = grpc.secure_channel(self.addresses[peer], channel_credentials, options=[
@@ -185,11 +185,13 @@ class GrpcTransport(Transport):
             self._channels[peer] = channel
             self._deliver[peer] = channel.unary_unary(f"/{_SERVICE}/Deliver")
             self._ping[peer] = channel.unary_unary(f"/{_SERVICE}/Ping")
-        self._outbox: dict[str, queue.Queue[bytes | None]] = {p: queue.Queue() for p in self.peers}
-        self._senders = [threading.Thread(target=self._sender, args=(p,), name=f"mpdp-send-{name}-{p}", daemon=True)
-                         for p in self.peers]
-        for thread in self._senders:
-            thread.start()
+        # Frames carry a per-pair number: sends are asynchronous gRPC futures (no extra thread hop), and the
+        # receiver puts frames back in order before acting on them.
+        self._send_lock = threading.Lock()
+        self._next_out: dict[str, int] = dict.fromkeys(self.peers, 0)
+        self._next_in: dict[str, int] = dict.fromkeys(self.peers, 0)
+        self._early: dict[str, dict[int, tuple[int, bytes]]] = {p: {} for p in self.peers}
+        self._pending: dict[Any, str] = {}  # future -> peer
 
     # -- Transport interface --------------------------------------------------------------------------------
     def endpoint(self, name: str) -> Endpoint:
@@ -204,14 +206,14 @@ class GrpcTransport(Transport):
             if self._local_abort is None:
                 self._local_abort = reason
             self._cond.notify_all()
-        frame = bytes([_ABORT]) + reason.encode("utf-8", "replace")[:4000]
+        payload = reason.encode("utf-8", "replace")[:4000]
         for peer in self.peers:
-            self._outbox[peer].put(frame)
+            self._post(peer, _ABORT, payload, timeout=2.0)
 
     def party_finished(self, name: str) -> None:
         if name == self.name:
             for peer in self.peers:
-                self._outbox[peer].put(bytes([_FINISHED]))
+                self._post(peer, _FINISHED, b"", timeout=2.0)
 
     # -- readiness ------------------------------------------------------------------------------------------
     def wait_ready(self, timeout: float | None = None) -> float:
@@ -250,26 +252,35 @@ class GrpcTransport(Transport):
 
     def _on_deliver(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         sender = self._sender_of(context)
-        if not request:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "empty frame")
-        kind, payload = request[0], request[1:]
+        if len(request) < 9 or request[0] not in (_DATA_MORE, _DATA_END, _ABORT, _FINISHED):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed frame")
+        kind, number, payload = request[0], int.from_bytes(request[1:9], "little"), request[9:]
         with self._cond:
-            if kind == _DATA_MORE:
-                self._partial[sender].append(payload)
-            elif kind == _DATA_END:
-                parts = self._partial[sender]
-                self._inbox[sender].append(b"".join((*parts, payload)) if parts else payload)
-                parts.clear()
-            elif kind == _ABORT:
-                self._aborted_peers[sender] = payload.decode("utf-8", "replace")
-            elif kind == _FINISHED:
-                self._finished_peers.add(sender)
-            else:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown frame kind {kind}")
+            if number < self._next_in[sender] or number in self._early[sender] \
+                    or number > self._next_in[sender] + (1 << 20):
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"frame #{number} replayed or out of range")
+            self._early[sender][number] = (kind, payload)
+            while self._next_in[sender] in self._early[sender]:
+                k, body = self._early[sender].pop(self._next_in[sender])
+                self._next_in[sender] += 1
+                self._apply(sender, k, body)
             self._seen_alive.add(sender)
             self._unreachable_since.pop(sender, None)
             self._cond.notify_all()
         return b""
+
+    def _apply(self, sender: str, kind: int, payload: bytes) -> None:
+        """Act on the next in-order frame from ``sender`` (called with the lock held)."""
+        if kind == _DATA_MORE:
+            self._partial[sender].append(payload)
+        elif kind == _DATA_END:
+            parts = self._partial[sender]
+            self._inbox[sender].append(b"".join((*parts, payload)) if parts else payload)
+            parts.clear()
+        elif kind == _ABORT:
+            self._aborted_peers[sender] = payload.decode("utf-8", "replace")
+        else:
+            self._finished_peers.add(sender)
 
     # -- client side ----------------------------------------------------------------------------------------
     def _classify(self, peer: str, error: grpc.RpcError, *, timeout: float) -> MpdpError | None:
@@ -325,35 +336,37 @@ class GrpcTransport(Transport):
             self._unreachable_since.pop(peer, None)
         return True
 
-    def _sender(self, peer: str) -> None:
-        outbox = self._outbox[peer]
-        while True:
-            frame = outbox.get()
-            if frame is None:
+    def _post(self, peer: str, kind: int, payload: bytes | memoryview, *, timeout: float) -> None:
+        """Send one numbered frame to ``peer`` asynchronously; a failure is recorded against the peer."""
+        with self._send_lock:
+            number = self._next_out[peer]
+            self._next_out[peer] = number + 1
+            frame = bytes([kind]) + number.to_bytes(8, "little") + bytes(payload)
+            future = self._deliver[peer].future(frame, timeout=timeout, wait_for_ready=True)
+            self._pending[future] = peer
+        control = kind in (_ABORT, _FINISHED)
+
+        def done(f: Any) -> None:
+            with self._send_lock:
+                self._pending.pop(f, None)
+            error = f.exception()
+            if error is None:
+                with self._cond:
+                    self._seen_alive.add(peer)
+                    self._unreachable_since.pop(peer, None)
+                return
+            if control or not isinstance(error, grpc.RpcError):
                 return
             with self._cond:
-                skip = peer in self._peer_errors or (peer in self._finished_peers and frame[0] != _ABORT)
-            if skip:
-                continue
-            control = frame[0] in (_ABORT, _FINISHED)
-            timeout = 2.0 if control else self.send_timeout
-            while True:
-                try:
-                    self._deliver[peer](frame, timeout=timeout, wait_for_ready=False)
-                    with self._cond:
-                        self._seen_alive.add(peer)
-                        self._unreachable_since.pop(peer, None)
-                    break
-                except grpc.RpcError as error:
-                    failure = self._classify(peer, error, timeout=timeout)
-                    if failure is None and not (control and time.monotonic() - self._started > 5.0):
-                        time.sleep(0.05)
-                        continue
-                    if not control and failure is not None:
-                        with self._cond:
-                            self._peer_errors.setdefault(peer, failure)
-                            self._cond.notify_all()
-                    break
+                if peer in self._finished_peers:
+                    return
+            failure = self._classify(peer, error, timeout=timeout) or PartyUnavailableError(
+                f"{peer} at {self.addresses[peer]} did not accept a message from {self.name}: {error}")
+            with self._cond:
+                self._peer_errors.setdefault(peer, failure)
+                self._cond.notify_all()
+
+        future.add_done_callback(done)
 
     # -- endpoint operations ------------------------------------------------------------------------------
     def _send(self, dst: str, data: bytes) -> None:
@@ -366,11 +379,14 @@ class GrpcTransport(Transport):
             error = self._peer_errors.get(dst)
         if error is not None:
             raise error
+        with self._cond:
+            if dst in self._finished_peers:
+                return  # it will read nothing more, as in memory
         view = memoryview(data)
         for start in range(0, max(len(view), 1), self.max_chunk):
-            chunk = view[start:start + self.max_chunk]
             last = start + self.max_chunk >= len(view)
-            self._outbox[dst].put(bytes([_DATA_END if last else _DATA_MORE]) + bytes(chunk))
+            self._post(dst, _DATA_END if last else _DATA_MORE, view[start:start + self.max_chunk],
+                       timeout=self.send_timeout)
 
     def _recv(self, src: str, timeout: float) -> bytes:
         if src not in self.peers:
@@ -412,10 +428,19 @@ class GrpcTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        for peer in self.peers:
-            self._outbox[peer].put(None)
-        for thread in self._senders:
-            thread.join(self.send_timeout)
+        deadline = time.monotonic() + self.send_timeout
+        with self._send_lock:
+            pending = list(self._pending.items())
+        for future, peer in pending:
+            with self._cond:
+                hopeless = peer in self._peer_errors or (peer in self._aborted_peers and self._local_abort is None)
+            if hopeless:
+                future.cancel()
+                continue
+            try:
+                future.exception(timeout=max(0.0, deadline - time.monotonic()))
+            except (grpc.FutureTimeoutError, grpc.FutureCancelledError):
+                future.cancel()
         deadline = time.monotonic() + (0.0 if self._local_abort is not None else self.linger)
         with self._cond:
             while time.monotonic() < deadline and not all(

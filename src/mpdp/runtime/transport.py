@@ -106,7 +106,9 @@ class InMemoryTransport(Transport):
         running = [p for p in self.parties if p not in self._finished]
         if not running or len(self._waiting) < len(running):
             return
-        if all(not self._queues[(src, dst)] for dst, src in self._waiting.items()):
+        # A receiver waiting for a party that has finished is about to fail with its own, clearer error (or,
+        # in a dropout-tolerant protocol, to count that party as dropped): that is not a deadlock.
+        if all(not self._queues[(src, dst)] and src not in self._finished for dst, src in self._waiting.items()):
             waits = ", ".join(f"{dst} waits for {src}" for dst, src in sorted(self._waiting.items()))
             if self._abort_reason is None:
                 self._abort_reason = f"deadlock: every running party is waiting ({waits})"

@@ -17,6 +17,8 @@ operation                              ciphertext maths                new publi
                                        output ciphertext
 ``a.sum()``                            prod_i c_i                      rows * B_a
 ``a.add_mask(bits, rng=)``             c (1 + r n), r < 2^bits         B_a + 2^bits - 1
+``a.take(idx)`` (1-D, unpacked)        gather                          B_a
+``a.packed(packing)`` (unpacked)       prod_j c_j^(2^(j w)) (Horner)   B_a (<= slot capacity)
 =====================================  ==============================  ===============================
 
 The bound is computed from declared formats only (never from the data), checked against the slot or plaintext

@@ -18,7 +18,9 @@ class PrivacyCost:
     Attributes
     ----------
     epsilon, delta : float
-        An (ε, δ)-DP guarantee of the release; ``delta == 0`` is pure DP.
+        An (ε, δ)-DP guarantee of the release; ``delta == 0`` is pure DP. ``epsilon`` may be ``inf`` for a
+        release described only by its noise model (``noise_multiplier``) or ``rho``: composition methods that
+        understand the model use it, the basic rule then reports ∞.
     rho : float or None
         A ρ-zCDP guarantee when the mechanism has one (Gaussian, discrete Gaussian, pure DP as ε^2/2).
     mechanism : str
@@ -40,8 +42,8 @@ class PrivacyCost:
     count: int = 1
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.epsilon, int | float) and math.isfinite(self.epsilon) and self.epsilon >= 0):
-            raise ParameterError(explain("epsilon", self.epsilon, "a finite number >= 0", "pass e.g. epsilon=1.0"))
+        if not (isinstance(self.epsilon, int | float) and self.epsilon >= 0):  # NaN fails too
+            raise ParameterError(explain("epsilon", self.epsilon, "a number >= 0 (inf allowed)", "pass epsilon=1.0"))
         if not (isinstance(self.delta, int | float) and 0 <= self.delta < 1):
             raise ParameterError(explain("delta", self.delta, "a number in [0, 1)", "pass e.g. delta=1e-6"))
         if self.rho is not None and not (math.isfinite(self.rho) and self.rho >= 0):
@@ -67,8 +69,11 @@ class PrivacyCost:
         return self.delta == 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready fields."""
-        return asdict(self)
+        """Plain JSON-ready fields (an infinite epsilon is written as the string "inf")."""
+        record = asdict(self)
+        if math.isinf(self.epsilon):
+            record["epsilon"] = "inf"
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PrivacyCost:
@@ -77,7 +82,10 @@ class PrivacyCost:
         extra = set(data) - known
         if extra:
             raise ParameterError(explain("cost fields", sorted(extra), f"only {sorted(known)}", "drop unknown keys"))
-        return cls(**data)
+        fields = dict(data)
+        if fields.get("epsilon") == "inf":
+            fields["epsilon"] = math.inf
+        return cls(**fields)
 
 
 class BudgetSpender(Protocol):

@@ -29,7 +29,6 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -113,7 +112,9 @@ class TrustedDealer(Party):
                 raise MalformedMessageError(explain("dealer request", type(request).__name__,
                                                     "a list of correlation specs or 'close'", "reject the sender"))
             specs = [CorrelationSpec.from_wire(w) for w in request]
-            comm.send(parties[0], [deal(spec, streams) for spec in specs], label=_REPLY)
+            # One message per correlation: party 0 can use the first while the dealer computes the next.
+            for spec in specs:
+                comm.send(parties[0], deal(spec, streams), label=_REPLY)
             batches += 1
             correlations += len(specs)
             elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
@@ -146,7 +147,7 @@ class DealerProvider(CorrelationProvider):
         if not isinstance(key, bytes) or len(key) != 32:
             raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
         self._stream = _stream(key, comm.rng.is_seeded)
-        self._ready: deque[tuple[CorrelationSpec, dict[str, Any]]] = deque()
+        self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
         self._closed = False
 
     # -- fetching -----------------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ class DealerProvider(CorrelationProvider):
         specs = list(specs)
         # Correlations already queued need not be fetched again (a protocol step announces its whole
         # batch, and the sub-steps it calls announce their part again).
-        pending = [q for q, _ in self._ready]
+        pending = [entry[0] for entry in self._ready]
         missing = []
         for spec in specs:
             if spec in pending:
@@ -167,35 +168,47 @@ class DealerProvider(CorrelationProvider):
         if not specs:
             return
         self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
-        parts = [draw(s, self._stream, first=self.index == 0) for s in specs]
-        if self.index == 0:
-            corrections = self.comm.recv(self.dealer, label=_REPLY)
-            if not isinstance(corrections, list) or len(corrections) != len(specs):
-                raise MalformedMessageError(explain("dealer reply", type(corrections).__name__,
-                                                    f"a list of {len(specs)} corrections", "check the dealer"))
-            for spec, part, fix in zip(specs, parts, corrections, strict=True):
-                if not isinstance(fix, dict) or set(fix) != set(CORRECTED[spec.kind]):
-                    raise MalformedMessageError(explain("dealer correction", fix, "arrays of the requested kind",
-                                                        "check the dealer"))
-                for name, value in fix.items():
-                    expected = draw_shape(spec, name)
-                    if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
-                        raise MalformedMessageError(
-                            explain(f"dealer correction {name!r}", getattr(value, "shape", value),
-                                    f"a uint64 array of shape {expected}", "check the dealer"))
-                    part[name] = value
-        self._ready.extend(zip(specs, parts, strict=True))
+        for spec in specs:
+            # party 0's corrections are received when first needed (they arrive in request order)
+            self._ready.append([spec, draw(spec, self._stream, first=self.index == 0), self.index == 0])
+
+    def _receive(self, entry: list[Any]) -> dict[str, Any]:
+        spec, part, pending = entry
+        if not pending:
+            return dict(part)
+        for earlier in self._ready:  # corrections arrive in request order: take the earlier ones first
+            if earlier is entry:
+                break
+            if earlier[2]:
+                self._receive(earlier)
+        fix = self.comm.recv(self.dealer, label=_REPLY)
+        if not isinstance(fix, dict) or set(fix) != set(CORRECTED[spec.kind]):
+            raise MalformedMessageError(explain("dealer correction", type(fix).__name__,
+                                                f"the arrays {CORRECTED[spec.kind]}", "check the dealer"))
+        for name, value in fix.items():
+            expected = draw_shape(spec, name)
+            if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
+                raise MalformedMessageError(
+                    explain(f"dealer correction {name!r}", getattr(value, "shape", value),
+                            f"a uint64 array of shape {expected}", "check the dealer"))
+            part[name] = value
+        entry[2] = False
+        return dict(part)
 
     def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
-        for i, (queued, part) in enumerate(self._ready):
-            if queued == spec:
-                del self._ready[i]
+        for entry in self._ready:
+            if entry[0] == spec:
+                part = self._receive(entry)
+                self._ready.remove(entry)
                 return part
         self.prefetch([spec])
-        return self._ready.pop()[1]
+        entry = self._ready[-1]
+        part = self._receive(entry)
+        self._ready.remove(entry)
+        return part
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:

@@ -36,12 +36,17 @@ import numpy as np
 
 from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams
 from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.fixed_point import FAST
+from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _as_ints, mul_split
+from mpdp.protocols.mpc.arithmetic import _as_ints, _finish, _public_ints, mul_split, wrap_shift_many
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
 __all__ = ["div", "exp", "inv_sqrt", "reciprocal", "sqrt"]
+
+_WORD = Z2k(64)
+_WORD_FORMAT = FAST
 
 
 def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
@@ -73,11 +78,14 @@ def _powers(y: SharedFixedPoint, degree: int) -> list[SharedFixedPoint]:
 
 
 def _linear(terms: list[SharedFixedPoint], coefficients: list[float], constant: float) -> SharedFixedPoint:
-    """``constant + sum_k c_k t_k`` for public reals, with a single truncation."""
+    """``constant + sum_k c_k t_k`` for public reals: exact integer products summed, then one truncation."""
     stacked = stack(terms)
-    shape = stacked.shape
-    flat = stacked.reshape((shape[0], -1))
-    combined = (np.asarray(coefficients, dtype=np.float64) @ flat).reshape(shape[1:])
+    c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
+    ints, extra = _public_ints(c, stacked, len(terms))
+    ring = stacked.ring
+    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)
+    bound = stacked.bound * float(np.sum(np.abs(c)))
+    combined = _finish(stacked[0], raw, stacked.scale + extra, bound, stacked.session.new_id())
     return combined + constant
 
 
@@ -117,42 +125,50 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
     constants'. With ``strict``, ``1 - sum_k h_k`` flags inputs below ``2^low_exp``, non-positive inputs and
     inputs at or above ``2^(high_exp + 1)``; the parties learn whether any is flagged.
     """
-    from mpdp.crypto.fixed_point import FixedPointFormat
     from mpdp.protocols.mpc.bits import bit_decompose, lanes_to_ring, leading_one
 
     fmt = x.fmt
     session = x.session
     top = max(math.ceil(math.log2(max(x.bound, 2.0**high_exp))), high_exp) + 1
-    reduced = min(fmt.frac_bits, 61 - top, 30)  # 30: the largest f of a 64-bit format
+    reduced = min(fmt.frac_bits, 61 - top)
     if reduced + low_exp < 0:
-        raise DomainError(explain("input bound", x.bound, f"a bound that leaves {-low_exp} fractional bits in a "
-                                  "64-bit word", "clip the input or declare a tighter bound"))
+        raise DomainError(explain("domain", f"[2^{low_exp}, 2^{high_exp}] with |x| <= {x.bound:g}",
+                                  f"2^{low_exp} representable ({fmt} has f = {fmt.frac_bits})",
+                                  "use a format with more fractional bits, a narrower domain or a tighter bound"))
     if fmt.ring_bits == 64 and fmt.frac_bits == reduced:
         low = x
-    else:
-        low = x.to_format(FixedPointFormat(64, reduced))
+    else:  # the raw integers at 2^reduced, in Z_2^64 (no product follows, so any scale <= 61 - top works)
+        sid = session.new_id()
+        (share,) = wrap_shift_many(session, fmt.ring, _WORD, [x.share], [fmt.frac_bits - reduced], sharing_id=sid)
+        low = SharedFixedPoint(session, share, fmt=_WORD_FORMAT, scale=reduced, bound=x.bound + 1.0,
+                               sharing_id=sid)
     shape = x.shape
     lanes = np.arange(low_exp + reduced, high_exp + reduced + 1)
+    buckets = lanes - reduced + 1
+    constants = [[round(g(int(k)) * 2.0**fmt.frac_bits) for k in buckets] for g in scales]
+    largest = max(abs(v) for c in constants for v in c)
+    # The bucket bits and their linear combinations live in Z_2^64 when the constants fit (then only the
+    # results are lifted to the input's ring, exactly, in one round); otherwise in the input's ring.
+    ring = _WORD if largest < 2**61 else fmt.ring
     session.provider.prefetch([CorrelationSpec("and", 64, shape) for _ in range(6)]
-                              + [CorrelationSpec("dabit", fmt.ring_bits, (len(lanes), *shape))])
+                              + [CorrelationSpec("dabit", ring.bits, (len(lanes), *shape))])
     onehot = leading_one(session, bit_decompose(low))
-    h = lanes_to_ring(session, onehot, lanes, fmt.ring)
-    ring = fmt.ring
+    h = lanes_to_ring(session, onehot, lanes, ring)
     if strict:
-        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=fmt, scale=0, bound=1.0,
-                                  sharing_id=session.new_id())
+        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=_WORD_FORMAT if ring == _WORD else fmt, scale=0,
+                                  bound=1.0, sharing_id=session.new_id())
         _refuse_if_any(1 - inside, "input", f"values in [2^{low_exp}, 2^{high_exp}]",
                        "clip or rescale the input, or widen the parameters' domain")
-    outs = []
-    buckets = lanes - reduced + 1
-    for g in scales:
-        c = [round(g(int(k)) * 2.0**fmt.frac_bits) for k in buckets]
+    shares = []
+    for c in constants:
         coefficients = _as_ints(np.array(c, dtype=np.float64)).reshape((len(lanes),) + (1,) * x.ndim)
-        share = ring.sum(ring.mul_int(h, coefficients), 0)
-        bound = max(abs(v) for v in c) * 2.0**-fmt.frac_bits
-        outs.append(SharedFixedPoint(session, share, fmt=fmt, scale=fmt.frac_bits, bound=bound,
-                                     sharing_id=session.new_id()))
-    return outs
+        shares.append(ring.sum(ring.mul_int(h, coefficients), 0))
+    if ring != fmt.ring:
+        sid = session.new_id()
+        shares = wrap_shift_many(session, ring, fmt.ring, shares, [0] * len(shares), sharing_id=sid)
+    bounds = [max(abs(v) for v in c) * 2.0**-fmt.frac_bits for c in constants]
+    return [SharedFixedPoint(session, share, fmt=fmt, scale=fmt.frac_bits, bound=bound, sharing_id=session.new_id())
+            for share, bound in zip(shares, bounds, strict=True)]
 
 
 def _in_domain(x: SharedFixedPoint, high_exp: int, strict: bool, name: str) -> SharedFixedPoint:

@@ -20,6 +20,13 @@ the exact range of the protocols (``|raw| < 2^(l-2)``, see :mod:`mpdp.crypto.fix
 inputs are declared by their owners (:meth:`~mpdp.protocols.mpc.session.MPCSession.input`).
 ``assume_bound`` tightens a bound the program knows better (a promise, not checked).
 
+Truncation never fails silently: its result is always one of the two grid neighbours of the exact value
+for raw integers within ``2^(l-2)`` (no probabilistic wrap-around, unlike the 2-party local truncation of
+SecureML or CrypTen, whose failures of size ~2^(l-f) occur with probability ~|x| 2^-l per element), and
+the public bounds keep every operand within that range. The probability of a silent wrong result is
+therefore 0 (the issue's requirement is <= 2^-40), unless a caller promises a false bound with
+``assume_bound``.
+
 Accuracy
 --------
 Addition and public integer products are exact. A product of shared values (or with a non-integer public

@@ -1,0 +1,282 @@
+"""PFDS, Privacy-preserving Federated Data Sharing (paper 004, Algorithms 1, 2 and 4): the agents.
+
+Every agent is a :class:`PFDSAgent` holding only its own records. A protocol run has two message steps:
+
+1. ``"tree"`` (SharePredictor, Algorithm 2): each sharer grows its private tree (:func:`make_tree`, budget
+   ``eps / (2 h_max)`` per level) and sends the public predictor (structure and leaf labels) to every other
+   sharer.
+2. ``"data"`` (ShareData, Algorithm 4): each sharer synthesises an unlabelled private version of its data
+   (optPrivateGen, :mod:`mpdp.learning.tree_consistency`, budget ``eps / 2``), labels every synthetic record by
+   the majority vote of all sharers' trees (regression: a value drawn uniformly from the voted bucket), and
+   sends the labelled records to every other agent.
+
+Then each agent trains its predictor on its own records plus every shared dataset (Algorithm 1, line 3;
+:meth:`PFDSAgent.fit`), which spends nothing: the shared data is DP and the predictor is not released.
+
+Variants (paper 004, section 4): ``labelling="own"`` is PFDS(s) (a sharer labels with its own tree only and
+no trees are exchanged); ``optimize=False`` is PFDS- (leaf sizes are the rounded, clipped noisy leaf totals;
+the ``eps / 2`` of Algorithm 5 is not spent).
+
+Security
+--------
+Each sharer's shared outputs are ``eps``-DP for its records (Theorem 3.3: ``h_max * eps/(2 h_max)`` for the
+tree plus ``(p - 1) * eps/(2 (p - 1))`` for the level counts); each release is recorded on the sharer's
+ledger. Agents are semi-honest: they see only DP outputs of other agents. Received messages are decoded by
+the strict codec and checked against the public schema (:class:`MalformedMessageError` otherwise).
+
+References
+----------
+004_c0399b84594d620b.txt, sections 3-3.2, Algorithms 1, 2, 4 and 5, Theorems 3.1-3.3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.datasets.dataset import Attribute
+from mpdp.datasets.encoding import encode
+from mpdp.dp.accounting.cost import BudgetSpender
+from mpdp.errors import DomainError, MalformedMessageError, ParameterError, ShapeMismatchError, explain
+from mpdp.learning import erm, tree_noise
+from mpdp.learning.dp_tree import PrivateTree, TreeParams, make_tree
+from mpdp.learning.tree_consistency import consistent_counts, integer_sizes, noisy_level_counts, synthesize
+from mpdp.learning.tree_domain import TreeDomain
+from mpdp.randomness import RandomSource
+from mpdp.runtime import Comm, Party
+
+__all__ = ["PFDSAgent", "PFDSParams", "Schema", "encoded_features", "features", "majority_vote", "vote_labels"]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The public description every agent shares: typed attributes, task and the tree domain built from them."""
+
+    attributes: tuple[Attribute, ...]
+    task: Literal["classification", "regression"]
+    label_buckets: int = 10
+    domain: TreeDomain = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.attributes:
+            raise ParameterError(explain("attributes", "none declared", "typed attributes (numeric or categorical)",
+                                         "declare the attribute kinds, e.g. load the data with mpdp.datasets"))
+        numeric = tuple(a.kind == "numeric" for a in self.attributes)
+        lower = tuple(float(a.bounds[0]) if a.bounds else float("nan") for a in self.attributes)
+        upper = tuple(float(a.bounds[1]) if a.bounds else float("nan") for a in self.attributes)
+        cats = tuple(len(a.categories) if a.kind == "categorical" and a.categories else 0 for a in self.attributes)
+        classes = 2 if self.task == "classification" else self.label_buckets
+        domain = TreeDomain(tuple(a.name for a in self.attributes), numeric, lower, upper, cats, self.task, classes)
+        object.__setattr__(self, "domain", domain)
+
+
+@dataclass(frozen=True)
+class PFDSParams:
+    """PFDS hyper-parameters (paper 004, section 4: ``h_max = 8``, ``t = 10``, ``p = 4``).
+
+    ``max_leaves`` bounds the tree (see :mod:`mpdp.learning.dp_tree`); ``optimize=False`` gives PFDS-;
+    ``labelling="own"`` gives PFDS(s). ``lam`` is the L2 regularisation of the agents' ERM.
+    """
+
+    h_max: int = 8
+    t: int = 10
+    p: int = 4
+    max_leaves: int | None = 1024
+    optimize: bool = True
+    labelling: Literal["ensemble", "own"] = "ensemble"
+    lam: float = 1e-3
+
+    def __post_init__(self) -> None:
+        TreeParams(self.h_max, self.t, self.max_leaves)  # validates the tree's parameters
+        if not isinstance(self.p, int) or not 2 <= self.p <= self.h_max:
+            raise ParameterError(explain("p", self.p, f"an int with 2 <= p <= h_max = {self.h_max}",
+                                         "pass p <= h_max (the paper uses p = 4 with h_max = 8)"))
+        if self.labelling not in ("ensemble", "own"):
+            raise ParameterError(explain("labelling", self.labelling, "'ensemble' (PFDS) or 'own' (PFDS(s))",
+                                         "pick one"))
+        if not (np.isfinite(self.lam) and self.lam > 0):
+            raise ParameterError(explain("lam", self.lam, "a finite number > 0", "pass e.g. lam=1e-3"))
+
+    @property
+    def tree(self) -> TreeParams:
+        return TreeParams(self.h_max, self.t, self.max_leaves)
+
+
+def encoded_features(schema: Schema, values: FloatArray) -> FloatArray:
+    """The shared encoding of attribute-view rows (numeric scaled to [-1, 1] by public bounds, one-hots)."""
+    X, _, _ = encode(schema.attributes, values)
+    return X
+
+
+def features(schema: Schema, values: FloatArray) -> FloatArray:
+    """ERM features of attribute-view rows: the shared encoding, scaled into the unit ball, plus an intercept.
+
+    The encoding gives every row norm at most ``sqrt(#attributes)`` (one-hot blocks hold a single 1), so
+    dividing by that public constant puts rows in the unit ball before :func:`erm.add_intercept`.
+    """
+    return erm.add_intercept(encoded_features(schema, values) / np.sqrt(len(schema.attributes)))
+
+
+def majority_vote(predictions: IntArray, n_classes: int, rng: RandomSource) -> IntArray:
+    """Column-wise most frequent class of ``predictions`` (trees x records); ties broken uniformly."""
+    votes = np.zeros((n_classes, predictions.shape[1]))
+    for c in range(n_classes):
+        votes[c] = np.count_nonzero(predictions == c, axis=0)
+    best = votes.max(axis=0)
+    jitter = rng.random(votes.shape)
+    out: IntArray = np.argmax(np.where(votes == best, 1.0 + jitter, 0.0), axis=0).astype(np.int64)
+    return out
+
+
+def vote_labels(trees: Sequence[PrivateTree], values: FloatArray, schema: Schema, rng: RandomSource) -> FloatArray:
+    """Algorithm 4, lines 4-7: labels of synthetic records by the trees' majority vote.
+
+    Classification returns the voted class; regression draws a value uniformly from the voted bucket.
+    """
+    domain = schema.domain
+    if values.shape[0] == 0:
+        return np.zeros(0)
+    votes = majority_vote(np.stack([t.predict(values) for t in trees]), domain.n_classes, rng)
+    if domain.task == "classification":
+        return votes.astype(np.float64)
+    low, high = domain.bucket_bounds(votes)
+    labels: FloatArray = low + (high - low) * rng.random(votes.size)
+    return labels
+
+
+class PFDSAgent(Party):
+    """One agent of PFDS: its own records, its ledger, and what it receives.
+
+    Parameters
+    ----------
+    name:
+        The agent's party name.
+    values, labels:
+        The agent's records (attribute view, n x d) and labels (classes ``0/1`` or regression targets).
+    schema:
+        Public attribute types shared by all agents.
+    params:
+        PFDS hyper-parameters.
+    epsilon:
+        The agent's privacy budget for what it shares.
+    sharers:
+        Names of the sharing agents (the set S), the same list on every agent.
+    ledger:
+        Where this agent's releases are charged (e.g. a :class:`mpdp.dp.accounting.PrivacyLedger` with budget
+        ``epsilon``); every release is charged before its noise is drawn.
+    """
+
+    def __init__(self, name: str, values: FloatArray, labels: FloatArray, schema: Schema, params: PFDSParams,
+                 epsilon: float, sharers: Sequence[str], *, ledger: BudgetSpender) -> None:
+        super().__init__(name)
+        tree_noise.check_epsilon(epsilon)
+        values = np.asarray(values, dtype=np.float64)
+        labels = np.asarray(labels, dtype=np.float64)
+        if values.shape[0] == 0:
+            raise ShapeMismatchError(explain(f"records of agent {name}", 0, "at least one record",
+                                             "leave empty agents out of the protocol"))
+        if labels.shape != (values.shape[0],):
+            raise ShapeMismatchError(explain("labels", labels.shape, f"({values.shape[0]},)", "one label per row"))
+        schema.domain.check_values(values)
+        schema.domain.label_classes(labels)  # refuses labels outside the public label domain
+        params.tree.check_domain(schema.domain)
+        self.values, self.labels = values, labels
+        self.schema, self.params, self.epsilon = schema, params, float(epsilon)
+        self.sharers = tuple(sharers)
+        self.ledger = ledger
+        self.tree: PrivateTree | None = None
+        self.synthetic: tuple[FloatArray, FloatArray] | None = None
+        self.received: dict[str, tuple[FloatArray, FloatArray]] = {}
+
+    @property
+    def is_sharer(self) -> bool:
+        return self.name in self.sharers
+
+    # -- the protocol ---------------------------------------------------------------------------------------
+    def run(self, comm: Comm) -> dict[str, Any]:
+        """Algorithms 2 and 4 from this agent's side; returns a summary (sizes, budget spent)."""
+        other_sharers = [s for s in self.sharers if s != self.name]
+        trees: list[PrivateTree] = []
+        if self.is_sharer:
+            self.tree = self._share_predictor(comm.rng)
+            trees.append(self.tree)
+            if self.params.labelling == "ensemble":
+                comm.broadcast(self.tree, label="tree", to=other_sharers)
+                for src in other_sharers:
+                    trees.append(PrivateTree.from_wire(comm.recv(src, label="tree"), self.schema.domain))
+            self.synthetic = self._share_data(trees, comm.rng)
+            comm.broadcast({"values": self.synthetic[0], "labels": self.synthetic[1]}, label="data")
+        for src in other_sharers:
+            self.received[src] = self._check_data(src, comm.recv(src, label="data"))
+        return {"synthetic": 0 if self.synthetic is None else int(self.synthetic[0].shape[0]),
+                "received": sum(v.shape[0] for v, _ in self.received.values())}
+
+    def _share_predictor(self, rng: RandomSource) -> PrivateTree:
+        """Algorithm 2, line 2: ``makeTree(D_i, ..., eps / (2 h_max))``."""
+        eps_level = self.epsilon / (2 * self.params.h_max)
+        return make_tree(self.values, self.labels, self.schema.domain, self.params.tree, epsilon_level=eps_level,
+                         rng=rng, ledger=self.ledger)
+
+    def _share_data(self, trees: Sequence[PrivateTree], rng: RandomSource) -> tuple[FloatArray, FloatArray]:
+        """Algorithm 4, lines 2-7 (and Algorithm 5): synthetic records labelled by the trees' vote."""
+        tree = trees[0]
+        if tree.leaf_counts is None:  # pragma: no cover - a sharer always holds its own counts
+            raise ParameterError("a sharer's own tree must carry its noisy leaf counts")
+        leaf_totals = tree.leaf_counts.sum(axis=1)
+        if self.params.optimize:
+            levels = noisy_level_counts(tree, self.values, self.params.p, epsilon=self.epsilon / 2, rng=rng,
+                                        ledger=self.ledger)
+            leaf_sizes = consistent_counts(tree, levels, leaf_totals).leaves
+        else:
+            leaf_sizes = np.maximum(leaf_totals, 0.0)  # PFDS-: no consistency step
+        values, _ = synthesize(tree, integer_sizes(leaf_sizes), rng=rng)
+        return values, vote_labels(trees, values, self.schema, rng)
+
+    def _check_data(self, src: str, body: Any) -> tuple[FloatArray, FloatArray]:
+        """Validate a received labelled dataset against the public schema."""
+        if not isinstance(body, dict) or set(body) != {"values", "labels"}:
+            raise MalformedMessageError(explain(f"data message from {src}", type(body).__name__,
+                                                "{'values', 'labels'}", "reject the sender"))
+        values, labels = body["values"], body["labels"]
+        if not (isinstance(values, np.ndarray) and isinstance(labels, np.ndarray)
+                and values.dtype == np.float64 and labels.dtype == np.float64
+                and values.ndim == 2 and labels.shape == (values.shape[0],)):
+            raise MalformedMessageError(explain(f"data message from {src}", "arrays of the wrong type or shape",
+                                                "float64 values (n x d) and labels (n,)", "reject the sender"))
+        try:
+            self.schema.domain.check_values(values, what=f"records from {src}")
+            self.schema.domain.label_classes(labels)
+        except (DomainError, ShapeMismatchError) as exc:
+            raise MalformedMessageError(f"{src} sent records outside the public schema: {exc}") from exc
+        return values, labels
+
+    # -- Algorithm 1, line 3 ------------------------------------------------------------------------------------
+    def training_set(self, *, include_own: bool = True) -> tuple[FloatArray, FloatArray]:
+        """The agent's own records (optionally) plus every shared dataset, as attribute-view rows and labels."""
+        parts = [self.values] if include_own else []
+        labels = [self.labels] if include_own else []
+        if self.synthetic is not None:
+            parts.append(self.synthetic[0])
+            labels.append(self.synthetic[1])
+        for v, y in self.received.values():
+            parts.append(v)
+            labels.append(y)
+        return np.concatenate(parts), np.concatenate(labels)
+
+    def fit(self, loss: erm.Loss, *, theta0: FloatArray | None = None) -> FloatArray:
+        """Train on own data plus all shared data (no privacy cost: the model is not released).
+
+        ``theta0`` only warm-starts the solver; the objective is strictly convex, so the minimiser is the same.
+        """
+        values, labels = self.training_set()
+        X = features(self.schema, values)
+        y = erm.to_pm1(labels) if loss.task == "classification" else labels
+        objective = erm.Objective(loss, X, y, self.params.lam)
+        return erm.solve(objective, theta0=theta0, tol=1e-8).theta

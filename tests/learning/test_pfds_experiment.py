@@ -1,0 +1,62 @@
+"""One split of paper 004's experiment end to end on small data, and the registered CLI entry points."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpdp.datasets.dataset import Dataset
+from mpdp.datasets.splits import kfold_indices
+from mpdp.datasets.synthetic import mixed_tabular
+from mpdp.errors import ParameterError
+from mpdp.learning import registry
+from mpdp.learning.pfds import PFDSParams
+from mpdp.learning.pfds_experiment import METHODS, Setting, evaluate_split
+from mpdp.randomness import RandomSource
+
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
+
+SETTING = Setting(agents=4, epsilon=1.0, params=PFDSParams(h_max=4, t=5, p=3, max_leaves=32), eval_agents=2)
+
+
+def _split(task: str = "classification") -> tuple[Dataset, Dataset]:
+    data = mixed_tabular(800, numeric=3, categorical=2, categories=3, task=task, rng=RandomSource.seeded(1))
+    train, test = kfold_indices(data, 5, stratify=task == "classification", rng=RandomSource.seeded(2))[0]
+    return data.rows(train), data.rows(test)
+
+
+def test_every_method_on_one_classification_split() -> None:
+    train, test = _split()
+    result = evaluate_split(train, test, SETTING, methods=METHODS, losses=("logistic", "svm"),
+                            rng=RandomSource.seeded(3))
+    assert {m for m, _ in result.errors} == set(METHODS)
+    assert all(0.0 <= e <= 1.0 for e in result.errors.values())
+    assert result.epsilon_spent["pfds"] == pytest.approx(1.0, rel=1e-12)  # ledger total = eps (Theorem 3.3)
+    assert result.epsilon_spent["pfds-s"] == pytest.approx(1.0, rel=1e-12)
+    assert result.epsilon_spent["pfds-minus"] == pytest.approx(0.5, rel=1e-12)
+    assert result.epsilon_spent["dp-pred/logistic"] == pytest.approx(1.0)
+    assert all(v == pytest.approx(1.0) for v in result.per_party["pfds"].values())
+    assert result.communication["messages"] > 0 and result.communication["rounds"] == 2
+
+
+def test_regression_split() -> None:
+    train, test = _split("regression")
+    result = evaluate_split(train, test, SETTING, methods=("pfds", "dp-pred", "np-agt"), losses=("linear",),
+                            rng=RandomSource.seeded(4))
+    assert all(e >= 0.0 for e in result.errors.values())
+    with pytest.raises(ParameterError, match="losses"):
+        evaluate_split(train, test, SETTING, methods=("pfds",), losses=("logistic",), rng=RandomSource.seeded(5))
+
+
+def test_bad_settings() -> None:
+    train, test = _split()
+    with pytest.raises(ParameterError, match="methods"):
+        evaluate_split(train, test, SETTING, methods=("magic",), rng=RandomSource.seeded(6))
+    with pytest.raises(ParameterError, match="sharers"):
+        Setting(agents=3, sharers=5)
+    with pytest.raises(ParameterError, match="epsilon"):
+        Setting(epsilon=0.0)
+
+
+def test_registered() -> None:
+    assert {"pfds", "pfds-s", "pfds-minus", "dp-pred", "np-agt"} <= set(registry.algorithms())
+    assert {"004-table2", "004-fig3"} <= set(registry.reproductions())
