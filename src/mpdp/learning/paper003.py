@@ -1,6 +1,7 @@
 """Paper 003 (Jayaraman et al., NeurIPS 2018) in the CLI: its six methods and its Table 1 and Figures 1-2.
 
-``mpdp run mpc-outp | mpc-gradp | pathak | local-outp | local-objp | local-gradp`` trains one method on a
+``mpdp run mpc-outp | mpc-gradp | pathak | local-outp | local-objp | local-gradp`` (logistic regression; the
+``-ridge`` variants, e.g. ``mpc-gradp-ridge``, fit ridge regression) trains one method on a
 dataset split into ``--parties`` equal horizontal parts (down to one record each);
 ``mpdp reproduce 003-table1 | 003-fig1 | 003-fig2`` reruns the paper's noise table and its two figures as
 tables.
@@ -83,8 +84,8 @@ METHODS = ("pathak", "local-outp", "local-objp", "local-gradp", "mpc-outp", "mpc
 LABELS = {"pathak": "Pathak", "local-outp": "Local Out P", "local-objp": "Local Obj P",
           "local-gradp": "Local Grad P", "mpc-outp": "MPC Out P", "mpc-gradp": "MPC Grad P"}
 
-OutputFit = Callable[..., DistributedFit]
-FITS: dict[str, OutputFit] = {
+Fit = Callable[..., DistributedFit]
+FITS: dict[str, Fit] = {
     "pathak": fit_pathak, "local-outp": fit_local_outp, "local-objp": fit_local_objp,
     "local-gradp": fit_local_gradp, "mpc-outp": fit_mpc_outp, "mpc-gradp": fit_mpc_gradp,
 }
