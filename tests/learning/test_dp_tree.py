@@ -15,6 +15,8 @@ from tests.learning.pfds_fixtures import RecordingLedger, noiseless, toy_data, t
 
 __all__ = ["noiseless"]
 
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
+
 
 def test_max_operator_matches_its_definition() -> None:
     rng = RandomSource.seeded(1)

@@ -20,6 +20,8 @@ from mpdp.learning.tree_consistency import (
 from mpdp.randomness import RandomSource
 from tests.learning.pfds_fixtures import toy_data, toy_domain
 
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
+
 
 def _small_tree(seed: int, h_max: int = 3):
     rng = RandomSource.seeded(seed)
@@ -174,3 +176,20 @@ def test_synthesis_is_uniform_inside_a_leaf() -> None:
             freq = np.bincount(values[:, j].astype(int), minlength=k) / 30_000
             # 5 sigma of a binomial proportion: false-failure rate below 1e-6 per category.
             assert np.all(np.abs(freq - 1 / k) < 5 * np.sqrt((1 / k) * (1 - 1 / k) / 30_000))
+
+
+@settings(max_examples=15)
+@given(seed=st.integers(0, 10_000))
+def test_active_set_solver_matches_bvls_on_larger_trees(seed: int) -> None:
+    from mpdp.learning.tree_consistency import _TreeLeastSquares
+
+    tree = _small_tree(seed % 5, h_max=4)
+    rng = RandomSource.seeded(seed)
+    levels = [40.0 * (rng.random(tree.level_nodes(h).size) - 0.3) for h in range(1, 4)]
+    leaves = 30.0 * (rng.random(tree.n_leaves) - 0.5)
+    ours = consistent_counts(tree, levels, leaves)
+    groups = [tree.leaf_ancestor(h) - tree.level_nodes(h)[0] for h in range(1, 4)]
+    problem = _TreeLeastSquares(groups, [1.0 / c.size for c in levels], levels, leaves, 1.0 / tree.n_leaves)
+    reference = problem._bvls()
+    assert ours.objective <= problem.objective(reference) + 1e-9
+    np.testing.assert_allclose(ours.leaves, reference, atol=1e-6)

@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("table", nargs="?", metavar="ID", help="reproduction id (see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered reproductions and exit")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run in seconds")
-    parser.add_argument("--repetitions", type=int, default=None, help="repetitions (default: the paper's)")
+    parser.add_argument("--repetitions", "--runs", type=int, default=None, help="repetitions (default: the paper's)")
     parser.add_argument("--folds", type=int, default=None, help="cross-validation folds, where the paper uses them")
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot ours against the paper's numbers")

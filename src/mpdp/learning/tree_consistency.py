@@ -13,10 +13,11 @@ values below it, ``x_i = A_i l`` with ``A_i`` the 0/1 node-by-leaf incidence mat
 ``l >= 0`` every sum is non-negative, so (O3) reduces to ``l >= 0``. Conversely every ``l >= 0`` defines a
 feasible ``x``. The problem is therefore exactly the bounded least-squares problem
 ``min_{l >= 0} || W^(1/2) (A l - c~) ||^2`` with ``A = [A_1; ...; A_{p-1}; I]`` and ``W = diag(1/m_i)``,
-which :func:`scipy.optimize.lsq_linear` solves (BVLS, an active-set method that terminates at the exact
-optimum up to floating-point rounding). The returned solution satisfies (O2) exactly (the node values are
-*computed* as sums of the leaf values) and (O3) exactly (leaves are clipped at 0 after the solve, which moves
-them by at most the solver's rounding).
+solved exactly by a primal-dual active-set method whose linear solves exploit the tree (``O(leaves * p)`` each,
+see :class:`_TreeLeastSquares`); its KKT conditions are checked, with scipy's BVLS as the fallback and the
+reference (``python -m bench pfds``: same leaves to 1e-8, thousands of times faster). The returned solution
+satisfies (O2) exactly (the node values are *computed* as sums of the leaf values) and (O3) exactly (leaves
+are clipped at 0 after the solve, which moves them by at most the solver's rounding).
 
 Integer sizes: the leaf sizes are rounded by the largest-remainder method, which keeps their sum equal to the
 rounded total, then each leaf receives that many records drawn uniformly from its box (numeric attributes

@@ -63,3 +63,29 @@ def test_algorithm_4_floor_keeps_the_computation_going() -> None:
 
     out = first(run_mpc(program, fmt=HIGH_PRECISION))
     assert np.allclose(out, [[0.5, 0.5]], atol=1e-6)  # the symmetric truth, through floored factors
+
+
+def test_floored_factors_with_an_unchecked_reciprocal() -> None:
+    # the floor guarantees S >= 2^floor_log2, so the caller may skip the secure domain check
+    from mpdp.crypto.approximations import ReciprocalParams
+
+    rng = np.random.default_rng(7)
+    logs = {"alice": rng.normal(0, 30, size=(12, 4)), "bob": rng.normal(0, 30, size=(12, 4))}
+    pi = np.array([0.4, 0.3, 0.2, 0.1])
+    params = RenormalizationParams(parties=2, min_log2=-36, floor_log2=-36)
+    recip = ReciprocalParams(low_exp=-37, high_exp=1, iterations=2, strict=False)
+
+    def program(s: MPCSession) -> dict[str, np.ndarray]:
+        e, _m = renormalize(logs[s.comm.name], params)
+        fa = s.input("alice", e if s.comm.name == "alice" else None, bound=1.0, fmt=HIGH_PRECISION)
+        fb = s.input("bob", e if s.comm.name == "bob" else None, bound=1.0, fmt=HIGH_PRECISION)
+        r, total = responsibilities([fa, fb], pi, params, reciprocal_params=recip)
+        return {"r": r.reveal(), "s": total.reveal()}
+
+    out = first(run_mpc(program, fmt=HIGH_PRECISION))
+    floored = {p: renormalize(v, params)[0] for p, v in logs.items()}
+    q = floored["alice"] * floored["bob"] * pi
+    ref = q / q.sum(axis=1, keepdims=True)
+    assert np.all(out["s"] >= 2.0**-36 * (1 - 1e-9))
+    tol = recip.relative_error_bound(HIGH_PRECISION) + 4 * HIGH_PRECISION.resolution / out["s"][:, None]
+    assert np.all(np.abs(out["r"] - ref) <= tol)

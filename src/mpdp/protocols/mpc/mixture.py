@@ -31,10 +31,15 @@ __all__ = ["responsibilities"]
 
 
 def responsibilities(factors: Sequence[SharedFixedPoint], weights: npt.ArrayLike,
-                     params: RenormalizationParams) -> tuple[SharedFixedPoint, SharedFixedPoint]:
+                     params: RenormalizationParams, *, reciprocal_params: ReciprocalParams | None = None,
+                     ) -> tuple[SharedFixedPoint, SharedFixedPoint]:
     """``(r, S)``: responsibilities ``(records, K)`` and normalisers ``S`` ``(records,)``.
 
     ``factors[j]`` is party ``j``'s shared ``e_ikj`` (values in ``[0, 1]``, from ``renormalize``).
+    ``reciprocal_params`` overrides the reciprocal's (default: the domain ``[min_k pi_k 2^min_log2, 2]``,
+    checked securely). With floored factors (``params.floor_log2``) ``S >= 2^floor_log2`` holds by
+    construction, so a caller may pass ``ReciprocalParams(low_exp=floor(floor_log2) - 1, high_exp=1,
+    strict=False)`` and skip the check (and fewer iterations where less accuracy suffices).
     """
     pi = np.asarray(weights, dtype=np.float64)
     if not factors:
@@ -55,6 +60,6 @@ def responsibilities(factors: Sequence[SharedFixedPoint], weights: npt.ArrayLike
     q = (product * pi).assume_bound(float(pi.max()))
     s = q.sum(axis=1).assume_bound(1.0 + 1e-9)
     low = math.floor(params.min_log2 + math.log2(float(pi.min()))) - 1
-    inv = reciprocal(s, ReciprocalParams(low_exp=low, high_exp=1))
+    inv = reciprocal(s, reciprocal_params or ReciprocalParams(low_exp=low, high_exp=1))
     r = _mul(q, inv._reshape_op(lambda a: a[:, None])).assume_bound(1.0 + 1e-6)
     return r, s

@@ -1,0 +1,403 @@
+"""One DP-SGD step of a vertically partitioned mixture under MPC: the clipped, noisy gradient sum (paper 002).
+
+Setting (paper 002, sections 4.3-4.5, Algorithm 1): party ``j`` holds features ``x^(j)`` of the same records;
+the mixture's components factorise, ``p(x) = sum_k pi_k prod_j f_j(x^(j) | theta_kj)``; ``theta`` (hence ``pi``)
+is public at each step (drawn from the public variational posterior). Per record ``i`` in the minibatch and
+component ``k``, party ``j`` computes *locally*
+
+* ``e_ikj = exp(a_ikj - m_ij)`` with ``a_ikj = log f_j(x_i^(j) | theta_kj)`` and the renormalization constant
+  ``m_ij = max_k a_ikj`` (:func:`mpdp.crypto.renormalization.renormalize`, optionally floored);
+* ``N_ikj = ||d a_ikj / d theta_kj||^2 / C'^2`` (its part of the squared gradient norm);
+* its sufficient statistics ``T_i^(j)`` (exponential families: the gradient of a weighted sum of
+  log-densities needs only weighted sums of ``T``, see :class:`StatMap`).
+
+Under MPC (every value below is secret-shared in the high-precision format, Z_2^128 with f = 48 by default):
+
+1. ``r_ik = pi_k prod_j e_ikj / S_i``, ``S_i = sum_k pi_k prod_j e_ikj`` (secure products and Newton-Raphson
+   reciprocal, :func:`mpdp.protocols.mpc.mixture.responsibilities`); the constants ``m_ij`` cancel;
+2. the whole per-example gradient's squared norm over ``C'^2``:
+   ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
+   (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``);
+3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1))`` (:func:`~mpdp.protocols.mpc.clipping.clip_factor`);
+4. ``w_ik = c_i r_ik``, ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``;
+5. the clipped gradient sum is a *public* linear map of ``(M, s, sum_i c_i)``: weights
+   ``s_k - pi_k sum_i c_i``; party ``j``'s coordinates per :class:`StatMap`; computed exactly on the raw
+   shares and truncated once, onto the release grid ``2^-release_bits``;
+6. noise (discrete Gaussian in grid units, from the parties or a trusted noise party) is added to the shares
+   and the sum is opened (:func:`release`).
+
+Security
+--------
+Semi-honest computing parties, any coalition of up to ``P - 1`` (plus the dealer, which must not collude):
+they see uniformly masked openings only, and the single released vector. The released vector is the DP
+output; what it protects towards whom is the accountant's business (the learning module). The minibatch
+indices and ``theta`` are public to the computing parties.
+
+Accuracy
+--------
+:meth:`GradientPrecision.check` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
+bits. The responsibilities carry the reciprocal's relative error, the clipping factor its own
+(:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams`); :func:`plan_step` turns those and every rounding
+into the clipping constant ``C'`` that keeps the released sum's sensitivity at ``C``
+(:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`). Compared with the float64 computation on the same
+(floored) factors, each released coordinate is within ``max |coef| (2 eps_r + eps_c + 4 u) B + 2^-release_bits``
+(``u = 2^-f``), see :func:`gradient_error_bound`.
+
+References
+----------
+Paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), Eqs. 18-30, section 4.5.1 (renormalization),
+Algorithm 1; Abadi et al., CCS 2016 (DP-SGD); Kairouz, Liu, Steinke, ICML 2021 (distributed discrete Gaussian).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.approximations import ReciprocalParams
+from mpdp.crypto.fixed_point import HIGH_PRECISION, FixedPointFormat
+from mpdp.crypto.renormalization import RenormalizationParams
+from mpdp.crypto.ring import RingArray
+from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
+from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor
+from mpdp.protocols.mpc.functions import _mul
+from mpdp.protocols.mpc.mixture import responsibilities
+from mpdp.protocols.mpc.session import MPCSession
+from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
+
+__all__ = [
+    "UNRENORMALIZED_SHIFT",
+    "GradientPrecision",
+    "PartyInput",
+    "StatMap",
+    "StepPublic",
+    "clipped_gradient_sum",
+    "gradient_error_bound",
+    "plan_step",
+    "release",
+]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Without renormalization, factors are ``min(exp(a_ikj) 2^-UNRENORMALIZED_SHIFT, 1)``.
+UNRENORMALIZED_SHIFT = 8
+
+
+@dataclass(frozen=True)
+class StatMap:
+    """The public linear map from a party's weighted statistics to its gradient coordinates.
+
+    For coordinate ``d``: ``grad[d] = coef_stat[d] * M[stat[d], comp[d]] + coef_sum[d] * s[comp[d]]`` with
+    ``M = T^T w`` (statistics x components) and ``s = sum_i w_i`` (components).
+    """
+
+    stat: IntArray
+    comp: IntArray
+    coef_stat: FloatArray
+    coef_sum: FloatArray
+
+    def __post_init__(self) -> None:
+        n = self.stat.shape
+        if self.stat.ndim != 1 or any(a.shape != n for a in (self.comp, self.coef_stat, self.coef_sum)):
+            raise ShapeMismatchError(explain("StatMap arrays", [self.stat.shape, self.comp.shape,
+                                             self.coef_stat.shape, self.coef_sum.shape], "four vectors of one length",
+                                             "build it with FeatureBlock.stat_map"))
+        if not (np.all(np.isfinite(self.coef_stat)) and np.all(np.isfinite(self.coef_sum))):
+            raise ParameterError(explain("StatMap coefficients", "NaN or inf", "finite numbers",
+                                         "the model's parameters overflowed; lower the learning rate"))
+
+    @property
+    def size(self) -> int:
+        return int(self.stat.size)
+
+    def apply(self, M: FloatArray, s: FloatArray) -> FloatArray:
+        """The map in float64 (the plaintext reference)."""
+        out: FloatArray = self.coef_stat * M[self.stat, self.comp] + self.coef_sum * s[self.comp]
+        return out
+
+
+@dataclass(frozen=True)
+class GradientPrecision:
+    """Formats and approximation settings of the secure step.
+
+    Parameters
+    ----------
+    fmt:
+        The format of every shared value (default Z_2^128, f = 48: ``S_i`` down to ``2^floor_log2`` keeps
+        ``48 + floor_log2`` significant bits; products of values up to ``2^30`` need no split).
+    release_bits:
+        The released sum lies on the grid ``2^-release_bits``, where the noise is drawn; at most ``f``.
+    floor_log2:
+        Each party floors its renormalized factors at ``2^(floor_log2 / P)`` (paper 002, Algorithm 4), so
+        ``S_i >= 2^floor_log2`` by construction and the reciprocal needs no secure domain check.
+    reciprocal_iterations, clip_iterations:
+        Newton-Raphson iterations of the reciprocal (residual ``(1/17)^(2^i)``) and of the clipping factor.
+    renormalize:
+        False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the per-record constants
+        (scaled by the public ``2^-UNRENORMALIZED_SHIFT`` and clamped to 1 so that they fit the same bounds; a
+        common constant cancels in ``r`` but cannot keep tiny products away from 0), no floor. Products that
+        round to 0 give ``S_i`` below the reciprocal's domain, whose "reciprocal" is then 0: the record's
+        component gradients vanish (no learning from it), as the paper describes for CrypTen's division.
+    """
+
+    fmt: FixedPointFormat = HIGH_PRECISION
+    release_bits: int = 30
+    floor_log2: float = -36.0
+    reciprocal_iterations: int = 2
+    clip_iterations: int = 2
+    renormalize: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.fmt, FixedPointFormat):
+            raise ParameterError(explain("fmt", self.fmt, "a FixedPointFormat", "pass e.g. HIGH_PRECISION"))
+        if isinstance(self.release_bits, bool) or not isinstance(self.release_bits, int) \
+                or not 8 <= self.release_bits <= self.fmt.frac_bits:
+            raise PrecisionError(explain("release_bits", self.release_bits, f"an int in [8, f = {self.fmt.frac_bits}]",
+                                         "release on a grid no finer than the shares' (e.g. 30)"))
+        if not (math.isfinite(self.floor_log2) and -60 <= self.floor_log2 < 0):
+            raise ParameterError(explain("floor_log2", self.floor_log2, "a number in [-60, 0)", "pass e.g. -36"))
+        if self.fmt.frac_bits + self.floor_log2 < 8:
+            raise PrecisionError(explain("floor_log2", self.floor_log2, f">= {8 - self.fmt.frac_bits} for {self.fmt}",
+                                         "S_i down to 2^floor_log2 must keep 8 significant bits: raise floor_log2 "
+                                         "or use more fractional bits"))
+        if self.fmt.product_capacity < 4:
+            raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
+                                         "use FixedPointFormat(128, 48)"))
+        for name in ("reciprocal_iterations", "clip_iterations"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
+                raise ParameterError(explain(name, v, "an int in [1, 6]", f"pass e.g. {name}=2"))
+
+    def renormalization(self, parties: int) -> RenormalizationParams:
+        if not self.renormalize:
+            return RenormalizationParams(parties=parties, min_log2=self.floor_log2)
+        return RenormalizationParams(parties=parties, min_log2=self.floor_log2, floor_log2=self.floor_log2)
+
+    def reciprocal(self) -> ReciprocalParams:
+        low = math.floor(self.floor_log2) - 1 if self.renormalize else -(self.fmt.frac_bits - 8)
+        return ReciprocalParams(low_exp=low, high_exp=1, iterations=self.reciprocal_iterations, strict=False)
+
+    def reciprocal_error(self) -> float:
+        return self.reciprocal().relative_error_bound(self.fmt)
+
+
+@dataclass(frozen=True)
+class StepPublic:
+    """Everything public about one step, identical at every computing party (built by :func:`plan_step`)."""
+
+    weights: FloatArray
+    maps: tuple[StatMap, ...]
+    stat_counts: tuple[int, ...]
+    stat_bounds: tuple[float, ...]
+    sq_norm_bounds: tuple[float, ...]
+    clip: float
+    clip_params: ClipFactorParams
+    batch: int
+
+    @property
+    def components(self) -> int:
+        return int(self.weights.size)
+
+    @property
+    def dim(self) -> int:
+        """Released coordinates: ``K - 1`` weights, then each party's :class:`StatMap` coordinates."""
+        return self.components - 1 + sum(m.size for m in self.maps)
+
+
+@dataclass(frozen=True)
+class PartyInput:
+    """One party's private contribution to a step (rows = the minibatch, in the public order)."""
+
+    factors: FloatArray  # (B, K) renormalized e_ikj in [0, 1]
+    sq_norms: FloatArray  # (B, K) N_ikj / C'^2
+    stats: FloatArray  # (B, s_j)
+
+
+def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
+              stat_bounds: Sequence[float], sq_norm_bounds: Sequence[float], clip: float, batch: int,
+              precision: GradientPrecision) -> StepPublic:
+    """The public plan of a step: the clipping constant ``C'`` (so that the release has sensitivity ``clip``)
+    and the scaled bounds. ``sq_norm_bounds`` are the parties' unscaled bounds on ``N_ikj``."""
+    pi = np.asarray(weights, dtype=np.float64)
+    K = int(pi.size)
+    if not (len(maps) == len(stat_counts) == len(stat_bounds) == len(sq_norm_bounds)) or not maps:
+        raise ShapeMismatchError(explain("per-party arguments", [len(maps), len(stat_counts), len(stat_bounds),
+                                         len(sq_norm_bounds)], "one entry per computing party", "align them"))
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ParameterError(explain("batch", batch, "an int >= 1", "an empty minibatch releases noise only"))
+    fmt = precision.fmt
+    u = fmt.resolution
+    n_total = float(sum(sq_norm_bounds))
+    P = len(maps)
+    # e_n: inputs (P u / 2 each), the squares, the products and the public 1/C'^2 (C' >= C / 2 assumed, checked)
+    scaled = 4.0 * n_total / clip**2
+    norm_error = K * u * (scaled + P + 4.0 + 4.0 / clip**2)
+    coef = np.concatenate([np.ones(K - 1)] + [np.abs(m.coef_stat) for m in maps])
+    coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])
+    sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
+    # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
+    x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
+    clip_params = ClipFactorParams.for_bound(x_bound, iterations=precision.clip_iterations)
+    inner = mpc_clip_constant(clip, clip_factor_error=clip_params.relative_error_bound(fmt), norm_error=norm_error,
+                              weight_resolution=2 * u, components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
+    return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
+                      stat_bounds=tuple(float(b) for b in stat_bounds),
+                      sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
+                      clip_params=clip_params, batch=batch)
+
+
+Shares = list[SharedFixedPoint]
+
+
+def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput,
+                  fmt: FixedPointFormat) -> tuple[Shares, Shares, Shares]:
+    """Every party's ``(factors, sq_norms, stats)``, each party's three arrays in one message."""
+    K, B = public.components, public.batch
+    me = session.parties.index(session.comm.name)
+    row = _check_input(mine, public, me)
+    factors, norms, stats = [], [], []
+    for j, owner in enumerate(session.parties):
+        bound = max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j])
+        shared = session.input(owner, row if j == me else None, bound=bound, fmt=fmt)
+        factors.append(shared[:, :K].assume_bound(1.0))
+        norms.append(shared[:, K : 2 * K].assume_bound(public.sq_norm_bounds[j]))
+        stats.append(shared[:, 2 * K :].assume_bound(public.stat_bounds[j]))
+        if shared.shape != (B, 2 * K + public.stat_counts[j]):  # pragma: no cover - input() checks shapes
+            raise ShapeMismatchError(explain(f"{owner}'s input", shared.shape, "(B, 2K + statistics)", "report this"))
+    return factors, norms, stats
+
+
+def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
+    """This party's contribution as one ``(B, 2K + s_j)`` array, refused if it breaks the public bounds."""
+    K, B = public.components, public.batch
+    expected = {"factors": (B, K), "sq_norms": (B, K), "stats": (B, public.stat_counts[me])}
+    for name, shape in expected.items():
+        value = getattr(mine, name)
+        if not isinstance(value, np.ndarray) or value.shape != shape:
+            raise ShapeMismatchError(explain(name, getattr(value, "shape", value), f"{shape}",
+                                             "pass one row per minibatch record"))
+        if not np.all(np.isfinite(value)):
+            raise DomainError(explain(name, "NaN or inf", "finite values", "check the local computation"))
+    if np.any(mine.factors < 0) or np.any(mine.factors > 1):
+        raise DomainError(explain("factors", "values outside [0, 1]", "renormalized factors in [0, 1]",
+                                  "renormalize (mpdp.crypto.renormalization.renormalize)"))
+    if np.any(mine.sq_norms < 0) or np.any(mine.sq_norms > public.sq_norm_bounds[me] * (1 + 1e-9)):
+        raise DomainError(explain("sq_norms", float(np.max(mine.sq_norms)), f"in [0, {public.sq_norm_bounds[me]:.6g}]",
+                                  "scale by 1 / clip'^2 and keep the public bound"))
+    if np.any(np.abs(mine.stats) > public.stat_bounds[me] * (1 + 1e-9)):
+        raise DomainError(explain("stats", float(np.max(np.abs(mine.stats))), f"|t| <= {public.stat_bounds[me]:.6g}",
+                                  "keep the statistics within their public bound"))
+    return np.concatenate([mine.factors, mine.sq_norms, mine.stats], axis=1)
+
+
+def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInput,
+                         precision: GradientPrecision) -> SharedFixedPoint:
+    """This party's shares of the clipped gradient sum, on the release grid (scale ``release_bits``), no noise.
+
+    Every computing party of ``session`` calls it with the same ``public`` and its own ``mine``. The result's
+    coordinates are ordered as :attr:`StepPublic.dim` says.
+    """
+    fmt = precision.fmt
+    P, K, B = session.n, public.components, public.batch
+    if len(public.maps) != P:
+        raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
+                                         "plan the step for this session's parties"))
+    pi = public.weights
+    factors, norms, stats = _share_inputs(session, public, mine, fmt)
+
+    # 1. responsibilities (products across parties, Newton-Raphson reciprocal of S_i)
+    r, _ = responsibilities(factors, pi, precision.renormalization(P), reciprocal_params=precision.reciprocal())
+    r = r.assume_bound(1.0 + 2 * precision.reciprocal_error())
+    # 2. the squared norm of the whole per-example gradient, over C'^2
+    v = concatenate([r, (r - pi)[:, : K - 1]], axis=1)
+    squares = v.square()
+    n_sum = norms[0]
+    for other in norms[1:]:
+        n_sum = n_sum + other
+    inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=fmt)
+    n2 = _mul(squares, concatenate([n_sum, inv_c2], axis=1)).sum(axis=1)
+    n2 = n2.assume_bound(2.0 ** public.clip_params.high_exp)
+    # 3. clipping factor, 4. per-example weights and the statistics' weighted sums
+    c = clip_factor(n2, public.clip_params)
+    w = (r * c.reshape((B, 1))).assume_bound(1.0 + 1e-3)
+    T = concatenate(stats, axis=1) if len(stats) > 1 else stats[0]
+    M = T.T @ w  # (statistics, K)
+    s = w.sum(axis=0)
+    total_c = c.sum(axis=0).reshape((1,))
+    # 5. the public linear map, on raw shares, one truncation onto the release grid
+    values = concatenate([M.flatten(), s, total_c]).rescale()
+    n_stat = int(M.shape[0])
+    idx_s, idx_c = n_stat * K, n_stat * K + K
+    first = [np.arange(K - 1) + idx_s]
+    second = [np.full(K - 1, idx_c)]
+    coef1 = [np.ones(K - 1)]
+    coef2 = [-pi[: K - 1]]
+    offset = 0
+    for m, count in zip(public.maps, public.stat_counts, strict=True):
+        first.append((m.stat + offset) * K + m.comp)
+        second.append(idx_s + m.comp)
+        coef1.append(m.coef_stat)
+        coef2.append(m.coef_sum)
+        offset += count
+    gathered = stack([values[np.concatenate(first)], values[np.concatenate(second)]])
+    coefs = np.stack([np.concatenate(coef1), np.concatenate(coef2)])
+    return _linear_to_grid(gathered, coefs, precision.release_bits)
+
+
+def _linear_to_grid(x: SharedFixedPoint, coefs: FloatArray, bits: int) -> SharedFixedPoint:
+    """``sum_0 (coefs * x)`` for public real ``coefs``, exactly on the raw shares, then one truncation to
+    scale ``bits``. The constants get ``extra`` fractional bits (as many as the ring's capacity leaves, at
+    most 40), so their rounding is below ``2^-(extra + 1)`` relative."""
+    fmt = x.fmt
+    top = float(np.max(np.abs(coefs))) if coefs.size else 0.0
+    bound = x.bound * top * coefs.shape[0]
+    headroom = fmt.raw_capacity_bits - x.scale - math.ceil(math.log2(max(bound, 2.0**-30))) - 1
+    extra = int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
+    if extra < 20:
+        raise PrecisionError(explain("gradient coefficients", f"max |coef| = {top:.6g} on values up to {x.bound:.6g}",
+                                     f"room for 20 fractional bits of the constants in {fmt}",
+                                     "lower the learning rate (the model's parameters are exploding) or use a "
+                                     "wider format"))
+    ints = np.rint(coefs * 2.0**extra).astype(np.int64)
+    ring = x.ring
+    raw = ring.sum(ring.mul_int(x.share, ints), 0)
+    exact = x.derive(raw, scale=x.scale + extra, bound=bound + 1.0)
+    return exact.truncate(exact.scale - bits)
+
+
+def release(total: SharedFixedPoint, noise_units: RingArray | None) -> FloatArray:
+    """Add this party's noise share (integers in units of the release grid, or None) and open the sum."""
+    if noise_units is None:
+        return total.reveal()
+    ring = total.ring
+    if ring.shape(noise_units) != total.shape:
+        raise ShapeMismatchError(explain("noise", ring.shape(noise_units), f"{total.shape}", "one draw per coordinate"))
+    return total.derive(ring.add(total.share, noise_units)).reveal()
+
+
+def gradient_error_bound(public: StepPublic, precision: GradientPrecision) -> FloatArray:
+    """Per released coordinate: how far the secure sum (without noise) may lie from the float64 computation of
+    the same step on the same (floored) factors, stated sums and clipping constant.
+
+    ``r`` carries the reciprocal's relative error ``eps_r`` (twice, through ``r`` and ``n_i``), ``c`` the clipping
+    factor's ``eps_c``; every product rounds by less than ``u``; each record moves a coordinate by at most
+    ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error; the truncation to the grid adds
+    ``2^-release_bits``. Near the clipping threshold (``n_i`` within ``eps`` of 1) the two computations may
+    differ in whether they clip, which the bound covers since ``c`` is continuous there.
+    """
+    fmt = precision.fmt
+    u = fmt.resolution
+    eps_w = 3 * precision.reciprocal_error() + public.clip_params.relative_error_bound(fmt) + 8 * u
+    t = max(public.stat_bounds) if public.stat_bounds else 1.0
+    per_record = [np.ones(public.components - 1) * (1.0 + 1.0)]
+    for m in public.maps:
+        per_record.append(np.abs(m.coef_stat) * t + np.abs(m.coef_sum))
+    scale = np.concatenate(per_record)
+    out: FloatArray = scale * public.batch * (eps_w + u) + 2.0 ** -precision.release_bits + u * (scale + 2)
+    return out

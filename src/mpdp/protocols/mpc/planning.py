@@ -1,0 +1,101 @@
+"""Prefetch a repeated program's correlations in one request: :class:`PlannedProvider`.
+
+An iterative protocol (a DP-SGD step, a training epoch) runs the same sequence of secure operations many
+times. Each operation announces its correlations to the provider (``prefetch``) as it starts, so a dealer-backed
+provider sends one request per operation and the first party waits for the dealer's corrections operation by
+operation. :class:`PlannedProvider` wraps any provider: inside ``with provider.planned(key):`` it records the
+correlations the block consumes; the next time a block with the same ``key`` starts, it prefetches that whole
+list at once, and the operations' own announcements find everything already queued (providers skip correlations
+already pending). The key must determine the sequence of operations and shapes (e.g. the minibatch size);
+every computing party must use the same keys in the same order (they run the same program).
+
+Nothing about the computation changes: the same correlations are consumed in the same order; only when they
+are fetched does. Security is that of the wrapped provider.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Hashable, Iterator, Sequence
+
+from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.ring import Ring
+from mpdp.errors import ParameterError, explain
+from mpdp.protocols.mpc.provider import (
+    BeaverTriple,
+    BitTriple,
+    CompareMask,
+    CorrelationProvider,
+    DaBit,
+    SquarePair,
+    WrapMask,
+)
+
+__all__ = ["PlannedProvider"]
+
+
+class PlannedProvider(CorrelationProvider):
+    """A provider that remembers, per key, the correlations a block consumed and prefetches them next time."""
+
+    def __init__(self, inner: CorrelationProvider) -> None:
+        if not isinstance(inner, CorrelationProvider):
+            raise ParameterError(explain("inner", inner, "a CorrelationProvider", "wrap e.g. a DealerProvider"))
+        self.inner = inner
+        self.plans: dict[Hashable, list[CorrelationSpec]] = {}
+        self._recording: list[CorrelationSpec] | None = None
+
+    @contextlib.contextmanager
+    def planned(self, key: Hashable) -> Iterator[None]:
+        """Run a block whose correlations are prefetched together (from the second time ``key`` is seen)."""
+        if self._recording is not None:
+            raise ParameterError(explain("planned blocks", "nested", "one block at a time", "do not nest planned()"))
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.inner.prefetch(plan)
+            yield
+            return
+        self._recording = []
+        try:
+            yield
+            self.plans[key] = self._recording
+        finally:
+            self._recording = None
+
+    def _note(self, spec: CorrelationSpec) -> None:
+        if self._recording is not None:
+            self._recording.append(spec)
+
+    # -- delegation ------------------------------------------------------------------------------------------
+    def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
+        self.inner.prefetch(specs)
+
+    def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        self._note(CorrelationSpec("mul", ring.bits, a_shape, b_shape))
+        return self.inner.mul_triple(ring, a_shape, b_shape)
+
+    def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
+        self._note(CorrelationSpec("matmul", ring.bits, a_shape, b_shape))
+        return self.inner.matmul_triple(ring, a_shape, b_shape)
+
+    def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
+        self._note(CorrelationSpec("square", ring.bits, shape))
+        return self.inner.square_pair(ring, shape)
+
+    def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
+        self._note(CorrelationSpec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
+
+    def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
+        self._note(CorrelationSpec("compare", ring.bits, shape))
+        return self.inner.compare_mask(ring, shape)
+
+    def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
+        self._note(CorrelationSpec("and", 64, shape))
+        return self.inner.and_triple(shape)
+
+    def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
+        self._note(CorrelationSpec("dabit", ring.bits, shape))
+        return self.inner.dabit(ring, shape)
+
+    def close(self) -> None:
+        self.inner.close()

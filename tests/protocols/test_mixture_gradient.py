@@ -1,0 +1,213 @@
+"""The secure DPVI step: equal to float64 within its documented bound, renormalization-invariant, clipping every
+record's whole gradient to C, paper 002's Figure 2 failure without renormalization, and its refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.renormalization import renormalize
+from mpdp.datasets.synthetic import standard_normal
+from mpdp.errors import DomainError, PrecisionError
+from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
+from mpdp.learning.dpvi_training import DPVISettings
+from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, MixtureModel
+from mpdp.protocols.mixture_gradient import (
+    GradientPrecision,
+    PartyInput,
+    clipped_gradient_sum,
+    gradient_error_bound,
+    release,
+)
+from mpdp.protocols.mpc import MPCSession, TrustedDealer
+from mpdp.randomness import RandomSource
+from mpdp.runtime import run_protocol
+
+FEATURES = (BetaFeature("a", (0.0, 10.0)), CategoricalFeature("c", ("x", "y", "z")), BetaFeature("b", (-1.0, 1.0)),
+            CategoricalFeature("d", ("u", "v")))
+GROUPS = (("a", "c"), ("b", "d"))
+
+
+def _data(seed: int, n: int) -> np.ndarray:
+    rng = RandomSource.seeded(seed)
+    values = np.column_stack([10 * rng.random(n), rng.integers(0, 3, n), 2 * rng.random(n) - 1, rng.integers(0, 2, n)])
+    values[0] = [0.0, 0.0, -1.0, 0.0]  # domain edges
+    return values
+
+
+def _setup(model: MixtureModel, n: int, clip: float, precision: GradientPrecision | None = None) -> VerticalSetup:
+    settings = DPVISettings(epochs=1, batch_size=1, clip=clip, noise_multiplier=0.0)
+    return VerticalSetup(model, ("alice", "bob"), GROUPS, n, settings, precision=precision or GradientPrecision())
+
+
+def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
+                 batches: list[np.ndarray]) -> list[tuple[np.ndarray, Any]]:
+    """The noise-free released sum of each batch, in the model's order, with each step's public plan."""
+    columns = {"alice": values[:, :2], "bob": values[:, 2:]}
+
+    def role(name: str) -> Any:
+        party = DataParty(name, setup, columns[name])
+
+        def run(comm: Any) -> list[tuple[np.ndarray, Any]]:
+            session, _provider = party.open_session(comm)
+            out = []
+            with session:
+                for batch in batches:
+                    public = setup.step_plan(theta, int(batch.size))
+                    total = clipped_gradient_sum(session, public, party.local_input(theta, batch, public),
+                                                 setup.precision)
+                    out.append((setup.scatter(release(total, None)), public))
+            return out
+        return run
+
+    roles: dict[str, Any] = {name: role(name) for name in setup.parties}
+    roles["dealer"] = TrustedDealer(parties=setup.parties)
+    run = run_protocol(roles, rng=RandomSource.seeded(9))
+    return list(run.results["alice"])
+
+
+def _float_sum(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray, batch: np.ndarray, clip: float,
+               *, floored: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """float64 reference on the same (floored) renormalized factors: (clipped sum, per-record norms)."""
+    model = setup.model
+    K = model.components
+    pi = model.weights(theta)
+    params = setup.precision.renormalization(2)
+    blocks = setup.blocks()
+    cols = [values[batch][:, :2], values[batch][:, 2:]]
+    q = np.tile(pi, (batch.size, 1))
+    for block, v in zip(blocks, cols, strict=True):
+        logs = block.log_densities(theta, block.encode(v))
+        q = q * (renormalize(logs, params)[0] if floored else np.exp(logs - logs.max(axis=1, keepdims=True)))
+    r = q / q.sum(axis=1, keepdims=True)
+    grads = np.zeros((batch.size, model.dim))
+    grads[:, model.weights_slice] = (r - pi)[:, : K - 1]
+    for block, v in zip(blocks, cols, strict=True):
+        g = block.per_example_grads(theta, block.encode(v))
+        offset = 0
+        for f in block.features:
+            width = model.features[f].n_params
+            grads[:, model.slice(f)] = (r[:, :, None] * g[:, :, offset:offset + width]).reshape(batch.size, -1)
+            offset += width
+    norms = np.linalg.norm(grads, axis=1)
+    clipped = grads * np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+    return clipped.sum(axis=0), norms
+
+
+@settings(max_examples=3)
+@given(seed=st.integers(0, 10_000), components=st.sampled_from([2, 3]), batch=st.integers(1, 10),
+       scale=st.sampled_from([0.3, 1.5]))
+def test_secure_gradient_equals_float_within_bound(seed: int, components: int, batch: int, scale: float) -> None:
+    model = MixtureModel(FEATURES, components=components)
+    n = 12
+    values = _data(seed, n)
+    theta = scale * standard_normal(model.dim, rng=RandomSource.seeded(seed + 1))
+    setup = _setup(model, n, clip=1.0)
+    idx = np.sort(RandomSource.seeded(seed + 2).permutation(n)[:batch]).astype(np.int64)
+    ((secure, public),) = _secure_sums(setup, values, theta, [idx])
+    reference, _ = _float_sum(setup, values, theta, idx, public.clip)
+    order = np.concatenate([np.arange(components - 1)] + [b.indices for b in setup.blocks()])
+    bound = gradient_error_bound(public, setup.precision)
+    assert np.all(np.abs(secure[order] - reference[order]) <= bound)
+    assert public.clip <= 1.0 and public.clip > 1.0 - 1e-5  # the fixed-point margin is tiny at f = 48
+
+
+@settings(max_examples=20)
+@given(logs=st.lists(st.floats(-800, 50), min_size=12, max_size=12).map(lambda v: np.array(v).reshape(3, 4)),
+       shift=st.lists(st.floats(-500, 500), min_size=3, max_size=3).map(np.array))
+def test_renormalization_leaves_responsibilities_unchanged(logs: np.ndarray, shift: np.ndarray) -> None:
+    # e = exp(a - max_k a): the constants cancel in r = pi e / sum_k pi e, whatever the records' offsets
+    from mpdp.crypto.renormalization import RenormalizationParams
+
+    pi = np.array([0.1, 0.2, 0.3, 0.4])
+    params = RenormalizationParams(parties=1)
+    e1, _ = renormalize(logs, params)
+    e2, _ = renormalize(logs + shift[:, None], params)
+    joint = logs + np.log(pi)
+    ref = np.exp(joint - joint.max(axis=1, keepdims=True))
+    ref /= ref.sum(axis=1, keepdims=True)
+    for e in (e1, e2):
+        r = e * pi / (e * pi).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(r, ref, rtol=1e-12, atol=1e-300)
+
+
+def test_renormalized_secure_step_matches_unrenormalized_on_moderate_densities() -> None:
+    # where nothing underflows, the MPC result is the same with and without the constants (within the bound)
+    model = MixtureModel(FEATURES, components=3)
+    values = _data(3, 8)
+    theta = 0.2 * standard_normal(model.dim, rng=RandomSource.seeded(4))
+    idx = np.arange(8, dtype=np.int64)
+    with_r = _secure_sums(_setup(model, 8, 1.0), values, theta, [idx])[0]
+    without = _secure_sums(_setup(model, 8, 1.0, GradientPrecision(renormalize=False)), values, theta, [idx])[0]
+    bound = gradient_error_bound(with_r[1], GradientPrecision())
+    model_order = np.concatenate([np.arange(2)] + [b.indices for b in _setup(model, 8, 1.0).blocks()])
+    assert np.all(np.abs(with_r[0][model_order] - without[0][model_order]) <= 2 * bound)
+
+
+def test_clipping_bounds_every_per_example_norm() -> None:
+    # large Beta parameters make per-record gradients huge; each single-record release must stay within C
+    model = MixtureModel(FEATURES, components=2)
+    values = _data(5, 6)
+    theta = standard_normal(model.dim, rng=RandomSource.seeded(6))
+    for f in (0, 2):
+        theta[model.slice(f)] = 4.0  # a = b = e^4: gradients in the hundreds
+    clip = 0.5
+    setup = _setup(model, 6, clip)
+    batches = [np.array([i], dtype=np.int64) for i in range(6)]
+    results = _secure_sums(setup, values, theta, batches)
+    norms = [np.linalg.norm(secure) for secure, _ in results]
+    _, raw = _float_sum(setup, values, theta, np.arange(6), clip)
+    assert np.min(raw) > 10 * clip  # every record is clipped ...
+    assert max(norms) <= clip  # ... and no computed contribution exceeds C
+    assert min(norms) >= clip * (1 - 1e-4)
+
+
+def test_without_renormalization_underflowing_records_teach_nothing() -> None:
+    # paper 002, Figure 2: exp(a) of each party rounds to 0 in fixed point, S_i = 0, the gradient vanishes
+    model = MixtureModel(FEATURES, components=2)
+    values = _data(7, 4)
+    theta = np.zeros(model.dim)
+    theta[model.slice(1)] = [-40.0, 0.0, -40.0, 0.0]  # log p(c = x) = -40-ish for both components
+    theta[model.slice(3)] = [-40.0, -40.0]  # log p(d = u) ~ -40
+    values[:, 1] = 0.0
+    values[:, 3] = 0.0
+    idx = np.arange(4, dtype=np.int64)
+    plain = _secure_sums(_setup(model, 4, 1.0, GradientPrecision(renormalize=False)), values, theta, [idx])[0][0]
+    renormalized = _secure_sums(_setup(model, 4, 1.0), values, theta, [idx])[0][0]
+    components = np.concatenate([b.indices for b in _setup(model, 4, 1.0).blocks()])
+    assert np.all(np.abs(plain[components]) < 1e-6)  # only the weights move (r = 0, so r - pi = -pi)
+    assert np.linalg.norm(renormalized[components]) > 0.5
+
+
+def test_precision_settings_that_cannot_hold_the_values_are_refused() -> None:
+    with pytest.raises(PrecisionError, match="release_bits"):
+        GradientPrecision(release_bits=49)
+    with pytest.raises(PrecisionError, match="floor_log2"):
+        GradientPrecision(floor_log2=-45.0)
+    with pytest.raises(PrecisionError, match="floor_log2"):
+        GradientPrecision(fmt=FixedPointFormat(64, 24), release_bits=20, floor_log2=-20.0)
+
+
+def test_out_of_bound_contributions_are_refused_by_their_owner() -> None:
+    model = MixtureModel(FEATURES, components=2)
+    setup = _setup(model, 4, 1.0)
+    theta = np.zeros(model.dim)
+    public = setup.step_plan(theta, 2)
+
+    def role(name: str) -> Any:
+        def run(comm: Any) -> None:
+            with MPCSession.with_dealer(comm, parties=setup.parties, fmt=setup.precision.fmt) as session:
+                bad = PartyInput(factors=np.full((2, 2), 1.5), sq_norms=np.zeros((2, 2)),
+                                 stats=np.zeros((2, public.stat_counts[session.index])))
+                clipped_gradient_sum(session, public, bad, setup.precision)
+        return run
+
+    roles: dict[str, Any] = {name: role(name) for name in setup.parties}
+    roles["dealer"] = TrustedDealer(parties=setup.parties)
+    with pytest.raises(DomainError, match=r"factors"):
+        run_protocol(roles, rng=RandomSource.seeded(1))
