@@ -47,6 +47,7 @@ MODULES: tuple[str, ...] = (
     "mpdp.learning.fm_experiments",
     "mpdp.learning.dpvi_experiments",
     "mpdp.learning.pfds_reproduce",
+    "mpdp.learning.paper003",
     "mpdp.learning.ofpa_ofaa_reproduce",
 )
 
