@@ -46,6 +46,7 @@ __all__ = [
 MODULES: tuple[str, ...] = (
     "mpdp.learning.fm_experiments",
     "mpdp.learning.pfds_reproduce",
+    "mpdp.learning.paper003",
     "mpdp.learning.ofpa_ofaa_reproduce",
 )
 
