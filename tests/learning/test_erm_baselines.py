@@ -124,7 +124,7 @@ def test_cohorts_split_groups_into_named_runtime_parties(rng: RandomSource) -> N
     parties = _parties(rng, n=13, m=5)  # sizes 3,3,3,2,2
     names = [c.name for c in cohorts(parties, 2)]
     assert names == ["parties0-1", "party2", "parties3-4"]
-    assert [c.name for c in cohorts(parties)] == ["parties0-2", "parties3-4"]
+    assert [c.name for c in cohorts(parties)] == ["parties0-2", "parties3-4"]  # default: up to 4,096 per cohort
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ class UniformSource(Protocol):
 
     def bits(self, shape: Any) -> npt.NDArray[np.uint8]: ...
 
-IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.object_]
+IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.uint64] | npt.NDArray[np.object_]
 
 _U64 = np.uint64
 _M32 = _U64(0xFFFFFFFF)
@@ -344,7 +344,7 @@ class Z2k(Ring):
         return out.reshape(a.shape)
 
     def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
-        return self._m(v.astype(np.int64).astype(np.uint64))
+        return self._m(v.astype(np.int64).view(np.uint64))  # two's complement: a view, not a second copy
 
     def to_float(self, a: RingArray) -> npt.NDArray[np.float64]:
         if self.bits == 64:

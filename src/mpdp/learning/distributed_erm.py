@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import zcdp_epsilon
+from mpdp.dp.accounting import BudgetSpender, PrivacyCost, zcdp_epsilon
 from mpdp.dp.calibration import analytic_gaussian_sigma, gaussian_epsilon
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity
 from mpdp.dp.sensitivities.erm import gaussian_sigma_for_zcdp
@@ -41,8 +41,10 @@ __all__ = [
     "OutputPerturbation",
     "PrivacySpent",
     "calibrate_gradient_noise",
+    "charge",
     "cohorts",
     "gd_step",
+    "laplace_cost",
     "per_size_class",
     "release_grid_bits",
 ]
@@ -184,8 +186,13 @@ class Cohort:
     group: PartyGroup
 
 
+#: Data parties per simulated runtime party by default: arrays of a few thousand rows stay in cache, and several
+#: cohorts let the vectorised work of one round spread over the machine's cores.
+DEFAULT_COHORT = 4096
+
+
 def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Cohort]:
-    """Split the party groups into cohorts of at most ``max_size`` data parties (default: whole groups).
+    """Split the party groups into cohorts of at most ``max_size`` data parties (default :data:`DEFAULT_COHORT`).
 
     A cohort of one data party is named ``party{j}``, a larger one ``parties{first}-{last}``.
     """
@@ -193,7 +200,7 @@ def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Coh
         raise ParameterError(explain("max_size", max_size, "None or an int >= 1", "pass e.g. max_size=1"))
     out: list[Cohort] = []
     for group in parties:
-        step = group.size if max_size is None else int(max_size)
+        step = DEFAULT_COHORT if max_size is None else int(max_size)
         for start in range(0, group.size, step):
             stop = min(group.size, start + step)
             sub = PartyGroup(first=group.first + start, X=group.X[start:stop], y=group.y[start:stop])
@@ -201,6 +208,18 @@ def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Coh
                     else f"parties{sub.first}-{sub.first + sub.size - 1}")
             out.append(Cohort(name, sub))
     return out
+
+
+def charge(ledger: BudgetSpender | None, cost: PrivacyCost, label: str) -> None:
+    """Record the whole run's cost on ``ledger`` before anything is released (a crash never under-reports)."""
+    if ledger is not None:
+        ledger.spend(cost, label=label)
+
+
+def laplace_cost(epsilon: float, scale: float, l1_sensitivity: float) -> PrivacyCost:
+    """The cost of one pure eps-DP Laplace release (``eps^2/2``-zCDP)."""
+    return PrivacyCost(epsilon=epsilon, delta=0.0, rho=epsilon * epsilon / 2, mechanism="laplace",
+                       noise_multiplier=scale / l1_sensitivity)
 
 
 def per_size_class(sizes: Sequence[int], epsilon_of_size: Callable[[int], float]) -> dict[str, float]:
@@ -246,6 +265,13 @@ class GaussianCalibration:
         if self.accountant == "zcdp":
             return zcdp_epsilon(self.T * eff * eff / (2 * self.sigma ** 2), self.delta, conversion="bun_steinke")
         return gaussian_epsilon(sigma=self.sigma, sensitivity=eff * math.sqrt(self.T), delta=self.delta)
+
+    def step_cost(self) -> PrivacyCost:
+        """One iteration's cost, ``count = T``: a ledger composes the T releases (zCDP, RDP or PLD)."""
+        eff = self.effective_sensitivity
+        return PrivacyCost(epsilon=gaussian_epsilon(sigma=self.sigma, sensitivity=eff, delta=self.delta),
+                           delta=self.delta, rho=eff * eff / (2 * self.sigma * self.sigma), mechanism="gaussian",
+                           noise_multiplier=self.sigma / eff, count=self.T)
 
     def as_dict(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "grid_bits": self.grid_bits, "sensitivity": self.sensitivity,

@@ -541,7 +541,8 @@ def solve_batch(loss: Loss, X: npt.ArrayLike, y: npt.ArrayLike, lam: float, *,
         for _ in range(50):  # Armijo backtracking, per problem
             trial = theta + t[:, None] * step
             trial_values = values(trial)
-            ok = ~accepted & (trial_values <= current + 1e-4 * t * slope)
+            # strict decrease: a step that changes nothing in float64 means the problem is solved to precision
+            ok = ~accepted & (trial_values <= current + 1e-4 * t * slope) & (trial_values < current)
             theta[ok] = trial[ok]
             a[ok] += t[ok, None] * da[ok]
             current = np.where(ok, trial_values, current)

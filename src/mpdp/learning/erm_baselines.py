@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import BudgetSpender, PrivacyCost
+from mpdp.dp.accounting import BudgetSpender
 from mpdp.dp.grid import snap_to_grid
 from mpdp.dp.mechanisms import LaplaceMechanism, ObjectivePerturbation, gamma_norm_noise
 from mpdp.dp.samplers import discrete_gaussian, discrete_laplace
@@ -60,8 +60,10 @@ from mpdp.learning.distributed_erm import (
     OutputPerturbation,
     PrivacySpent,
     calibrate_gradient_noise,
+    charge,
     cohorts,
     gd_step,
+    laplace_cost,
     per_size_class,
     release_grid_bits,
 )
@@ -111,12 +113,6 @@ def gaussian_rows(calibration: GaussianCalibration, rows: FloatArray, *, rng: Ra
     return out
 
 
-def _charge(ledger: BudgetSpender | None, cost: PrivacyCost, label: str) -> None:
-    """Record the whole run's cost before anything is released (a crash never under-reports)."""
-    if ledger is not None:
-        ledger.spend(cost, label=label)
-
-
 def _average_at_server(names: list[str], m: int, label: str) -> Any:
     """The aggregator's role for a one-shot method: average every party's row, send the model back."""
 
@@ -161,7 +157,8 @@ def fit_local_outp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
     party sizes n (Table 1's ``2G / (sqrt(m) n(1) lam eps)`` times the l1 factor ``sqrt(d)``).
     """
     d, eps = parties.d, settings.epsilon
-    _charge(ledger, PrivacyCost(epsilon=eps, delta=0.0, rho=eps * eps / 2, mechanism="laplace"), "003/local-outp")
+    smallest = output_laplace(problem, parties.n_min, eps, d)
+    charge(ledger, laplace_cost(eps, smallest.scale, smallest.sensitivity), "003/local-outp")
 
     def rows(cohort: Cohort, source: RandomSource) -> FloatArray:
         mech = output_laplace(problem, cohort.group.records, eps, d)
@@ -169,7 +166,7 @@ def fit_local_outp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
 
     theta, comm, seconds = _one_shot("local-outp", parties, rows, rng=rng, cohort_size=cohort_size)
     privacy = PrivacySpent(epsilon=eps, delta=0.0, per_party=per_size_class(parties.sizes, lambda n: eps),
-                           details={"laplace_scale_n1": output_laplace(problem, parties.n_min, eps, d).scale,
+                           details={"laplace_scale_n1": smallest.scale,
                                     "l1_factor_sqrt_d": math.sqrt(d)})
     return DistributedFit("local-outp", theta, (), theta[None, :], privacy, comm, seconds)
 
@@ -189,7 +186,7 @@ def fit_local_objp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
     """Local Obj P: every party releases its objective-perturbed minimiser (CMS11 Algorithm 2); average."""
     d, eps = parties.d, settings.epsilon
     mechanisms = {n: _objective_mechanism(problem, n, eps) for n in set(parties.sizes)}
-    _charge(ledger, mechanisms[parties.n_min].cost, "003/local-objp")
+    charge(ledger, mechanisms[parties.n_min].cost, "003/local-objp")
 
     def rows(cohort: Cohort, source: RandomSource) -> FloatArray:
         n = cohort.group.records
@@ -223,8 +220,7 @@ def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: G
     calibrations = {n: calibrate_gradient_noise(gradient_sensitivity(problem.G, n), d, settings, value_bound=problem.G)
                     for n in set(parties.sizes)}
     smallest = calibrations[parties.n_min]
-    _charge(ledger, PrivacyCost(epsilon=smallest.epsilon, delta=settings.delta, rho=smallest.rho,
-                                mechanism="gaussian"), "003/local-gradp")
+    charge(ledger, smallest.step_cost(), "003/local-gradp")
     groups = cohorts(parties, cohort_size)
     names = [c.name for c in groups]
     recorded = set(settings.recorded)
