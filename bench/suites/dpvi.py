@@ -17,6 +17,14 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run.
 
+Where the time goes (measured by wrapping the step's phases, batch 100, K = 10): 81 rounds per iteration,
+37 of them in the responsibilities (the products, then the reciprocal of ``S_i``: a normalisation by bit
+decomposition and two Newton-Raphson iterations), 32 in the clipping factor (its own normalisation and two
+iterations), 12 for sharing the inputs, the norms, the matrix product and the opening. Party 0's CPU, about
+65-80 ms per iteration: ~32 ms responsibilities, ~19 ms clipping factor, ~17 ms the rest of the MPC and
+~10 ms its local log-densities, norms and statistics; the float step takes ~5 ms. Most of the MPC's CPU is
+per-operation overhead of the engine (message encoding, correlation expansion) rather than arithmetic.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
