@@ -42,6 +42,12 @@ validation split of a training fold at ``eps = 1``:
   the majority class), and DP-Pred (objective perturbation on 400 records) predicts the majority class at every
   lambda in 0.005..0.05.
 
+* more records per agent do not close the gap: with 10 or 3 agents (~3,600 or ~12,000 records each) the vote
+  reaches 0.20-0.21 and PFDS 0.25 and 0.24 against NP-Agt's 0.19 and 0.18. Trees on randomly chosen attributes
+  are a weaker labeller than a linear model on a few hundred real records, and records drawn uniformly inside
+  a leaf put the attributes its path leaves free (most of them, at depth 8 over 14 attributes) across their
+  public range rather than where the population lies.
+
 So no choice inside the paper's algorithm (synthesis, weights, labelling) brings PFDS below NP-Agt at this
 agent size: even with real records in place of the synthetic ones its labels are worse than the agents' own.
 
