@@ -8,7 +8,8 @@ import pytest
 
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.synthetic import mixed_tabular
-from mpdp.errors import DomainError, ParameterError
+from mpdp.dp.accounting.ledger import PrivacyLedger
+from mpdp.errors import BudgetExceededError, DomainError, ParameterError
 from mpdp.learning.dpvi import DPVI, VerticalDPVI
 from mpdp.learning.mixture_model import MixtureModel
 from mpdp.randomness import RandomSource
@@ -68,3 +69,28 @@ def test_bad_input_is_refused(data: Dataset) -> None:
     with pytest.raises(DomainError, match="categories seen at fit time"):
         fitted.nll(unseen)
     assert isinstance(fitted.model_, MixtureModel)
+
+
+def test_ledgers_are_charged_before_training_and_refuse_all_or_nothing(data: Dataset) -> None:
+    common = {"components": 2, "epochs": 1, "batch_size": 80, "epsilon": 1.0, "delta": 1e-5,
+              "party_names": ("bank", "clinic")}
+    analyst = PrivacyLedger(epsilon=1.5, delta=1e-5, subject="dataset")
+    parties = {name: PrivacyLedger(epsilon=1e3, delta=1e-5, subject=f"party:{name}") for name in ("bank", "clinic")}
+    model = VerticalDPVI(ledger=analyst, party_ledgers=parties, rng=RandomSource.seeded(30), **common)
+    model.fit(data, GROUPS)
+    assert analyst.spent.epsilon == pytest.approx(model.privacy_.epsilon)
+    for name, ledger in parties.items():
+        assert ledger.spent.epsilon == pytest.approx(model.privacy_.per_party[name])
+    # the analyst's budget cannot pay a second fit: refused before any message, nothing recorded anywhere
+    again = VerticalDPVI(ledger=analyst, party_ledgers=parties, rng=RandomSource.seeded(31), **common)
+    with pytest.raises(BudgetExceededError, match="budget"):
+        again.fit(data, GROUPS)
+    assert not hasattr(again, "posterior_") and len(analyst.entries) == 1
+    # a party's budget refuses: the analyst's ledger stays as it was
+    fresh = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    tight = {"bank": PrivacyLedger(epsilon=1e3, delta=1e-5), "clinic": PrivacyLedger(epsilon=1.0, delta=1e-5)}
+    with pytest.raises(BudgetExceededError, match="budget"):
+        VerticalDPVI(ledger=fresh, party_ledgers=tight, rng=RandomSource.seeded(32), **common).fit(data, GROUPS)
+    assert fresh.entries == () and tight["bank"].entries == ()
+    with pytest.raises(ParameterError, match="party_ledgers"):
+        VerticalDPVI(party_ledgers={"mallory": fresh}, **common).fit(data, GROUPS)

@@ -150,12 +150,21 @@ class _Base:
         if (self.ledger is not None or party_ledgers) and privacy.noise_multiplier == 0:
             raise ParameterError(explain("noise_multiplier", 0.0, "noise when a ledger is charged",
                                          "a run without noise is not private: drop the ledger or set epsilon"))
+        charges: list[tuple[BudgetSpender, PrivacyCost]] = []
         if self.ledger is not None:
-            self.ledger.spend(PrivacyCost(epsilon=privacy.epsilon, delta=privacy.delta,
-                                          mechanism=f"dpvi-{privacy.accountant}"), label=label)
+            charges.append((self.ledger, PrivacyCost(epsilon=privacy.epsilon, delta=privacy.delta,
+                                                     mechanism=f"dpvi-{privacy.accountant}")))
         for name, spender in (party_ledgers or {}).items():
-            spender.spend(PrivacyCost(epsilon=privacy.per_party[name], delta=privacy.delta,
-                                      mechanism=f"dpvi-vpdp-{privacy.accountant}"), label=label)
+            charges.append((spender, PrivacyCost(epsilon=privacy.per_party[name], delta=privacy.delta,
+                                                 mechanism=f"dpvi-vpdp-{privacy.accountant}")))
+        # all or nothing where the keepers can tell in advance: a party's refusal must not leave the analyst's
+        # ledger charged for a fit that never runs
+        for spender, cost in charges:
+            can_afford = getattr(spender, "can_afford", None)
+            if callable(can_afford) and not can_afford(cost):
+                spender.spend(cost, label=label)  # raises BudgetExceededError with the keeper's own message
+        for spender, cost in charges:
+            spender.spend(cost, label=label)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "posterior_"):
