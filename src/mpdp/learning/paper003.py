@@ -373,7 +373,7 @@ RUN_OPTIONS = {
     "eta": "step size (default 1, the paper's)",
     "lam": "regularisation lambda > 0 (default 1e-3, the paper's)",
     "accountant": "'zcdp' (default: the paper's route, Lemma 2.3 solved exactly) or 'tight' (exact Gaussian curve)",
-    "cohort": "data parties per simulated runtime party (default 4096; 1 runs every party as its own thread)",
+    "cohort": "data parties per simulated runtime party (default 1024; 1 runs every party as its own thread)",
     "aggregators": "non-colluding aggregators of the MPC methods (default 2)",
 }
 
