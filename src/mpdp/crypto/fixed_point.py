@@ -123,7 +123,7 @@ class FixedPointFormat:
                             "scale the data down, or use a format with more integer bits (ring_bits=128)")
                 )
         raw = values * 2.0**s
-        np.rint(raw, out=raw)  # in place: one temporary fewer
+        raw = np.rint(raw, out=raw) if isinstance(raw, np.ndarray) else np.rint(raw)  # in place: no 2nd temporary
         return self.ring.from_rounded_float(raw)
 
     def decode(self, a: RingArray, *, scale_bits: int | None = None) -> npt.NDArray[np.float64]:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import BudgetSpender, PrivacyCost, zcdp_epsilon
+from mpdp.dp.accounting import BudgetSpender, PrivacyCost, compose, zcdp_epsilon
 from mpdp.dp.calibration import analytic_gaussian_sigma, gaussian_epsilon
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity
 from mpdp.dp.sensitivities.erm import gaussian_sigma_for_zcdp
@@ -319,6 +319,10 @@ def calibrate_gradient_noise(sensitivity: float, dim: int, settings: GradientPer
             epsilon_zcdp_tight=zcdp_epsilon(rho, delta, conversion="tight"),
             epsilon_exact=gaussian_epsilon(sigma=sigma, sensitivity=eff * math.sqrt(T), delta=delta),
         )
-        if cal.epsilon <= eps:
+        # "tight" must also pass a PLD ledger (PrivacyLedger(method="pld")), whose discretisation is pessimistic
+        # by ~1e-7 relative: the run is charged on such a ledger before anything is released.
+        spent = max(cal.epsilon, compose([cal.step_cost()], delta=delta, method="pld").epsilon
+                    if settings.accountant == "tight" else 0.0)
+        if spent <= eps:
             return cal
-        sigma *= 1.0 + 1e-12
+        sigma *= 1.0 + max(1e-12, 2.0 * (spent / eps - 1.0))
