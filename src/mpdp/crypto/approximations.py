@@ -20,7 +20,28 @@ from dataclasses import dataclass
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["ExpParams", "InvSqrtParams", "ReciprocalParams"]
+__all__ = ["WORD_TAIL", "ExpParams", "InvSqrtParams", "ReciprocalParams", "power_errors"]
+
+WORD_TAIL = FixedPointFormat(ring_bits=64, frac_bits=30)
+"""Where :func:`~mpdp.protocols.mpc.functions.exp` evaluates the higher Taylor terms of a wide-ring input."""
+
+
+def power_errors(degree: int, radius: float, unit: float) -> list[float]:
+    """Bounds ``e_k`` (in units ``unit``, the resolution) on the errors of the powers ``y^1 .. y^degree``
+    computed as :func:`~mpdp.protocols.mpc.functions._powers` does (``y^e = y^top y^(e-top)`` with ``top``
+    the largest power of two below ``e``, each product rounded by less than one unit), from an exact ``y``
+    with ``|y| <= h = radius``: ``e_1 = 0`` and, expanding ``(y^a + err_a)(y^b + err_b)``,
+    ``e_(a+b) = h^a e_b + h^b e_a + e_a e_b unit + 1``.
+    """
+    errors = [0.0, 0.0]  # index 0 unused; y itself is exact
+    top = 1
+    while len(errors) <= degree:
+        if len(errors) > 2 * top:
+            top *= 2
+        e = len(errors)
+        a, b = top, e - top
+        errors.append(radius**a * errors[b] + radius**b * errors[a] + errors[a] * errors[b] * unit + 1.0)
+    return errors[1:]
 
 
 def _check_int(name: str, value: int, low: int, high: int) -> None:
@@ -44,6 +65,11 @@ class ExpParams:
         ``m``; each squaring doubles the relative error accumulated so far.
     degree:
         Taylor degree on ``[-h, h]``.
+    word_tail:
+        For inputs in a ring wider than 64 bits (e.g. ``HIGH_PRECISION``) with ``h <= 1/2``: evaluate
+        ``1 + y + y^2/2`` in the input's ring and the terms of degree 3 and more in Z_2^64 at 30 fractional
+        bits (:data:`WORD_TAIL`), where a product costs a fraction of a 128-bit one. Their small
+        coefficients and ``|y| <= 1/2`` keep the 2^-30 rounding far below the final error (see Accuracy).
     strict:
         When the public bound does not already guarantee the domain, compare securely and raise
         :class:`~mpdp.errors.DomainError` if any input lies outside (the parties learn that one bit).
@@ -54,7 +80,15 @@ class ExpParams:
     ``E = h^(d+1) e^(2h) / (d+1)!``; evaluation adds ``(d + 3) u / e^-h``; each squaring ``k`` maps a relative
     error ``delta`` to ``2 delta + delta^2 + u / v_k`` where ``v_k = exp(low 2^(k-m))`` is the smallest value
     at that stage. :meth:`relative_error_bound` returns the result. Defaults with ``HIGH_PRECISION``
-    (f = 48): about 6e-8 over ``[-16, 16]``.
+    (f = 48) and ``word_tail=False``: about 5.5e-8 over ``[-16, 16]``.
+
+    With ``word_tail`` (:meth:`uses_word_tail`), the polynomial's absolute error is instead
+    ``2.5 u + u' (T + sum_(k>=3) e_k / k! + sum_(k>=3) h^k / 2)`` with ``u' = 2^-30``: ``2.5 u`` for the
+    rounding of ``y^2`` and of the tail's conversion back into the input's ring (and the ``y`` of the
+    linear term is exact); ``T = e^h - 1 - h`` bounds the tail's derivative, so the
+    ``u'``-rounding of ``y`` into Z_2^64 moves the tail by at most ``T u'``; ``e_k u'`` bounds the
+    error of the power ``y^k`` (:func:`power_errors`); the last term is the rounding of the
+    coefficients ``1/k!`` to at least 30 fractional bits. Defaults: about 8.5e-8 over ``[-16, 16]``.
     """
 
     low: float = -16.0
@@ -62,6 +96,7 @@ class ExpParams:
     squarings: int = 5
     degree: int = 9
     strict: bool = True
+    word_tail: bool = True
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < 0 < self.high):
@@ -86,10 +121,21 @@ class ExpParams:
         h, d = self.radius, self.degree
         return h ** (d + 1) * math.exp(2 * h) / math.factorial(d + 1)
 
+    def uses_word_tail(self, fmt: FixedPointFormat) -> bool:
+        """Whether ``exp`` evaluates the Taylor terms of degree >= 3 in Z_2^64 for inputs in ``fmt``."""
+        return self.word_tail and fmt.ring_bits > 64 and self.radius <= 0.5 and self.degree >= 3
+
     def relative_error_bound(self, fmt: FixedPointFormat) -> float:
         u = fmt.resolution
-        h, m = self.radius, self.squarings
-        delta = self.polynomial_error() + (self.degree + 3) * u / math.exp(-h)
+        h, m, d = self.radius, self.squarings, self.degree
+        if self.uses_word_tail(fmt):
+            uw = WORD_TAIL.resolution
+            slope = math.exp(h) - 1 - h  # max over |y| <= h of |d/dy sum_(k>=3) y^k / k!| = |e^y - 1 - y|
+            powers = power_errors(d, h, uw)
+            tail = slope + sum(powers[k - 1] / math.factorial(k) + h**k / 2 for k in range(3, d + 1))
+            delta = self.polynomial_error() + (2.5 * u + uw * tail) / math.exp(-h)
+        else:
+            delta = self.polynomial_error() + (d + 3) * u / math.exp(-h)
         for k in range(1, m + 1):
             delta = 2 * delta + delta * delta + u / math.exp(self.low * 2.0 ** (k - m))
         return delta

@@ -32,11 +32,13 @@ Bit to arithmetic (daBit)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.correlations import convert_unsigned
-from mpdp.crypto.ring import Ring, RingArray
+from mpdp.crypto.ring import Ring, RingArray, Z2k
 
 __all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wrap_shift_output"]
 
@@ -68,11 +70,17 @@ def and_combine(d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingA
     return z
 
 
-def b2a_combine(ring: Ring, v: npt.NDArray[np.uint64], s: RingArray, *, leader: bool) -> RingArray:
+def b2a_combine(ring: Ring, v: npt.NDArray[Any], s: RingArray, *, leader: bool) -> RingArray:
     """Additive share of a bit ``b`` from the opened ``v = b XOR s`` (0/1 array) and shares of ``s``."""
-    z: RingArray = np.where(v.astype(bool), ring.neg(s), s)  # (1 - 2v) s
+    if isinstance(ring, Z2k):
+        # (1 - 2v) s as one wrapping product: 1 - 2v is 1 or 2^64 - 1 (= -1)
+        words = np.asarray(v, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            z: RingArray = ring.mul(s, np.uint64(1) - (words << np.uint64(1)))
+        return ring.add(z, words) if leader else z
+    z = np.where(np.asarray(v, dtype=bool), ring.neg(s), s)  # (1 - 2v) s
     if leader:
-        z = ring.add(z, ring.from_int(v.astype(np.int64)))
+        z = ring.add(z, ring.from_int(np.asarray(v, dtype=np.uint64)))
     return z
 
 

@@ -22,7 +22,7 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
             bit of r and ``low`` = (r mod 2^(l-1)) >> shift, both shared in the output ring
 ``compare`` comparison mask: r shared in the ring, and the bits of r XOR-shared as 64-bit words
 ``and``     bitwise AND triple on 64-bit words, XOR-shared: c = a & b
-``dabit``   a random bit shared both ways: XOR-shared (uint8) and additively in the ring
+``dabit``   a random bit shared both ways: XOR-shared (uint8 0/1) and additively in the ring
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, explain
@@ -164,7 +165,7 @@ CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", 
 """The parts of each kind that party 0 receives from the dealer instead of drawing them."""
 
 
-def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -> dict[str, RingArray]:
+def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -> dict[str, npt.NDArray[Any]]:
     """One party's uniform parts of the correlation, expanded from its dealer stream.
 
     With ``first`` (party 0) the parts the dealer corrects (:data:`CORRECTED`) are not drawn.
@@ -172,9 +173,9 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
     ring, shape = spec.ring, spec.shape
     kind = spec.kind
     skip = CORRECTED[kind] if first else ()
-    out: dict[str, RingArray] = {}
+    out: dict[str, npt.NDArray[Any]] = {}
 
-    def put(name: str, make: Callable[[], RingArray]) -> None:
+    def put(name: str, make: Callable[[], npt.NDArray[Any]]) -> None:
         if name not in skip:
             out[name] = make()
 
@@ -200,7 +201,7 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
         put("b", lambda: stream.uint64(shape))
         put("c", lambda: stream.uint64(shape))
     else:  # dabit
-        put("bit", lambda: stream.bits(shape).astype(np.uint64))
+        put("bit", lambda: stream.bits(shape))
         put("s", lambda: ring.random(stream, shape))
     return out
 
@@ -288,5 +289,5 @@ def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, 
         rest = [p["c"] for p in parts[1:]]
         return {"c": (a & b) ^ _xor_sum(rest) if rest else a & b}
     # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
-    bit = _xor_sum([p["bit"] for p in parts])
-    return {"s": ring.sub(ring.from_int(bit.astype(np.int64)), others("s"))}
+    bit = _xor_sum([p["bit"] for p in parts]).astype(np.uint64)
+    return {"s": ring.sub(bit if isinstance(ring, Z2k) else ring.from_int(bit), others("s"))}

@@ -46,7 +46,7 @@ class UniformSource(Protocol):
 
     def bits(self, shape: Any) -> npt.NDArray[np.uint8]: ...
 
-IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.object_]
+IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.uint64] | npt.NDArray[np.object_]
 
 _U64 = np.uint64
 _M32 = _U64(0xFFFFFFFF)

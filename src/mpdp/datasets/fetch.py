@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError, ParameterError, explain
+from mpdp.files import write_atomic
 
 __all__ = [
     "default_cache_dir",
@@ -66,21 +67,6 @@ def verify_file(path: Path, expected: str, *, fix: str) -> None:
     actual = sha256_file(path)
     if actual != expected:
         raise ChecksumMismatchError(explain(f"sha256 of {path}", actual, expected, fix))
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def download_url(url: str, *, timeout: float = 10.0, deadline: float = 60.0) -> bytes:

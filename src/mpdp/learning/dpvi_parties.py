@@ -118,15 +118,15 @@ class VerticalSetup:
                          sq_norm_bounds=[b.sq_norm_bound(theta) for b in blocks], clip=self.settings.clip,
                          batch=max(batch, 1), precision=self.precision)
 
+    def release_order(self) -> IntArray:
+        """The model-order index of each released coordinate (weights, then each party's block)."""
+        K = self.model.components
+        return np.concatenate([np.arange(K - 1)] + [b.indices for b in self.blocks()]).astype(np.int64)
+
     def scatter(self, released: FloatArray) -> FloatArray:
         """The released vector (weights, then each party's block) in the model's parameter order."""
         out = np.zeros(self.model.dim)
-        K = self.model.components
-        out[self.model.weights_slice] = released[: K - 1]
-        offset = K - 1
-        for block in self.blocks():
-            out[block.indices] = released[offset : offset + block.dim]
-            offset += block.dim
+        out[self.release_order()] = released
         return out
 
 
@@ -262,6 +262,9 @@ class NoiseParty(Party):
         setup = self.setup
         ring = setup.precision.fmt.ring
         variance = setup.noise_std_units**2
+        # separate streams: the noise itself (``dg``, the same stream a non-partitioned run seeded alike draws
+        # from, see DPVI) and the masks that share it
+        noise_rng, share_rng = comm.rng.spawn("dg"), comm.rng.spawn("shares")
         steps = 0
         while True:
             msg = comm.recv(setup.parties[0], label=_NOISE_REQUEST)
@@ -270,8 +273,12 @@ class NoiseParty(Party):
             dim = msg["dim"]
             if dim == 0:
                 return steps
-            noise = ring.from_int(np.asarray(discrete_gaussian(variance, (dim,), rng=comm.rng), dtype=np.int64))
-            shares = [ring.random(comm.rng, (dim,)) for _ in setup.parties[1:]]
+            # drawn in the model's parameter order (as a float run draws it), released in the parties' order
+            draws = np.asarray(discrete_gaussian(variance, (dim,), rng=noise_rng), dtype=np.int64)
+            if dim == self.setup.model.dim:
+                draws = draws[self.setup.release_order()]
+            noise = ring.from_int(draws)
+            shares = [ring.random(share_rng, (dim,)) for _ in setup.parties[1:]]
             first = noise
             for s in shares:
                 first = ring.sub(first, s)

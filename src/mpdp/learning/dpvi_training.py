@@ -199,7 +199,8 @@ def per_example_gradients(model: MixtureModel, block: FeatureBlock, theta: Float
     offset = 0
     for f, feature in enumerate(model.features):
         width = feature.n_params
-        out[:, model.slice(f)] = (r[:, :, None] * g[:, :, offset:offset + width]).reshape(data.n, -1)
+        weighted = r[:, :, None] * g[:, :, offset:offset + width]
+        out[:, model.slice(f)] = weighted.reshape(data.n, model.components * width)
         offset += width
     return out
 

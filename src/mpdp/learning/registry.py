@@ -45,6 +45,7 @@ __all__ = [
 #: Learning modules that provide ALGORITHMS and REPRODUCTIONS. Add a paper's module here.
 MODULES: tuple[str, ...] = (
     "mpdp.learning.fm_experiments",
+    "mpdp.learning.dpvi_experiments",
     "mpdp.learning.pfds_reproduce",
     "mpdp.learning.paper003",
     "mpdp.learning.ofpa_ofaa_reproduce",

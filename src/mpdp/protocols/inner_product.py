@@ -404,7 +404,8 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
 def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = None) -> CrossProduct | None:
     """This party's side of ``X^T Y``: ``left`` passes X, ``right`` passes Y, the dealer passes None.
 
-    ``keys`` (left, Paillier only): a ``(public_key, private_key)`` pair to reuse instead of generating one.
+    ``keys`` (left): a Paillier ``(public_key, private_key)`` pair, or a TenSEAL CKKS context with its secret
+    key (:func:`mpdp.protocols.inner_product_ckks.new_context`), to reuse instead of generating one per run.
     ``data`` may be 1-D (n,) for a vector. Returns this holder's :class:`CrossProduct` (None at the dealer).
     """
     backend = spec.backend
@@ -422,13 +423,13 @@ def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = 
         return _shares_holder(comm, spec, m)
     if isinstance(backend, PaillierBackend):
         return _paillier_holder(comm, spec, m, keys)
-    return _ckks_holder(comm, spec, m)
+    return _ckks_holder(comm, spec, m, keys)
 
 
-def _ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) -> CrossProduct:
+def _ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any) -> CrossProduct:
     from mpdp.protocols.inner_product_ckks import ckks_holder
 
-    return ckks_holder(comm, spec, m)
+    return ckks_holder(comm, spec, m, keys)
 
 
 def cross_product_share(comm: Comm, peer: str, mine: Any, *, left: bool, backend: str = "shares",
@@ -531,12 +532,16 @@ def _ring_to_real(comm: Comm, peer: str, spec: CrossProductSpec, share: RingArra
 
 
 def simulate_cross_product(X: Any, Y: Any, spec: CrossProductSpec, *, rng: RandomSource | None = None,
-                           keys: Any = None) -> ProtocolRun[Any]:
-    """Run ``cross_product`` with every party in a thread of this process (tests, simulation, benchmarks)."""
+                           keys: Any = None, timeout: float = 120.0) -> ProtocolRun[Any]:
+    """Run ``cross_product`` with every party in a thread of this process (tests, simulation, benchmarks).
+
+    ``keys``: the left holder's Paillier key pair or CKKS secret context to reuse; ``timeout``: seconds a party
+    waits for a message (a 45,222-row Paillier encryption takes minutes).
+    """
     roles: dict[str, Any] = {
         spec.left: lambda c: cross_product(c, X, spec, keys=keys),
         spec.right: lambda c: cross_product(c, Y, spec),
     }
     if isinstance(spec.backend, SharesBackend):
         roles[spec.backend.dealer] = lambda c: cross_product(c, None, spec)
-    return run_protocol(roles, rng=rng)
+    return run_protocol(roles, rng=rng, timeout=timeout)

@@ -27,18 +27,19 @@ here, N = 8192 with primes [60, 35, 60] (155 bits <= 218), are within SEAL's 128
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.errors import MalformedMessageError, explain
+from mpdp.errors import MalformedMessageError, ParameterError, explain
 from mpdp.runtime.comm import Comm
 
 if TYPE_CHECKING:
     from mpdp.protocols.inner_product import CrossProduct, CrossProductSpec
 
-__all__ = ["MASK_BITS", "ckks_error_bound", "ckks_holder"]
+__all__ = ["MASK_BITS", "CkksKeys", "ckks_error_bound", "ckks_holder", "new_context"]
 
 POLY_DEGREE = 8192
 COEFF_BITS = (60, 35, 60)
@@ -50,6 +51,24 @@ SLOTS = POLY_DEGREE // 2
 def ckks_error_bound(rows: int, bound: float) -> float:
     """Documented per-entry error of a CKKS cross product (see the module docstring)."""
     return rows * bound * 2.0**-33 + 1e-4 * bound**2 * float(np.sqrt(rows)) + 2.0**-26
+
+
+@dataclass(frozen=True)
+class CkksKeys:
+    """The key owner's reusable CKKS keys: the secret context and its serialized public part.
+
+    Serializing the public context (Galois keys, about 18 MB) costs more than the whole inner product, so it is
+    done once here and the bytes are sent in every run.
+    """
+
+    context: Any
+    public: bytes
+
+
+def new_context() -> CkksKeys:
+    """Fresh CKKS keys (secret, relinearisation and Galois) for the key owner to reuse across runs."""
+    ctx = _context()
+    return CkksKeys(ctx, ctx.serialize(save_secret_key=False))
 
 
 def _context() -> Any:
@@ -67,16 +86,20 @@ def _chunk(column: npt.NDArray[np.float64], start: int) -> list[float]:
     return np.pad(part, (0, SLOTS - len(part))).tolist()  # type: ignore[no-any-return]
 
 
-def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64]) -> CrossProduct:
+def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any = None) -> CrossProduct:
     import tenseal as ts
 
     from mpdp.protocols.inner_product import CrossProduct
 
     chunks = range(0, spec.rows, SLOTS)
     if comm.name == spec.left:
-        ctx = _context()
+        own = new_context() if keys is None else keys
+        if not isinstance(own, CkksKeys):
+            raise ParameterError(explain("keys", type(own).__name__, "CkksKeys from new_context()",
+                                         "pass keys=new_context() or None"))
+        ctx = own.context
         cts = [[ts.ckks_vector(ctx, _chunk(m[:, i], c)).serialize() for c in chunks] for i in range(spec.left_cols)]
-        comm.send(spec.right, {"context": ctx.serialize(save_secret_key=False), "columns": cts}, label="ip.ckks")
+        comm.send(spec.right, {"context": own.public, "columns": cts}, label="ip.ckks")
         reply = comm.recv(spec.right, label="ip.ckks")
         if not isinstance(reply, list) or len(reply) != spec.left_cols * spec.right_cols:
             raise MalformedMessageError(explain(f"products from {spec.right}", type(reply).__name__,

@@ -168,7 +168,7 @@ def _biased_bits(session: Any, probabilities: list[float], count: int) -> RingAr
     Shape ``(len(probabilities), count)``. Joint randomness: each party's own random words, XOR-combined.
     """
     from mpdp.protocols.mpc.bits import lanes_to_ring
-    from mpdp.protocols.mpc.comparison import _less_than_public
+    from mpdp.protocols.mpc.comparison import less_than_public
 
     shape = (len(probabilities), count)
     words = session.comm.rng.uint64(shape)  # this party's XOR share of U
@@ -176,7 +176,7 @@ def _biased_bits(session: Any, probabilities: list[float], count: int) -> RingAr
     thresholds = np.array([(1 << 64) - 1 - min((1 << 64) - 1, round(p * 2.0**64)) for p in probabilities],
                           dtype=np.uint64)
     public = np.broadcast_to(thresholds[:, None], shape).copy()
-    bits = _less_than_public(session, public[None], words[None])
+    bits = less_than_public(session, public[None], words[None])
     shares: RingArray = lanes_to_ring(session, bits, np.array([0], dtype=np.int64), session.fmt.ring)[0]
     return shares
 

@@ -108,3 +108,30 @@ def test_where_needs_a_bit() -> None:
             cmp.clip(a, 2.0, 1.0)
 
     run_mpc(program)
+
+
+@pytest.mark.parametrize("words", [1, 2])
+def test_less_than_public_compares_public_words_with_xor_shared_words(words: int) -> None:
+    # Ties, neighbours and the extremes of a 64-bit word, in one and in two words (word 0 least significant).
+    top = (1 << 64) - 1
+    pairs = [(0, 0), (0, 1), (1, 0), (top, top), (top - 1, top), (top, 0), (5, 6), (1 << 63, (1 << 63) - 1)]
+    c = np.array([[p[0] for p in pairs]] * words, dtype=np.uint64)
+    r = np.array([[p[1] for p in pairs]] * words, dtype=np.uint64)
+    if words == 2:  # the high words decide unless they tie: make the first half tie, the second differ
+        c[1, 4:], r[1, 4:] = np.uint64(1), np.uint64(2)
+    wide = [int(c[-1, i]) << 64 * (words - 1) | int(c[0, i]) for i in range(len(pairs))]
+    wide_r = [int(r[-1, i]) << 64 * (words - 1) | int(r[0, i]) for i in range(len(pairs))]
+    expected = [int(a < b) for a, b in zip(wide, wide_r, strict=True)]
+
+    def program(s: MPCSession) -> list[int]:
+        mask = s.comm.rng.uint64(r.shape) if s.leader else None
+        if s.leader:
+            s.comm.send(s.peers[0], mask, label="test.r")
+            share = r ^ mask
+        else:
+            share = s.comm.recv(s.parties[0], label="test.r")
+        bits = cmp.less_than_public(s, c, share)
+        (opened,) = s.open_xor([bits], sharing_id=s.new_id(), label="test")
+        return [int(v) for v in opened]
+
+    assert first(run_mpc(program)) == expected

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams
+from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams, power_errors
 from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION
 from mpdp.errors import DomainError, ParameterError
 from mpdp.protocols.mpc import MPCSession
@@ -57,6 +57,27 @@ def test_documented_bounds_meet_the_targets() -> None:
     assert ExpParams().relative_error_bound(HP) < 1e-7
     assert ReciprocalParams().relative_error_bound(HP) < 1e-9
     assert InvSqrtParams().sqrt_error_bound(HP) < 1e-11
+
+
+@pytest.mark.parametrize("params", [ExpParams(word_tail=False), ExpParams(low=-2, high=1, squarings=2, degree=7)],
+                         ids=["wide-ring series", "word tail, narrow domain"])
+def test_exp_variants_within_their_bounds(params: ExpParams) -> None:
+    x = np.concatenate([np.linspace(params.low, params.high, 25), [0.0, -1e-9, 1e-9]])
+
+    def program(s: MPCSession) -> np.ndarray:
+        v = s.input("alice", x if s.comm.name == "alice" else None, bound=max(-params.low, params.high), fmt=HP)
+        return v.exp(params).reveal()
+
+    assert params.uses_word_tail(HP) == params.word_tail and not params.uses_word_tail(FAST)
+    xe = HP.decode(HP.encode(x))
+    assert _rel(first(run_mpc(program, fmt=HP)), np.exp(xe)) <= params.relative_error_bound(HP)
+
+
+def test_power_error_bounds_follow_the_recursion() -> None:
+    # y^2: one rounding; y^3 = y^2 y: h e_2 + 1; y^4 = y^2 y^2: 2 h^2 e_2 + e_2^2 u + 1
+    e = power_errors(4, 0.5, 2.0**-30)
+    assert e[:3] == [0.0, 1.0, 1.5]
+    assert e[3] == pytest.approx(1.5, abs=1e-8)
 
 
 def test_fast_format_functions_on_narrow_domains() -> None:

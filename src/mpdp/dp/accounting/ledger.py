@@ -45,6 +45,7 @@ from mpdp.dp.accounting.composition import METHODS, Spent, compose
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.calibration import check_delta, check_epsilon
 from mpdp.errors import BudgetExceededError, LedgerCorruptError, ParameterError, explain
+from mpdp.files import write_atomic
 
 __all__ = ["LedgerEntry", "PrivacyLedger"]
 
@@ -251,23 +252,7 @@ class PrivacyLedger:
         }
         payload = dict(body, sha256=hashlib.sha256(_canonical(body)).hexdigest())
         data = json.dumps(payload, sort_keys=True, indent=1, allow_nan=False).encode("utf-8")
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_atomic(path, data)
 
     def __repr__(self) -> str:
         spent = self.spent

@@ -89,7 +89,7 @@ def leading_one(session: MPCSession, bits: RingArray) -> RingArray:
 def lanes_to_ring(session: MPCSession, words: RingArray, lanes: npt.NDArray[np.int64], ring: Ring) -> RingArray:
     """Additive shares in ``ring`` of bit ``lanes[j]`` of each XOR-shared word: shape ``(len(lanes), *shape)``."""
     shifts = lanes.astype(np.uint64).reshape((-1,) + (1,) * words.ndim)
-    selected = (words[None] >> shifts) & np.uint64(1)
+    selected = ((words[None] >> shifts) & np.uint64(1)).astype(np.uint8)
     dabit = session.provider.dabit(ring, tuple(selected.shape))
     v = session.open_bits(selected ^ dabit.bit, sharing_id=session.new_id(), label="mpc.b2a")
     return b2a_combine(ring, v, dabit.s, leader=session.leader)

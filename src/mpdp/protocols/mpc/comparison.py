@@ -45,6 +45,7 @@ __all__ = [
     "clip_norm",
     "greater",
     "less",
+    "less_than_public",
     "ltz",
     "max_along",
     "maximum",
@@ -64,10 +65,12 @@ def _and_many(session: MPCSession, xs: RingArray, ys: RingArray, sharing_id: byt
     return and_combine(d, e, t.a, t.b, t.c, leader=session.leader)
 
 
-def _less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -> RingArray:
-    """XOR shares (0/1 per element) of ``[c_low < r_low]`` for public words ``c_low`` and shared ``r_low``.
+def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -> RingArray:
+    """XOR shares (0/1 per element) of ``[c_low < r_low]`` for public words ``c_low`` and XOR-shared ``r_low``.
 
-    Both are ``(words, *shape)`` arrays, word 0 least significant.
+    Both are ``(words, *shape)`` uint64 arrays, word 0 least significant; ``words`` is 1 or 2. The carry
+    circuit of step 3 of the module docstring: 6 rounds (7 for two words), consuming the AND triples
+    listed by :func:`_circuit_specs` (prefetch them to fetch all in one dealer exchange).
     """
     # G: r has a 1 where c has a 0; P: equal bits. XOR with the public c is done by the leader only.
     g = r_low & ~c_low
@@ -92,8 +95,11 @@ def _less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -
     return low
 
 
+_less_than_public = less_than_public  # the former private name, kept until every branch has merged the new one
+
+
 def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
-    """The AND triples :func:`_less_than_public` consumes, in order."""
+    """The AND triples :func:`less_than_public` consumes, in order."""
     specs = [CorrelationSpec("and", 64, (2, words, *shape)) for _ in range(5)]
     specs.append(CorrelationSpec("and", 64, (words, *shape)) if words == 1 else
                  CorrelationSpec("and", 64, (2, words, *shape)))
@@ -122,7 +128,7 @@ def ltz(x: SharedFixedPoint) -> SharedFixedPoint:
     low_mask = low_mask.reshape((words,) + (1,) * len(shape))
     r_low = mask.bits & low_mask
     c_low = ring.low_words(c)
-    lt = _less_than_public(session, c_low, r_low)
+    lt = less_than_public(session, c_low, r_low)
     msb = r_msb ^ lt
     if session.leader:
         msb ^= ring.msb(c)

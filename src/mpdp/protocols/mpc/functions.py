@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.approximations import ExpParams, InvSqrtParams, ReciprocalParams
+from mpdp.crypto.approximations import WORD_TAIL, ExpParams, InvSqrtParams, ReciprocalParams
 from mpdp.crypto.correlations import CorrelationSpec
-from mpdp.crypto.fixed_point import FAST
+from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _as_ints, _finish, _public_ints, mul_split, wrap_shift_many
+from mpdp.protocols.mpc.arithmetic import _as_ints, _finish, _public_ints, convert, mul_split, wrap_shift_many
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
@@ -89,6 +89,35 @@ def _linear(terms: list[SharedFixedPoint], coefficients: list[float], constant: 
     return combined + constant
 
 
+def _linear_into(terms: list[SharedFixedPoint], coefficients: list[float], fmt: FixedPointFormat,
+                 scale: int) -> SharedFixedPoint:
+    """``sum_k c_k t_k`` like :func:`_linear`, delivered in ``fmt`` at ``scale`` (or lower): the exact integer
+    combination is moved into ``fmt``'s ring and truncated there in one wrap-corrected shift (one round)."""
+    stacked = stack(terms)
+    c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
+    ints, extra = _public_ints(c, stacked, len(terms))
+    ring, session = stacked.ring, stacked.session
+    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)  # |raw| < 2^(l-2): _public_ints keeps the headroom
+    have = stacked.scale + extra
+    drop = max(0, have - scale)
+    sid = session.new_id()
+    (share,) = wrap_shift_many(session, ring, fmt.ring, [raw], [drop], sharing_id=sid)
+    bound = stacked.bound * float(np.sum(np.abs(c))) + 2.0 ** -(have - drop)
+    return SharedFixedPoint(session, share, fmt=fmt, scale=have - drop, bound=bound, sharing_id=sid)
+
+
+def _exp_series(y: SharedFixedPoint, p: ExpParams) -> SharedFixedPoint:
+    """``sum_(k<=d) y^k / k!`` for exact ``|y| <= p.radius``; see :class:`ExpParams` for ``word_tail``."""
+    if not p.uses_word_tail(y.fmt):
+        powers = _powers(y, p.degree)
+        return _linear(powers, [1.0 / math.factorial(k) for k in range(1, p.degree + 1)], 1.0)
+    # 1 + y + y^2/2 in the wide ring (y exact at scale f + m), the rest from Z_2^64 powers of y rounded to 2^-30
+    half_square = y.square().times_pow2(-1)
+    word_powers = _powers(convert(y, WORD_TAIL), p.degree)[2:]
+    tail = _linear_into(word_powers, [1.0 / math.factorial(k) for k in range(3, p.degree + 1)], y.fmt, y.scale)
+    return 1.0 + y + half_square + tail
+
+
 def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoint:
     """``exp(x)`` on ``[params.low, params.high]`` (see :class:`~mpdp.crypto.approximations.ExpParams`)."""
     p = params or ExpParams()
@@ -105,9 +134,7 @@ def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoin
         x = x.assume_bound(p.span)
     m = p.squarings
     y = x.times_pow2(-m)  # exact: only the scale changes
-    powers = _powers(y, p.degree)
-    value = _linear(powers, [1.0 / math.factorial(k) for k in range(1, p.degree + 1)], 1.0)
-    value = value.assume_bound(math.exp(p.radius) * (1 + 1e-6) + 4 * x.fmt.resolution)
+    value = _exp_series(y, p).assume_bound(math.exp(p.radius) * (1 + 1e-6) + 4 * x.fmt.resolution)
     for k in range(1, m + 1):
         value = value.square().assume_bound(math.exp(p.high * 2.0 ** (k - m)) * (1 + 1e-6) + 4 * x.fmt.resolution)
     return value

@@ -36,6 +36,9 @@ import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray
 
@@ -99,9 +102,9 @@ class BitTriple:
 
 @dataclass(frozen=True)
 class DaBit:
-    """One random bit per element, XOR-shared (``bit``, uint64 0/1) and additively shared in the ring (``s``)."""
+    """One random bit per element, XOR-shared (``bit``, uint8 0/1) and additively shared in the ring (``s``)."""
 
-    bit: RingArray = field(repr=False)
+    bit: npt.NDArray[np.uint8] = field(repr=False)
     s: RingArray = field(repr=False)
 
 

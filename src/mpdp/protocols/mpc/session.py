@@ -180,11 +180,12 @@ class MPCSession:
                 totals[i] ^= v
         return totals
 
-    def open_bits(self, bits: RingArray, *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint64]:
-        """Open XOR-shared single bits (0/1 words) packed eight to a byte."""
-        bits = np.asarray(bits, dtype=np.uint64)
+    def open_bits(self, bits: npt.NDArray[Any], *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint8]:
+        """Open XOR-shared single bits (0/1 of any integer dtype) packed eight to a byte; returns uint8 0/1."""
+        bits = np.asarray(bits)
         shape = bits.shape
-        packed = np.packbits(bits.reshape(-1).astype(np.uint8) & 1)
+        flat = bits.reshape(-1)
+        packed = np.packbits(flat if flat.dtype == np.uint8 else flat.astype(np.uint8) & np.uint8(1))
         replies = self._exchange({"id": sharing_id, "v": [packed]}, label)
         total = packed.copy()
         for src, msg in replies.items():
@@ -194,7 +195,7 @@ class MPCSession:
                                                     f"{packed.shape} packed bytes", "check the peer"))
             total ^= v
         count = int(np.prod(shape))
-        return np.unpackbits(total, count=count).astype(np.uint64).reshape(shape)
+        return np.unpackbits(total, count=count).reshape(shape)
 
     # -- creating shared values ---------------------------------------------------------------------------
     def input(self, owner: str, values: Any = None, *, bound: float | None = None,
