@@ -179,7 +179,8 @@ def _encode_array(array: np.ndarray[Any, Any], out: bytearray) -> None:
     out.append(_ARRAY)
     out += struct.pack("<BB", code, array.ndim)
     out += struct.pack(f"<{array.ndim}Q", *array.shape)
-    out += memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code])).cast("B")  # type: ignore[arg-type]  # no copy
+    if array.size:  # an empty array has no payload (and memoryview cannot cast a view with a zero dimension)
+        out += memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code])).cast("B")  # type: ignore[arg-type]  # no copy
 
 
 def _encode_bigarray(array: np.ndarray[Any, Any], out: bytearray) -> None:
