@@ -8,11 +8,18 @@ import numpy as np
 import pytest
 
 from mpdp.datasets.dataset import Dataset
+from mpdp.dp.sensitivities.ofpa_ofaa import ofaa_budget
 from mpdp.errors import BudgetExceededError, DatasetError, DomainError, ParameterError, ShapeMismatchError
 from mpdp.learning import registry
 from mpdp.learning.erm import LogisticLoss, Objective, misclassification, solve, to_pm1
-from mpdp.learning.ofpa_ofaa import OfpaOfaaSettings, fit, prepare_rows
-from mpdp.learning.ofpa_ofaa_parties import DataOwner, newton_logistic, secure_weighted_average
+from mpdp.learning.ofpa_ofaa import OfpaOfaaSettings, fit, prepare_parties, prepare_rows
+from mpdp.learning.ofpa_ofaa_parties import (
+    DataOwner,
+    OwnerRows,
+    fixed_quadratic_mask,
+    newton_logistic,
+    secure_weighted_average,
+)
 from mpdp.learning.ofpa_ofaa_reproduce import first_attributes
 from mpdp.learning.registry import RunConfig
 from mpdp.randomness import RandomSource
@@ -78,20 +85,44 @@ def test_newton_matches_lbfgs() -> None:
     assert np.max(np.abs(w - ref)) < 1e-6
 
 
-@pytest.mark.parametrize("method", ["ofpa", "output", "ofaa"])
+@pytest.mark.parametrize("method", ["ofpa", "output"])
 def test_noise_scale_is_the_calibrated_one(method: str) -> None:
     # mean |Laplace(b)| = b; with 4000 draws the sample mean's sd is b/sqrt(4000) ~ 0.016 b, so a 10% band
     # fails with probability < 1e-9 (and the seed is fixed).
-    X = np.full((10, 4), 0.25)
-    owner = DataOwner("p", X, np.ones(10), method, 1e-2, 2.5, RandomSource.seeded(6))
+    rows = OwnerRows(np.full((10, 4), 0.25), np.ones(10), fixed_quadratic_mask(4, (), 3))
+    owner = DataOwner("p", rows, method, 1e-2, 2.5, RandomSource.seeded(6))
     draws = []
-    for k in range(400 if method != "ofaa" else 300):
+    for k in range(400):
         owner.draw_noise(f"r{k}")
         assert owner._noise is not None
         draws.append(owner._noise)
     flat = np.concatenate(draws)
     assert abs(float(np.mean(np.abs(flat))) - 2.5) < 0.25
     assert abs(float(np.mean(flat))) < 0.25
+
+
+def test_ofaa_release_noise_per_degree_and_none_on_fixed_coefficients() -> None:
+    # one-hot block (1, 2), intercept 3: coefficients (1, 2) and (3, 3) are fixed by the domain
+    X = np.array([[0.5, 0.5, 0.0, 0.5], [-0.5, 0.0, 0.5, 0.5]])
+    fixed = fixed_quadratic_mask(4, ((1, 2),), 3)
+    rows = OwnerRows(X, np.array([1.0, -1.0]), fixed)
+    budget = ofaa_budget(0.5, 1.5, 0.5, 4, int(np.count_nonzero(~fixed)))
+    owner = DataOwner("p", rows, "ofaa", 1e-2, budget.scale_quadratic, RandomSource.seeded(7), budget)
+    iu = np.triu_indices(4)
+    outer = X.T @ X / 8.0
+    exact = np.where(iu[0] == iu[1], outer[iu], 2.0 * outer[iu])
+    lin_dev, quad_dev = [], []
+    for k in range(200):
+        lin, coef = owner.ofaa_coefficients(RandomSource.seeded(8).spawn(str(k)))
+        lin_dev.append(lin + 0.5 * X.T @ rows.y)
+        quad_dev.append(coef - exact)
+    # each degree's noise has its own scale: mean |Laplace(b)| = b; 800 and 1,600 draws put the sample mean's
+    # sd at 3.5% and 2.5% of b, so a 12% band fails with probability < 1e-3 (and the seeds are fixed)
+    assert abs(float(np.mean(np.abs(lin_dev))) - budget.scale_linear) < 0.12 * budget.scale_linear
+    dev = np.array(quad_dev)
+    assert np.all(dev[:, fixed] == 0.0)  # released exactly
+    assert abs(float(np.mean(np.abs(dev[:, ~fixed]))) - budget.scale_quadratic) < 0.12 * budget.scale_quadratic
+    assert budget.scale_linear != pytest.approx(budget.scale_quadratic)
 
 
 def test_accounting_once_and_fresh() -> None:
@@ -105,9 +136,10 @@ def test_accounting_once_and_fresh() -> None:
     assert fresh.rounds == 4
     assert all(v == pytest.approx(0.25 * fresh.rounds) for v in fresh.epsilon_spent.values())
     assert all(v <= 1.0 + 1e-12 for v in fresh.epsilon_spent.values())
-    # the fresh-noise scale is max_rounds times the once scale (OFAA's scale is linear in 1/eps)
+    # the fresh-noise scale is max_rounds times the once scale (OFAA's scales are linear in 1/eps)
     once_ofaa = fit(parties, OfpaOfaaSettings(method="ofaa", epsilon=1.0), rng=RandomSource.seeded(9))
     assert fresh.scales["party0"] == pytest.approx(4 * once_ofaa.scales["party0"])
+    assert fresh.scales_linear["party0"] == pytest.approx(4 * once_ofaa.scales_linear["party0"])
 
 
 def test_privacy_costs_accuracy_but_ofpa_learns() -> None:
@@ -181,3 +213,34 @@ def test_first_attributes_keeps_schema() -> None:
     sub = first_attributes(data, 3)
     assert len(sub.attributes) == 3 and sub.d == sum(len(c) for c in data.encoded_columns[:3])
     assert sub.row_norm_bound == pytest.approx(math.sqrt(3))
+
+
+def test_every_owner_is_checked_against_the_public_schema() -> None:
+    from mpdp.datasets import mixed_tabular
+
+    data = mixed_tabular(300, numeric=2, categorical=2, rng=RandomSource.seeded(19))
+    parties = [data.rows(np.arange(150)), data.rows(np.arange(150, 300))]
+    prepared = prepare_parties(parties)
+    assert prepared.row_l1 == pytest.approx(math.sqrt(5))  # 4 attributes + the intercept
+    # an adversarial owner whose "one-hot" block holds two ones would break the l1 bound: refused
+    cols = list(data.encoded_columns[2])
+    X = parties[1].X.copy()
+    X[0, cols[:2]] = 1.0
+    bad = Dataset(name=data.name, X=X, y=parties[1].y, feature_names=data.feature_names, task=data.task,
+                  attributes=data.attributes, values=parties[1].values, encoded_columns=data.encoded_columns)
+    with pytest.raises(DomainError, match="one-hot"):
+        fit([parties[0], bad], OfpaOfaaSettings(method="ofaa"))
+    # the same columns under a different schema are refused too
+    plain = Dataset(name=data.name, X=parties[1].X, y=parties[1].y, feature_names=data.feature_names,
+                    task=data.task)
+    with pytest.raises(ShapeMismatchError, match="schema"):
+        fit([parties[0], plain], OfpaOfaaSettings(method="ofaa"))
+
+
+def test_prepared_parties_give_the_same_fit_as_datasets() -> None:
+    parties = _split(_data(600, 3, 20, separable=False), (300, 200, 100))
+    prepared = prepare_parties(parties)
+    for method in ("ofpa", "ofaa"):
+        a = fit(parties, OfpaOfaaSettings(method=method), rng=RandomSource.seeded(21))
+        b = fit(prepared, OfpaOfaaSettings(method=method), rng=RandomSource.seeded(21))
+        assert np.array_equal(a.theta, b.theta)

@@ -62,6 +62,27 @@ def test_run_reports_privacy_metrics_and_curves(capsys: pytest.CaptureFixture[st
     assert record["non_private"]["name"] == "accuracy" and record["optimality_gap"] >= 0
 
 
+@pytest.mark.parametrize(("method", "accountant"), [("mpc-outp", None), ("pathak", None), ("local-objp", None),
+                                                    ("mpc-gradp", "zcdp"), ("mpc-gradp", "tight"),
+                                                    ("local-gradp", "tight")])
+def test_every_run_is_charged_on_a_ledger_within_budget(method: str, accountant: str | None,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from mpdp.cli import main
+
+    args = ["run", method, "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", "--epsilon", "0.5",
+            "--delta", "1e-3", "--seed", "3", "--json"]
+    if accountant:
+        args += ["--option", "T=5", "--option", f"accountant={accountant}"]
+    assert main(args) == 0
+    ledger = json.loads(capsys.readouterr().out)["ledger"]
+    expected = {None: "basic", "zcdp": "zcdp", "tight": "pld"}[accountant]
+    assert ledger["method"] == expected and ledger["entries"] == 1
+    # the ledger accepted the charge, so it is within budget; and a run spends (nearly) all of it
+    assert 0.3 < ledger["epsilon_spent"] <= 0.5 * (1 + 1e-12) and ledger["delta_spent"] <= 1e-3
+
+
 @pytest.mark.parametrize(
     ("option", "match"),
     [("T=0", "T: received 0"), ("lam=0", "lambda"), ("lam=-1", "lambda"), ("accountant=rdp", "accountant")],

@@ -5,8 +5,11 @@ current global parameters and uploads the minimiser; the server forms the record
 secure aggregation (:func:`~mpdp.learning.ofpa_ofaa_parties.secure_weighted_average`, it never sees one
 owner's parameters); the loop stops when the change is below ``eta`` or after ``max_rounds``.
 
-Inputs are put in the unit ball as the proofs assume: ``x = [x_raw / B, 1] / sqrt(2)`` with ``B`` the public
-row-norm bound of the schema, so the intercept is the last coordinate (its weight is ``alpha * sqrt(2)``).
+Inputs are put in the unit ball as the proofs assume: ``x = [x_raw, 1] / sqrt(B^2 + 1)`` with ``B`` the public
+row-norm bound of the schema (the intercept is one more attribute, the last coordinate), so ``||x||_2 <= 1``
+and, on a one-hot schema, ``||x||_1 <= sqrt(B^2 + 1)`` (:mod:`mpdp.dp.sensitivities.ofpa_ofaa`). Every owner
+validates its own rows against the public schema (numeric entries in [-1, 1], one 1 per one-hot block),
+because the sensitivities are suprema over that domain.
 
 Privacy accounting (per owner; owners hold disjoint rows, so a record's guarantee is its owner's)
 -------------------------------------------------------------------------------------------------
@@ -46,13 +49,26 @@ import numpy.typing as npt
 from mpdp.datasets.dataset import Dataset
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.accounting.ledger import PrivacyLedger
-from mpdp.dp.sensitivities.ofpa_ofaa import ofaa_laplace_scale, ofpa_plan, output_laplace_scale, unit_ball_row_l1
+from mpdp.dp.sensitivities.ofpa_ofaa import (
+    OfaaBudget,
+    intercept_weight,
+    ofaa_budget,
+    ofpa_plan,
+    output_laplace_scale,
+    unit_ball_row_l1,
+)
 from mpdp.errors import DatasetError, DomainError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning.erm import misclassification, to_pm1
-from mpdp.learning.ofpa_ofaa_parties import METHODS, DataOwner, secure_weighted_average
+from mpdp.learning.ofpa_ofaa_parties import (
+    METHODS,
+    DataOwner,
+    OwnerRows,
+    fixed_quadratic_mask,
+    secure_weighted_average,
+)
 from mpdp.randomness import RandomSource
 
-__all__ = ["FitResult", "OfpaOfaaSettings", "fit", "prepare_rows"]
+__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties", "prepare_rows"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -108,6 +124,7 @@ class FitResult:
     communication: dict[str, int]
     seconds: float
     changes: list[float] = field(default_factory=list)
+    scales_linear: dict[str, float] = field(default_factory=dict)
 
     def misclassification(self, X: FloatArray, y: FloatArray) -> float:
         """Misclassification of the global model on unit-ball rows ``X`` (from :func:`prepare_rows`)."""
@@ -115,7 +132,7 @@ class FitResult:
 
 
 def prepare_rows(X: npt.ArrayLike, row_bound: float, *, normalise: bool = False) -> FloatArray:
-    """``[X / row_bound, 1] / sqrt(2)``: unit-ball rows with the intercept folded in.
+    """``[X, 1] / sqrt(row_bound^2 + 1)``: unit-ball rows with the intercept folded in as one more attribute.
 
     A row whose norm exceeds ``row_bound`` raises :class:`~mpdp.errors.DomainError` unless ``normalise``, which
     projects such rows onto the ball with a ``UserWarning`` (a per-record map, so the guarantee holds).
@@ -125,8 +142,8 @@ def prepare_rows(X: npt.ArrayLike, row_bound: float, *, normalise: bool = False)
         raise ShapeMismatchError(explain("X", arr.shape, "a 2-d array (n, d)", "pass one row per record"))
     if not np.all(np.isfinite(arr)):
         raise DomainError(explain("X", "non-finite values", "finite features", "impute or drop missing values"))
-    scaled = arr / row_bound
-    norms = np.linalg.norm(scaled, axis=1)
+    h = intercept_weight(row_bound)
+    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr)) / row_bound
     if norms.size and norms.max() > 1.0 + 1e-9:
         if not normalise:
             worst = int(np.argmax(norms))
@@ -134,13 +151,38 @@ def prepare_rows(X: npt.ArrayLike, row_bound: float, *, normalise: bool = False)
                                       "scale rows by a public bound, or pass normalise=True to project them"))
         warnings.warn(f"{int(np.sum(norms > 1))} rows outside the unit ball were projected onto it", UserWarning,
                       stacklevel=2)
-        scaled = scaled / np.maximum(norms, 1.0)[:, None]
-    ones = np.ones((scaled.shape[0], 1))
-    out: FloatArray = np.hstack([scaled, ones]) / math.sqrt(2.0)
+        arr = arr / np.maximum(norms, 1.0)[:, None]
+    out: FloatArray = np.empty((arr.shape[0], arr.shape[1] + 1))
+    out[:, :-1] = arr * h
+    out[:, -1] = h
     return out
 
 
-def _check_parties(parties: Sequence[Dataset]) -> None:
+@dataclass(frozen=True)
+class PreparedParties:
+    """The owners' validated unit-ball rows and the public quantities the sensitivities need.
+
+    Build with :func:`prepare_parties`; pass to :func:`fit` in place of the Datasets to run several settings
+    (budgets, methods) on the same partition without re-encoding or recomputing sufficient statistics.
+    """
+
+    names: tuple[str, ...]
+    rows: tuple[OwnerRows, ...]
+    row_bound: float
+    row_l1: float
+    intercept: float
+
+    @property
+    def dim(self) -> int:
+        return int(self.rows[0].X.shape[1])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {k: int(r.X.shape[0]) for k, r in zip(self.names, self.rows, strict=True)}
+
+
+def _check_parties(parties: Sequence[Dataset]) -> float:
+    """Validate the parties against the first one's schema; returns the public row-norm bound."""
     if not parties:
         raise ParameterError(explain("parties", 0, "one or more parties", "pass each party's Dataset"))
     ref = parties[0]
@@ -151,37 +193,63 @@ def _check_parties(parties: Sequence[Dataset]) -> None:
         if p.d != ref.d or p.feature_names != ref.feature_names:
             raise ShapeMismatchError(explain(f"party {k} features", f"{p.d} columns", f"the {ref.d} of party 0",
                                              "encode every party with the same schema (same columns, same order)"))
+        if p.attributes != ref.attributes or p.encoded_columns != ref.encoded_columns:
+            raise ShapeMismatchError(explain(f"party {k} schema", p.attribute_names,
+                                             f"the attributes of party 0: {ref.attribute_names}",
+                                             "encode every party with the same schema (same attributes)"))
+    # each owner checks its own one-hot blocks (row_norm_bound raises on a block that is not one-hot)
+    bounds = {p.row_norm_bound for p in parties}
+    if len(bounds) != 1:  # pragma: no cover - same schema and validated blocks give the same bound
+        raise ShapeMismatchError(explain("row norm bounds", sorted(bounds), "one public bound",
+                                         "encode every party with the same schema"))
+    return bounds.pop()
 
 
-def _scale_for(settings: OfpaOfaaSettings, eps: float, n: int, dim: int, row_l1: float) -> tuple[float, float]:
-    """(lam, Laplace scale) of one release of ``eps`` by an owner with ``n`` records."""
+def _one_hot_blocks(data: Dataset) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(cols) for attr, cols in zip(data.attributes, data.encoded_columns, strict=True)
+                 if attr.kind == "categorical" and len(cols) > 1)
+
+
+def prepare_parties(parties: Sequence[Dataset], *, normalise: bool = False) -> PreparedParties:
+    """Validate every party against the public schema and put its rows in the unit ball (:func:`prepare_rows`)."""
+    row_bound = _check_parties(parties)
+    dim = parties[0].d + 1
+    fixed = fixed_quadratic_mask(dim, _one_hot_blocks(parties[0]), dim - 1)
+    rows = tuple(OwnerRows(prepare_rows(p.X, row_bound, normalise=normalise), to_pm1(p.y), fixed) for p in parties)
+    return PreparedParties(names=tuple(f"party{k}" for k in range(len(parties))), rows=rows, row_bound=row_bound,
+                           row_l1=unit_ball_row_l1(dim, row_bound), intercept=intercept_weight(row_bound))
+
+
+def _calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: PreparedParties,
+               fixed: int) -> tuple[float, float, OfaaBudget | None]:
+    """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records."""
+    dim = prepared.dim
     if settings.method == "none":
-        return settings.lam, 0.0
+        return settings.lam, 0.0, None
     if settings.method == "ofpa":
-        plan = ofpa_plan(eps, n, settings.lam, row_l1)
-        return plan.lam, plan.scale
+        plan = ofpa_plan(eps, n, settings.lam, prepared.row_l1)
+        return plan.lam, plan.scale, None
     if settings.method == "output":
-        return settings.lam, output_laplace_scale(eps, n, settings.lam, dim)
-    return settings.lam, ofaa_laplace_scale(eps, row_l1)[0]
+        return settings.lam, output_laplace_scale(eps, n, settings.lam, dim), None
+    budget = ofaa_budget(eps, prepared.row_l1, prepared.intercept, dim, dim * (dim + 1) // 2 - fixed)
+    return settings.lam, budget.scale_quadratic, budget
 
 
-def fit(parties: Sequence[Dataset], settings: OfpaOfaaSettings, *, rng: RandomSource | None = None,
-        normalise: bool = False) -> FitResult:
-    """Run Algorithm 2 / 3 (or Algorithm 1 inside the loop) over ``parties`` (one Dataset each)."""
+def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings, *,
+        rng: RandomSource | None = None, normalise: bool = False) -> FitResult:
+    """Run Algorithm 2 / 3 (or Algorithm 1 inside the loop) over ``parties`` (one Dataset each, or their
+    :func:`prepare_parties`)."""
     rng = rng if rng is not None else RandomSource.fresh()
     start = time.perf_counter()
-    _check_parties(parties)
-    row_bound = parties[0].row_norm_bound
-    dim = parties[0].d + 1
-    row_l1 = unit_ball_row_l1(dim, row_bound)
+    prepared = parties if isinstance(parties, PreparedParties) else prepare_parties(parties, normalise=normalise)
+    dim = prepared.dim
     per_release = settings.epsilon if settings.noise == "once" else settings.epsilon / settings.max_rounds
     owners: list[DataOwner] = []
     ledgers: dict[str, PrivacyLedger] = {}
-    for k, p in enumerate(parties):
-        name = f"party{k}"
-        lam, scale = _scale_for(settings, per_release, p.n, dim, row_l1)
-        owners.append(DataOwner(name, prepare_rows(p.X, row_bound, normalise=normalise), to_pm1(p.y),
-                                settings.method, lam, scale, rng.spawn(name)))
+    fixed = int(np.count_nonzero(prepared.rows[0].fixed))
+    for name, rows in zip(prepared.names, prepared.rows, strict=True):
+        lam, scale, budget = _calibrate(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
+        owners.append(DataOwner(name, rows, settings.method, lam, scale, rng.spawn(name), budget))
         if settings.method != "none":
             ledgers[name] = PrivacyLedger(epsilon=settings.epsilon, subject=f"party:{name}")
     counts = {o.name: o.n for o in owners}
@@ -215,7 +283,8 @@ def fit(parties: Sequence[Dataset], settings: OfpaOfaaSettings, *, rng: RandomSo
     return FitResult(theta=theta, rounds=rounds, converged=converged, epsilon_spent=spent,
                      epsilon_per_release=per_release, scales={o.name: o.scale for o in owners},
                      lams={o.name: o.lam for o in owners}, communication=traffic,
-                     seconds=time.perf_counter() - start, changes=changes)
+                     seconds=time.perf_counter() - start, changes=changes,
+                     scales_linear={o.name: o.budget.scale_linear for o in owners if o.budget is not None})
 
 
 def options_from(raw: Any, method: str, epsilon: float) -> OfpaOfaaSettings:
