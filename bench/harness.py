@@ -2,6 +2,11 @@
 
 A result's ``ratio`` is always ``baseline_seconds / seconds`` for the same work, so > 1 means mpdp is faster
 than the in-run baseline (plain ``phe``, plaintext numpy, a reference sampler, ...).
+
+Optional fields, printed only by suites that set them: ``cpu_seconds`` (CPU time of the whole process for
+the operation: fairer than wall time on a shared machine), and an external ``reference`` throughput that
+cannot run in-process (e.g. CrypTen's, measured once on the same machine): ``ref_ratio = per_s /
+reference_per_s`` and ``ref_cpu_ratio = per_cpu_s / reference_per_s``; ``B/elem`` is ``bytes / n``.
 """
 
 from __future__ import annotations
@@ -28,10 +33,32 @@ class BenchResult:
     max_rel_error: float | None = None
     bytes: int | None = None
     note: str | None = None
+    cpu_seconds: float | None = None
+    reference: str | None = None
+    reference_per_s: float | None = None
 
     @property
     def per_s(self) -> float:
         return self.n / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def per_cpu_s(self) -> float | None:
+        if self.cpu_seconds is None:
+            return None
+        return self.n / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+    @property
+    def ref_ratio(self) -> float | None:
+        return None if self.reference_per_s is None else self.per_s / self.reference_per_s
+
+    @property
+    def ref_cpu_ratio(self) -> float | None:
+        per_cpu = self.per_cpu_s
+        return None if self.reference_per_s is None or per_cpu is None else per_cpu / self.reference_per_s
+
+    @property
+    def bytes_per_element(self) -> float | None:
+        return None if self.bytes is None or self.n <= 0 else self.bytes / self.n
 
     @property
     def ratio(self) -> float | None:
@@ -43,6 +70,8 @@ class BenchResult:
         record = asdict(self)
         record["per_s"] = self.per_s
         record["ratio"] = self.ratio
+        for name in ("per_cpu_s", "ref_ratio", "ref_cpu_ratio", "bytes_per_element"):
+            record[name] = getattr(self, name)
         return record
 
 
@@ -67,9 +96,19 @@ def _fmt(value: Any) -> str:
 
 def print_table(suite: str, results: list[BenchResult]) -> None:
     columns = ["name", "n", "seconds", "per_s", "baseline", "ratio", "max_abs_error", "max_rel_error", "bytes"]
+    if any(r.cpu_seconds is not None for r in results):
+        columns[4:4] = ["per_cpu_s"]
+    if any(r.reference_per_s is not None for r in results):
+        at = columns.index("baseline")
+        columns[at:at] = ["reference_per_s", "ref_ratio", "ref_cpu_ratio"]
+        columns.append("bytes_per_element")
     rows = [[_fmt(r.as_dict()[c]) for c in columns] for r in results]
     widths = [max(len(c), *(len(row[i]) for row in rows)) if rows else len(c) for i, c in enumerate(columns)]
     print(f"suite: {suite}  (ratio = baseline time / mpdp time; > 1 means mpdp is faster)")
+    if "ref_ratio" in columns:
+        names = sorted({r.reference for r in results if r.reference})
+        print(f"  reference: {', '.join(names)}; ref_ratio = per_s / reference_per_s, "
+              "ref_cpu_ratio = per_cpu_s / reference_per_s (> 1: mpdp faster)")
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
     for row in rows:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))

@@ -5,7 +5,7 @@ aggregation and noise generated inside the secure computation, in at most 5 minu
 
 Workload: the synthetic ridge task of ``003-fig2`` (50,000 training records, 95 features + intercept = 96
 coordinates; Huber-capped ridge, G = 1, lambda = 1e-3, eta = 1, eps = 0.5, delta = 1e-3). The 50,000 parties
-run as vectorised cohorts of 4,096 (one row per party in every message) talking to two aggregators.
+run as vectorised cohorts of 1,024 (one row per party in every message) talking to two aggregators.
 
 Besides wall time the note reports the process's CPU time (all threads): on a shared machine the wall time
 depends on what else runs, the CPU time much less.

@@ -34,6 +34,21 @@ def test_round_trip(value: Any) -> None:
     assert _same(value, decode(encode(value)))
 
 
+def test_large_arrays_are_spliced_into_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Payloads of 16 KiB and more are spliced into the message by encode() instead of appended: same bytes.
+    from mpdp.runtime import codec
+
+    big = np.arange(5000, dtype=np.uint64)
+    value = {"a": [1, big, "x", big[::3].astype(">u8"), np.zeros((0, 4))], "b": big.reshape(50, 100).T,
+             "c": np.ones(10), "d": b"tail"}
+    data = encode(value)
+    decoded = decode(data)
+    assert _same(decoded["a"][1], big) and _same(decoded["a"][3], big[::3])
+    assert _same(decoded["b"], big.reshape(50, 100).T) and decoded["a"][4].shape == (0, 4)
+    monkeypatch.setattr(codec, "_SPLICE_BYTES", 1 << 62)
+    assert encode(value) == data
+
+
 def test_big_ints_and_mpz_and_object_arrays() -> None:
     import gmpy2
 
@@ -43,6 +58,14 @@ def test_big_ints_and_mpz_and_object_arrays() -> None:
     arr = np.array([n, -5, 0, gmpy2.mpz(7)], dtype=object)
     out = decode(encode(arr))
     assert out.dtype == object and [int(v) for v in out] == [n, -5, 0, 7]
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 14), (3, 0), (0, 0, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
+def test_empty_arrays_round_trip(shape: tuple[int, ...], dtype: Any) -> None:
+    # A party may have nothing to send (e.g. a PFDS sharer whose consistent leaf sizes round to 0 records).
+    out = decode(encode({"v": np.zeros(shape, dtype=dtype)}))["v"]
+    assert out.shape == shape and out.dtype == np.dtype(dtype)
 
 
 def test_to_wire_objects_travel_as_their_public_form() -> None:

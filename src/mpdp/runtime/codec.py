@@ -95,8 +95,23 @@ def encode(value: Any) -> bytes:
     """
     out = bytearray(MAGIC)
     out.append(WIRE_VERSION)
-    _encode_value(value, out, 0)
-    return bytes(out)
+    big: list[tuple[int, memoryview]] = []
+    _encode_value(value, out, 0, big)
+    if not big:
+        return bytes(out)
+    # Large array payloads were not appended to ``out`` (growing a bytearray by megabytes re-copies it):
+    # splice them in at their offsets, so each payload is copied exactly once, into the result.
+    view = memoryview(out)
+    pieces: list[memoryview] = []
+    start = 0
+    for offset, payload in big:
+        pieces += [view[start:offset], payload]
+        start = offset
+    pieces.append(view[start:])
+    return b"".join(pieces)
+
+
+_SPLICE_BYTES = 1 << 14  # array payloads at least this large are spliced in by encode() instead of appended
 
 
 def _encode_int(value: int, out: bytearray) -> None:
@@ -111,7 +126,7 @@ def _encode_int(value: int, out: bytearray) -> None:
         out += raw
 
 
-def _encode_value(value: Any, out: bytearray, depth: int) -> None:
+def _encode_value(value: Any, out: bytearray, depth: int, big: list[tuple[int, memoryview]]) -> None:
     if depth > DEFAULT_LIMITS.max_depth:
         raise ParameterError(explain("message", "nesting deeper than 32", "shallower data", "flatten the message"))
     if value is None:
@@ -134,12 +149,12 @@ def _encode_value(value: Any, out: bytearray, depth: int) -> None:
         out += struct.pack("<Q", len(raw))
         out += raw
     elif isinstance(value, np.ndarray):
-        _encode_array(value, out)
+        _encode_array(value, out, big)
     elif isinstance(value, (list, tuple)):
         out.append(_LIST)
         out += struct.pack("<I", len(value))
         for item in value:
-            _encode_value(item, out, depth + 1)
+            _encode_value(item, out, depth + 1, big)
     elif isinstance(value, dict):
         out.append(_DICT)
         out += struct.pack("<I", len(value))
@@ -151,9 +166,9 @@ def _encode_value(value: Any, out: bytearray, depth: int) -> None:
             raw = key.encode("utf-8")
             out += struct.pack("<I", len(raw))
             out += raw
-            _encode_value(item, out, depth + 1)
+            _encode_value(item, out, depth + 1, big)
     elif isinstance(value, WireEncodable):
-        _encode_value(value.to_wire(), out, depth + 1)
+        _encode_value(value.to_wire(), out, depth + 1, big)
     else:
         raise ParameterError(
             explain(
@@ -164,7 +179,7 @@ def _encode_value(value: Any, out: bytearray, depth: int) -> None:
         )
 
 
-def _encode_array(array: np.ndarray[Any, Any], out: bytearray) -> None:
+def _encode_array(array: np.ndarray[Any, Any], out: bytearray, big: list[tuple[int, memoryview]]) -> None:
     if array.ndim > 255:
         raise ParameterError(explain("array.ndim", array.ndim, "<= 255", "reshape the array"))
     if array.dtype == object:
@@ -179,7 +194,12 @@ def _encode_array(array: np.ndarray[Any, Any], out: bytearray) -> None:
     out.append(_ARRAY)
     out += struct.pack("<BB", code, array.ndim)
     out += struct.pack(f"<{array.ndim}Q", *array.shape)
-    out += memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code])).cast("B")  # type: ignore[arg-type]  # no copy
+    # flat first: memoryview cannot cast a view with a zero in its shape (e.g. (0, 4))
+    payload = memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code]).reshape(-1)).cast("B")  # type: ignore[arg-type]
+    if len(payload) >= _SPLICE_BYTES:
+        big.append((len(out), payload))  # keeps the (contiguous) array alive until encode() joins
+    else:
+        out += payload
 
 
 def _encode_bigarray(array: np.ndarray[Any, Any], out: bytearray) -> None:

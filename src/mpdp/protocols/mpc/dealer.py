@@ -172,6 +172,17 @@ class DealerProvider(CorrelationProvider):
             # party 0's corrections are received when first needed (they arrive in request order)
             self._ready.append([spec, draw(spec, self._stream, first=self.index == 0), self.index == 0])
 
+    def receive_prefetched(self) -> None:
+        """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
+
+        Together with :meth:`prefetch` (e.g. of a :class:`~mpdp.protocols.mpc.planning.PlannedProvider`'s
+        plan) this is an *offline phase*: afterwards the operations that consume those correlations run
+        without waiting for the dealer.
+        """
+        for entry in list(self._ready):
+            if entry[2]:
+                self._receive(entry)
+
     def _receive(self, entry: list[Any]) -> dict[str, Any]:
         spec, part, pending = entry
         if not pending:
