@@ -44,6 +44,10 @@ def test_table1_reproduction_prints_the_paper_beside_ours() -> None:
     assert len(generated) == 6 and all(r.paper is not None and r.repetitions == 3 for r in generated)
     theorem = next(r for r in table.rows if r.setting.get("row") == "Theorem 3.4 sigma")
     assert theorem.ours_mean == pytest.approx(2.97e-3, abs=0.005e-3)
+    local = next(r for r in table.rows if r.setting.get("row") == "Theorem 3.4 sigma of the average")
+    assert local.ours_mean == pytest.approx(10 * theorem.ours_mean)  # sqrt(m) = 10 times MPC Grad P's
+    readings = [r for r in table.rows if r.setting.get("row") == "rho = eps^2 zCDP sigma (the printed reading)"]
+    assert len(readings) == 2 and all(r.ours_mean == pytest.approx(r.paper, rel=0.01) for r in readings)
     assert any("rho = eps^2" in note for note in table.notes)
 
 
