@@ -28,7 +28,7 @@ Accuracy
 CKKS is approximate: per entry the documented dot-product bound of ``ckks-8192-d1``
 (:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound`: ``(3e-5 + 5e-7 sqrt(rows)) bound^2``), plus ``2^-30``
 for the mask's float rounding (``|mask| <= 2^18``, ulp ``2^-34``, twice), all times ``2^s`` when shares are
-scaled (above): 3.4e-3 at 45,222 rows, bound 1 and the default ``mask_bits = 23`` (the previous TenSEAL-direct
+scaled (above): 4.4e-3 at 45,222 rows, bound 1 and the default ``mask_bits = 23`` (the previous TenSEAL-direct
 backend documented 0.021).
 """
 
