@@ -55,7 +55,7 @@ def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: Ring
 
 def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
     """Share of ``x^2`` from a square pair ``c = a^2`` and opened ``d = x - a``: ``c + 2 d a + d^2``."""
-    z = ring.add(c, ring.mul_int(ring.mul(d, a), 2))
+    z = ring.add(c, ring.shl(ring.mul(d, a), 1))
     if leader:
         z = ring.add(z, ring.mul(d, d))
     return z
