@@ -26,9 +26,10 @@ eps    OFPA             OFAA
 3.2    0.1620 (0.0033)  0.1699 (0.0030)
 =====  ===============  ===============
 
-At eps = 0.8 both methods are within 2 points of LR_NoPrivacy (+1.7 and +1.6); the margin is small (other
-seeds put OFAA's 10-repetition mean 0.3 points higher, e.g. +1.98 in 001-fig4's 14-attribute row). The run took
-24 s of CPU time (185 s wall on a 2-core machine shared with a load average of about 30).
+At eps = 0.8 both methods are within 2 points of LR_NoPrivacy (+1.7 and +1.6; with ``--seed 7``: +1.6 and
++1.7). The margin is small: the notebook's seed puts OFAA's 10-repetition mean at +2.2, and 001-fig4's
+14-attribute row at +2.0. The run took 24 s of CPU time (185 s wall on the 2-core machine shared at a load
+average of about 30; 143 s at about 19).
 """
 
 from __future__ import annotations
