@@ -18,6 +18,7 @@ from mpdp.learning.ofpa_ofaa_parties import (
     OwnerRows,
     fixed_quadratic_mask,
     newton_logistic,
+    ofaa_ridge,
     secure_weighted_average,
 )
 from mpdp.learning.ofpa_ofaa_reproduce import first_attributes
@@ -123,6 +124,11 @@ def test_ofaa_release_noise_per_degree_and_none_on_fixed_coefficients() -> None:
     assert np.all(dev[:, fixed] == 0.0)  # released exactly
     assert abs(float(np.mean(np.abs(dev[:, ~fixed]))) - budget.scale_quadratic) < 0.12 * budget.scale_quadratic
     assert budget.scale_linear != pytest.approx(budget.scale_quadratic)
+
+
+def test_ofaa_ridge_follows_the_noise() -> None:
+    assert ofaa_ridge(2.0, 16) == pytest.approx(0.5 * 2.0 * 4.0)
+    assert ofaa_ridge(4.0, 16) == pytest.approx(2 * ofaa_ridge(2.0, 16))  # linear in the scale: scale invariant
 
 
 def test_accounting_once_and_fresh() -> None:

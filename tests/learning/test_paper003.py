@@ -44,6 +44,10 @@ def test_table1_reproduction_prints_the_paper_beside_ours() -> None:
     assert len(generated) == 6 and all(r.paper is not None and r.repetitions == 3 for r in generated)
     theorem = next(r for r in table.rows if r.setting.get("row") == "Theorem 3.4 sigma")
     assert theorem.ours_mean == pytest.approx(2.97e-3, abs=0.005e-3)
+    local = next(r for r in table.rows if r.setting.get("row") == "Theorem 3.4 sigma of the average")
+    assert local.ours_mean == pytest.approx(10 * theorem.ours_mean)  # sqrt(m) = 10 times MPC Grad P's
+    readings = [r for r in table.rows if r.setting.get("row") == "rho = eps^2 zCDP sigma (the printed reading)"]
+    assert len(readings) == 2 and all(r.ours_mean == pytest.approx(r.paper, rel=0.01) for r in readings)
     assert any("rho = eps^2" in note for note in table.notes)
 
 
@@ -60,6 +64,27 @@ def test_run_reports_privacy_metrics_and_curves(capsys: pytest.CaptureFixture[st
     assert record["privacy"]["accountant"] == "zcdp" and record["privacy"]["epsilon_exact"] < 0.5
     assert record["curves"][0]["name"] == "optimality gap" and record["curves"][0]["x"][-1] == 20.0
     assert record["non_private"]["name"] == "accuracy" and record["optimality_gap"] >= 0
+
+
+@pytest.mark.parametrize(("method", "accountant"), [("mpc-outp", None), ("pathak", None), ("local-objp", None),
+                                                    ("mpc-gradp", "zcdp"), ("mpc-gradp", "tight"),
+                                                    ("local-gradp", "tight")])
+def test_every_run_is_charged_on_a_ledger_within_budget(method: str, accountant: str | None,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from mpdp.cli import main
+
+    args = ["run", method, "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", "--epsilon", "0.5",
+            "--delta", "1e-3", "--seed", "3", "--json"]
+    if accountant:
+        args += ["--option", "T=5", "--option", f"accountant={accountant}"]
+    assert main(args) == 0
+    ledger = json.loads(capsys.readouterr().out)["ledger"]
+    expected = {None: "basic", "zcdp": "zcdp", "tight": "pld"}[accountant]
+    assert ledger["method"] == expected and ledger["entries"] == 1
+    # the ledger accepted the charge, so it is within budget; and a run spends (nearly) all of it
+    assert 0.3 < ledger["epsilon_spent"] <= 0.5 * (1 + 1e-12) and ledger["delta_spent"] <= 1e-3
 
 
 @pytest.mark.parametrize(

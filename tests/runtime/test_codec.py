@@ -60,6 +60,14 @@ def test_big_ints_and_mpz_and_object_arrays() -> None:
     assert out.dtype == object and [int(v) for v in out] == [n, -5, 0, 7]
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 14), (3, 0), (0, 0, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.bool_])
+def test_empty_arrays_round_trip(shape: tuple[int, ...], dtype: Any) -> None:
+    # A party may have nothing to send (e.g. a PFDS sharer whose consistent leaf sizes round to 0 records).
+    out = decode(encode({"v": np.zeros(shape, dtype=dtype)}))["v"]
+    assert out.shape == shape and out.dtype == np.dtype(dtype)
+
+
 def test_to_wire_objects_travel_as_their_public_form() -> None:
     class Ciphertext:
         def to_wire(self) -> dict[str, Any]:

@@ -108,18 +108,22 @@ class FixedPointFormat:
         """Ring residues of ``round(x * 2^f)``; refuses NaN, inf and ``|x| >= max_value``."""
         s = self.frac_bits if scale_bits is None else scale_bits
         values = np.asarray(x, dtype=np.float64)
-        if not np.all(np.isfinite(values)):
-            raise EncodingOverflowError(
-                explain(name, "NaN or infinite entries", "finite numbers", "clean or clip the data before encoding")
-            )
-        limit = 2.0 ** (self.raw_capacity_bits - s)
-        if values.size and float(np.max(np.abs(values))) >= limit:
-            worst = float(np.max(np.abs(values)))
-            raise EncodingOverflowError(
-                explain(name, f"max |x| = {worst:.6g}", f"|x| < {limit:.6g} for {self}",
-                        "scale the data down, or use a format with more integer bits (ring_bits=128)")
-            )
-        raw = np.rint(values * 2.0**s)
+        if values.size:
+            # min and max: two passes without temporaries (NaN propagates through both, inf shows in one)
+            lo, hi = float(values.min()), float(values.max())
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                raise EncodingOverflowError(
+                    explain(name, "NaN or infinite entries", "finite numbers", "clean or clip the data before encoding")
+                )
+            limit = 2.0 ** (self.raw_capacity_bits - s)
+            worst = max(-lo, hi)
+            if worst >= limit:
+                raise EncodingOverflowError(
+                    explain(name, f"max |x| = {worst:.6g}", f"|x| < {limit:.6g} for {self}",
+                            "scale the data down, or use a format with more integer bits (ring_bits=128)")
+                )
+        raw = values * 2.0**s
+        raw = np.rint(raw, out=raw) if isinstance(raw, np.ndarray) else np.rint(raw)  # in place: no 2nd temporary
         return self.ring.from_rounded_float(raw)
 
     def decode(self, a: RingArray, *, scale_bits: int | None = None) -> npt.NDArray[np.float64]:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import BudgetSpender, PrivacyCost, zcdp_epsilon
+from mpdp.dp.accounting import BudgetSpender, PrivacyCost, compose, zcdp_epsilon
 from mpdp.dp.calibration import analytic_gaussian_sigma, gaussian_epsilon
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity
 from mpdp.dp.sensitivities.erm import gaussian_sigma_for_zcdp
@@ -186,9 +186,10 @@ class Cohort:
     group: PartyGroup
 
 
-#: Data parties per simulated runtime party by default: arrays of a few thousand rows stay in cache, and several
-#: cohorts let the vectorised work of one round spread over the machine's cores.
-DEFAULT_COHORT = 4096
+#: Data parties per simulated runtime party by default: a cohort's (1024, d ~ 100) arrays of shares stay in a
+#: core's 1 MiB L2 cache (measured: ~30% less CPU per round than 4,096 for 50,000 parties), and several cohorts
+#: let the vectorised work of one round spread over the machine's cores.
+DEFAULT_COHORT = 1024
 
 
 def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Cohort]:
@@ -318,6 +319,10 @@ def calibrate_gradient_noise(sensitivity: float, dim: int, settings: GradientPer
             epsilon_zcdp_tight=zcdp_epsilon(rho, delta, conversion="tight"),
             epsilon_exact=gaussian_epsilon(sigma=sigma, sensitivity=eff * math.sqrt(T), delta=delta),
         )
-        if cal.epsilon <= eps:
+        # "tight" must also pass a PLD ledger (PrivacyLedger(method="pld")), whose discretisation is pessimistic
+        # by ~1e-7 relative: the run is charged on such a ledger before anything is released.
+        spent = max(cal.epsilon, compose([cal.step_cost()], delta=delta, method="pld").epsilon
+                    if settings.accountant == "tight" else 0.0)
+        if spent <= eps:
             return cal
-        sigma *= 1.0 + 1e-12
+        sigma *= 1.0 + max(1e-12, 2.0 * (spent / eps - 1.0))

@@ -15,6 +15,16 @@ K = 10, minibatches of 100, about 33 epochs. The paper prints its curves only as
 no paper numbers. The paper ran Figure 3 on a fixed-point simulation without encryption (CrypTen was 48x
 slower); here every partitioned run is real MPC, which makes the full reproductions long (hours): ``--quick``
 runs a 5% subsample for two epochs.
+
+Measured (seeded, on a shared 2-core machine)
+---------------------------------------------
+* ``mpdp reproduce 002-fig3 --quick --repetitions 10 --seed 3``: final test NLL 21.91 +- 0.32 (MPC, noise
+  from the parties) vs 21.89 +- 0.31 (float64), +0.09%; epoch 1: 23.34 vs 23.33.
+* ``mpdp reproduce 002-fig2 --quick --repetitions 3 --seed 2``: MPC and float64 agree to four digits (22.84,
+  21.41; identical noise from the trusted party), without renormalization 24.31 -> 24.29: no learning.
+* Full Adult (36,178 training records, 9,044 test), 3 epochs (1,086 steps, z = 1.03, eps = 0.999 at
+  delta = 1e-5), identical noise: test NLL per epoch 11.239, 10.632, 10.389 (MPC) vs 11.240, 10.641, 10.397
+  (float64): -0.08% at the end.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from mpdp.datasets.adult import load_adult
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_equal
 from mpdp.datasets.synthetic import sparse_linear_regression
+from mpdp.dp.accounting import PrivacyLedger
 from mpdp.dp.grid import default_grid_bits, gaussian_on_grid, laplace_on_grid
 from mpdp.dp.sensitivities import erm as sens
 from mpdp.errors import ParameterError, explain
@@ -226,7 +227,16 @@ def reproduce_table1(options: ReproOptions) -> ReproTable:
     exact = sens.gaussian_sigma_for_zcdp(sens.averaged_gradient_sensitivity(G, m, n1), T, eps, TABLE1_DELTA)
     local_exact = sens.gaussian_sigma_for_zcdp(sens.gradient_sensitivity(G, n1), T, eps, TABLE1_DELTA) / math.sqrt(m)
     extra = {**setting_base, "delta": TABLE1_DELTA}
+    # Theorem 3.4 applied to one party (m = 1) and averaged over m independent copies: Local Grad P's reading
+    local_theorem = sens.mpc_gradp_sigma_theorem34(G, 1, n1, eps, TABLE1_DELTA, T) / math.sqrt(m)
+    printed = table1_scales()
     rows += [
+        ReproRow({**extra, "method": "MPC Grad P", "row": "rho = eps^2 zCDP sigma (the printed reading)"},
+                 "noise scale", TABLE1_PRINTED["mpc-gradp"][0], printed["mpc-gradp"][1], 0.0, 1),
+        ReproRow({**extra, "method": "Local Grad P", "row": "rho = eps^2 zCDP sigma (the printed reading)"},
+                 "noise scale", TABLE1_PRINTED["local-gradp"][0], printed["local-gradp"][1], 0.0, 1),
+        ReproRow({**extra, "method": "Local Grad P", "row": "Theorem 3.4 sigma of the average"}, "noise scale", None,
+                 local_theorem, 0.0, 1),
         ReproRow({**extra, "method": "MPC Grad P", "row": "Theorem 3.4 sigma"}, "noise scale", None, theorem, 0.0, 1),
         ReproRow({**extra, "method": "MPC Grad P", "row": "sound zCDP sigma (Lemma 2.3 solved exactly)"},
                  "noise scale", None, exact, 0.0, 1),
@@ -373,7 +383,7 @@ RUN_OPTIONS = {
     "eta": "step size (default 1, the paper's)",
     "lam": "regularisation lambda > 0 (default 1e-3, the paper's)",
     "accountant": "'zcdp' (default: the paper's route, Lemma 2.3 solved exactly) or 'tight' (exact Gaussian curve)",
-    "cohort": "data parties per simulated runtime party (default 4096; 1 runs every party as its own thread)",
+    "cohort": "data parties per simulated runtime party (default 1024; 1 runs every party as its own thread)",
     "aggregators": "non-colluding aggregators of the MPC methods (default 2)",
 }
 
@@ -410,9 +420,10 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
         if method in ("mpc-outp", "mpc-gradp", "pathak"):
             kwargs["setup"] = MPCSetup(aggregators=_option(opts, "aggregators", 2, int))
         record = tuple(int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))) if T >= 1 else None
+        ledger = run_ledger(method, config, accountant)
         fit = fit_method(method, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T, eta=eta,
                          accountant=accountant, record=record, rng=config.rng.spawn(method), cohort_size=cohort,
-                         **kwargs)
+                         ledger=ledger, **kwargs)
         ev = prepared.evaluator
         score = ev.score(fit.theta)
         curves = []
@@ -430,11 +441,25 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
             seconds=time.perf_counter() - start, communication=fit.communication,
             extra={"optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
                    "n_min": parties.n_min, "T": T if method in GRADIENT_METHODS else None,
-                   "privacy": fit.privacy.details},
+                   "privacy": fit.privacy.details,
+                   "ledger": {"method": ledger.method, "subject": ledger.subject,
+                              "epsilon_spent": ledger.spent.epsilon, "delta_spent": ledger.spent.delta,
+                              "entries": len(ledger.entries)}},
             curves=curves,
         )
 
     return run
+
+
+def run_ledger(method: str, config: RunConfig, accountant: str) -> PrivacyLedger:
+    """The run's budget ``(config.epsilon, config.delta)`` on the training data, composed the way the method is
+    calibrated: pure eps for the one-shot methods, zCDP for zCDP-calibrated gradient descent, the privacy-loss
+    distribution for the exact Gaussian accountant. The method charges it before anything is released."""
+    if method not in GRADIENT_METHODS:
+        return PrivacyLedger(epsilon=config.epsilon, delta=config.delta, method="basic",
+                             subject=f"dataset:{config.train.name}")
+    return PrivacyLedger(epsilon=config.epsilon, delta=config.delta, method="pld" if accountant == "tight" else "zcdp",
+                         subject=f"dataset:{config.train.name}")
 
 
 def config_name(method: str, task: str) -> str:

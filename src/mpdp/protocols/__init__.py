@@ -31,6 +31,10 @@ Distributed noise (:mod:`mpdp.protocols.noise`, :mod:`mpdp.protocols.noisy_aggre
     randomness no coalition short of all parties knows. Paper 003: ``noisy_aggregation_server`` /
     ``noisy_aggregation_aggregator`` with ``MpcNoise("laplace" | "gaussian", scale)`` open sum + in-MPC noise to
     the server in one call per round (spec with ``reveal=False``, the server among the aggregators, a dealer).
+    (c) pure DP (:mod:`mpdp.protocols.distributed_laplace`): ``add_distributed_laplace(share, scale=, parties=,
+    fmt=, collusion=, rng=)`` adds this holder's Pólya difference, so the shares sum to an exact discrete Laplace
+    (towards any ``collusion`` holders); priced by ``distributed_laplace_cost(..., known_shares=)``.
+    ``laplace_aggregation_server`` / ``laplace_aggregation_aggregator``: secure aggregation opened with it.
 
 Named protocols for ``mpdp party`` (:mod:`mpdp.protocols.catalog`)
     ``PROTOCOLS`` maps a name to a role builder from a JSON configuration.

@@ -50,6 +50,9 @@ discrete Gaussian is at most ``eta / 0.7 + 2 e^-16 < 6.5e-5`` per sample (``MPC_
 release must add to its delta: too much for many-sample, many-round releases. Where that matters use (a)
 (exact) or the in-MPC Laplace (exact up to 2^-57).
 
+(c) **Distributed discrete Laplace** for pure-DP releases (sums of Pólya differences, each holder adding one to
+    its share) lives in :mod:`mpdp.protocols.distributed_laplace`.
+
 References
 ----------
 P. Kairouz, Z. Liu, T. Steinke, "The Distributed Discrete Gaussian Mechanism for Federated Learning with Secure

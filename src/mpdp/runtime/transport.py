@@ -79,7 +79,10 @@ class InMemoryTransport(Transport):
         self._queues: dict[tuple[str, str], deque[bytes]] = {
             (a, b): deque() for a in self.parties for b in self.parties if a != b
         }
-        self._cond = threading.Condition()
+        # One lock, one condition per receiver: a send wakes only its receiver (one shared condition woke every
+        # waiting party on every message: with 50 cohort parties, thousands of futile wake-ups per round).
+        self._lock = threading.Lock()
+        self._conds = {name: threading.Condition(self._lock) for name in self.parties}
         self._waiting: dict[str, str] = {}  # receiver -> sender it waits for
         self._finished: set[str] = set()
         self._abort_reason: str | None = None
@@ -90,16 +93,21 @@ class InMemoryTransport(Transport):
         return _MemoryEndpoint(self, name)
 
     def abort(self, reason: str) -> None:
-        with self._cond:
+        with self._lock:
             if self._abort_reason is None:
                 self._abort_reason = reason
-            self._cond.notify_all()
+            self._wake_all()
 
     def party_finished(self, name: str) -> None:
-        with self._cond:
+        with self._lock:
             self._finished.add(name)
             self._check_deadlock()
-            self._cond.notify_all()
+            self._wake_all()
+
+    # Called with the lock held.
+    def _wake_all(self) -> None:
+        for cond in self._conds.values():
+            cond.notify_all()
 
     # Called with the lock held.
     def _check_deadlock(self) -> None:
@@ -112,17 +120,18 @@ class InMemoryTransport(Transport):
             waits = ", ".join(f"{dst} waits for {src}" for dst, src in sorted(self._waiting.items()))
             if self._abort_reason is None:
                 self._abort_reason = f"deadlock: every running party is waiting ({waits})"
+                self._wake_all()
 
     def _send(self, src: str, dst: str, data: bytes) -> None:
         if dst not in self.parties or dst == src:
             raise ParameterError(
                 explain("destination", dst, f"another party of {self.parties}", "send to a peer by its name")
             )
-        with self._cond:
+        with self._lock:
             if self._abort_reason is not None:
                 raise ProtocolAbortError(f"{src} cannot send to {dst}: protocol aborted ({self._abort_reason})")
             self._queues[(src, dst)].append(data)
-            self._cond.notify_all()
+            self._conds[dst].notify_all()
 
     def _recv(self, dst: str, src: str, timeout: float) -> bytes:
         if src not in self.parties or src == dst:
@@ -131,7 +140,8 @@ class InMemoryTransport(Transport):
             )
         deadline = time.monotonic() + timeout
         queue = self._queues[(src, dst)]
-        with self._cond:
+        cond = self._conds[dst]
+        with self._lock:
             while True:
                 if queue:
                     return queue.popleft()
@@ -150,7 +160,7 @@ class InMemoryTransport(Transport):
                 self._waiting[dst] = src
                 self._check_deadlock()
                 if self._abort_reason is None:
-                    self._cond.wait(remaining)
+                    cond.wait(remaining)
                 self._waiting.pop(dst, None)
 
 

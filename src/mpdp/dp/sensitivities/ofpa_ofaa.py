@@ -13,7 +13,7 @@ features. With a schema whose raw entries lie in [-1, 1] and in which at most ``
 sqrt(B^2 + 1)``: on Adult sqrt(15) = 3.87 for 106 augmented columns, not sqrt(106) = 10.3
 (:func:`unit_ball_row_l1`). Giving the intercept the weight of one attribute (rather than the ``1/sqrt(2)`` of
 ``[x / B, 1] / sqrt(2)``, which made it 3.7 times heavier than any attribute) lowers the degree-2 sensitivity
-relative to the feature-feature coefficients by a quarter; the released model is the same function of the data
+relative to the feature-feature coefficients by about 30%; the released model is the same function of the data
 up to the scale of its intercept coordinate.
 
 Where the paper is loose, and what is used instead
@@ -55,7 +55,7 @@ Where the paper is loose, and what is used instead
   ``eps_j`` proportional to ``(m_j Delta_j^2)^(1/3)`` (:func:`ofaa_budget`). On Adult (106 linear, 4,564 noisy
   quadratic coefficients) that gives degree 1 about 23% of ``eps``; the paper's and the functional mechanism's
   equal-scale split (``eps_j`` proportional to ``Delta_j``) gives it half, where its noise hardly matters, and
-  leaves the quadratic form, whose noise decides the accuracy, twice as noisy.
+  leaves the quadratic form, whose noise decides the accuracy, 1.6 times as noisy.
 
 Every bound is a supremum over the declared domain (``tests/dp/sensitivities/test_ofpa_ofaa.py`` tries
 adversarial rows: extreme numeric values, every one-hot pattern), never over the data at hand.
