@@ -106,3 +106,13 @@ def test_products_carry_no_systematic_rescale_error(ckks_d1) -> None:
     a = CkksVector.encrypt(ckks_d1, ones)
     assert abs(a.dot(ones).decrypt()[0] - 9000) <= ckks_d1.params.dot_error_bound(9000)
     assert np.max(np.abs(a.mul_scalar(0.75).decrypt() - 0.75)) <= ckks_d1.params.mul_error
+
+
+def test_products_with_zero_plaintexts_stay_at_the_right_level(ckks_d1) -> None:
+    """TenSEAL skips the product for an all-zero plaintext; the vector still consumes its level (regression:
+    the reply of a CKKS inner product with an all-zero column was rejected as tampered)."""
+    v = CkksVector.encrypt(ckks_d1, np.ones(10))
+    for result in (v.dot(np.zeros(10)), v.mul_plain(np.zeros(10)), v.mul_scalar(0.0)):
+        sent = result.add_plain(3.0).rerandomize()
+        back = CkksVector.from_wire(decode(encode(sent)), ckks_d1)
+        assert np.max(np.abs(back.decrypt() - 3.0)) <= ckks_d1.params.dot_error_bound(10)

@@ -59,6 +59,20 @@ def _as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.fl
     return array
 
 
+def _times(chunk: Any, plain: Any) -> Any:
+    """``chunk * plain`` (a list of reals or one real), consuming one level even when ``plain`` is zero.
+
+    TenSEAL skips the product, and its rescale, for an all-zero plaintext and returns the ciphertext one level
+    too high, which ``from_wire`` rightly rejects as tampered (and ``x - x`` is refused as transparent). A zero
+    factor is therefore replaced by the constant ``2^-36`` (encoded exactly as the constant term 2^4 at scale
+    2^40): each slot's product is off by at most ``2^-36 |x|`` (1.5e-11 for ``|x| <= 1``; 6e-8 summed over a
+    whole 4096-slot dot product), far inside the documented ``mul_error`` and dot bounds.
+    """
+    if (any(plain) if isinstance(plain, list) else plain):
+        return chunk * plain
+    return chunk * 2.0**-36
+
+
 class CkksVector:
     """A CKKS-encrypted real vector of ``length`` values (see the module docstring)."""
 
@@ -165,14 +179,14 @@ class CkksVector:
         """Multiply elementwise by plaintext reals (one level)."""
         depth = self._need_level("mul_plain")
         plain = self._plain_chunks(values, "weights", factor=self._rescale_factor())
-        chunks = [c * p for c, p in zip(self.chunks, plain, strict=True)]
+        chunks = [_times(c, p) for c, p in zip(self.chunks, plain, strict=True)]
         return self._derive(chunks, self.length, depth, False)
 
     def mul_scalar(self, value: float) -> CkksVector:
         """Multiply every value by one plaintext real (one level)."""
         depth = self._need_level("mul_scalar")
         scalar = float(_as_reals(value, "scalar", self.params.max_magnitude)[0]) * self._rescale_factor()
-        return self._derive([c * scalar for c in self.chunks], self.length, depth, False)
+        return self._derive([_times(c, scalar) for c in self.chunks], self.length, depth, False)
 
     def sum(self) -> CkksVector:
         """The sum of all values, as a length-1 vector (rotations: needs Galois keys)."""
@@ -187,7 +201,7 @@ class CkksVector:
         depth = self._need_level("dot")
         self._require_galois()
         plain = self._plain_chunks(values, "weights", factor=self._rescale_factor())
-        products = [c * p for c, p in zip(self.chunks, plain, strict=True)]
+        products = [_times(c, p) for c, p in zip(self.chunks, plain, strict=True)]
         total = products[0]
         for p in products[1:]:
             total = total + p
