@@ -472,7 +472,8 @@ _SUMMARIES = {
     "local-objp": "each party releases its objective-perturbed local model (Chaudhuri Alg. 2); average",
     "local-gradp": "T rounds of locally perturbed gradients, averaged in the clear (zCDP)",
     "mpc-outp": "securely averaged local models + Laplace 2G/(m n(1) lam eps) generated inside MPC",
-    "mpc-gradp": "T rounds of securely averaged gradients + Gaussian noise generated inside MPC (zCDP)",
+    "mpc-gradp": "T rounds of securely averaged gradients; each aggregator adds exact Gaussian noise to its share "
+                 "before the only opening (zCDP)",
 }
 
 ALGORITHMS: tuple[Algorithm, ...] = tuple(
