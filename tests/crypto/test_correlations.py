@@ -184,3 +184,29 @@ def test_convert_unsigned() -> None:
     assert Z2_128().to_object(wide, signed=False).tolist() == [5, 2**63 + 7]
     assert convert_unsigned(wide, Z2_128(), Z2k(64)).tolist() == [5, 2**63 + 7]
     assert convert_unsigned(a, Z2k(64), Z2k(8)).tolist() == [5, 7]
+
+
+@pytest.mark.parametrize("kind", ["mul_wrap", "matmul_wrap", "square_wrap"])
+@pytest.mark.parametrize("bits", [64, 128])
+def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bits: int) -> None:
+    ring = ring_for_bits(bits)
+    shape_b = () if kind == "square_wrap" else (3, 4) if kind == "matmul_wrap" else (5, 3)
+    spec = CorrelationSpec(kind, bits, (5, 3), shape_b, shift=20)
+    streams = [RandomSource.seeded(f"m-{i}") for i in range(3)]
+    with pytest.raises(ParameterError, match="own"):
+        deal(spec, streams)
+    fix = deal(spec, streams, own=RandomSource.seeded("dealer"))
+    parts = [draw(spec, RandomSource.seeded(f"m-{i}"), first=i == 0) for i in range(3)]
+    parts[0].update(fix)
+    a = _sum(ring, [p["a"] for p in parts])
+    b = a if kind == "square_wrap" else _sum(ring, [p["b"] for p in parts])
+    product = ring.matmul(a, b) if kind == "matmul_wrap" else ring.mul(a, b)
+    r = ring.to_object(ring.sub(_sum(ring, [p["c"] for p in parts]), product), signed=False)
+    msb = ring.to_object(_sum(ring, [p["msb"] for p in parts]), signed=False)
+    low = ring.to_object(_sum(ring, [p["low"] for p in parts]), signed=False)
+    half = 1 << (bits - 1)
+    assert len({int(v) for v in r.ravel()}) == r.size  # a fresh uniform mask per value
+    assert all(m == v >> (bits - 1) for m, v in zip(msb.ravel(), r.ravel(), strict=True))
+    assert all(lo == (v % half) >> 20 for lo, v in zip(low.ravel(), r.ravel(), strict=True))
+    with pytest.raises(ParameterError, match="out_ring_bits"):
+        CorrelationSpec(kind, bits, (5, 3), shape_b, out_ring_bits=64 if bits == 128 else 128, shift=20)

@@ -35,8 +35,8 @@ def test_arithmetic_matches_python_ints(ring: Ring, seed: int, rows: int, inner:
     assert (_ints(ring, ring.neg(a)) == (-ai) % m).all()
     assert (_ints(ring, ring.sum(a, 1)) == ai.sum(axis=1) % m).all()
     assert (_ints(ring, ring.sum(a, None)) == ai.sum() % m)
-    k = -(3**70)
-    assert (_ints(ring, ring.mul_int(a, k)) == (ai * k) % m).all()
+    for k in (-(3**70), 1, 2, 1 << 40, 1 << (ring.bits - 1), 1 << ring.bits):  # powers of two take a shift
+        assert (_ints(ring, ring.mul_int(a, k)) == (ai * k) % m).all()
     for shift in (0, 1, 7, ring.bits - 1):
         assert (_ints(ring, ring.shr(a, shift)) == ai >> shift).all()
     assert (ring.msb(a).astype(object) == ai >> (ring.bits - 1)).all()

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.fixed_point import FixedPointFormat
-from mpdp.errors import DomainError, MalformedMessageError, ParameterError, PrecisionError, ShapeMismatchError
+from mpdp.errors import (
+    DomainError,
+    KeyMismatchError,
+    MalformedMessageError,
+    ParameterError,
+    PrecisionError,
+    ShapeMismatchError,
+)
 from mpdp.protocols.inner_product import (
     CrossProductSpec,
     PaillierBackend,
@@ -73,6 +80,27 @@ def test_paillier_backend_matches_plaintext(keys, rows, a, b, seed, reveal, pack
     spec = CrossProductSpec("alice", "bob", rows, a, b, backend, reveal_to=reveal)
     run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(seed), keys=keys)
     assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
+
+
+def test_a_precomputed_randomizer_pool_is_used_once_per_ciphertext(keys) -> None:  # type: ignore[no-untyped-def]
+    from mpdp.crypto.paillier import CrtRandomizer, RandomizerPool
+
+    X, Y = matrices(20, 1, 1, 3, 1.0)
+    pk, sk = keys
+    pool = RandomizerPool(CrtRandomizer(sk, rng=RandomSource.seeded("pool")), 25)  # the offline phase
+    backend = PaillierBackend(key_bits=512, insecure_for_tests=True)
+    spec = CrossProductSpec("alice", "bob", 20, 1, 1, backend, reveal_to="alice")
+    run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(4), keys=(pk, sk, pool))
+    assert abs(outcome(run, spec) - X.T @ Y).max() <= spec.error_bound
+    assert pool.available == 5 and pool.misses == 0  # 20 ciphertexts took 20 randomizers, none reused
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from mpdp.crypto.paillier import generate_keypair
+
+        _, other_sk = generate_keypair(512, rng=RandomSource.seeded("other"), insecure_for_tests=True)
+    with pytest.raises(KeyMismatchError, match="randomizer pool"):
+        simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(4),
+                               keys=(pk, sk, RandomizerPool(CrtRandomizer(other_sk), 1)))
 
 
 def test_vectors_give_a_1x1_product_and_a_generated_key_works() -> None:

@@ -2,7 +2,8 @@
 
 Ids are the paper file's prefix and the table or figure (``000-table3``, ``001-fig2``); ``--list`` shows the
 registered ones. ``--quick`` asks the reproduction for small sizes (seconds, for CI and notebooks);
-``--repetitions``/``--folds`` override the paper's counts. ``--json`` prints the
+``--repetitions`` overrides the paper's count; ``--folds N`` runs the first N folds of its cross-validation.
+``--json`` prints the
 :class:`~mpdp.learning.registry.ReproTable` with rows ``{setting, metric, paper, ours {mean, std,
 repetitions}}``.
 """
@@ -29,7 +30,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--list", action="store_true", help="list the registered reproductions and exit")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run in seconds")
     parser.add_argument("--repetitions", "--runs", type=int, default=None, help="repetitions (default: the paper's)")
-    parser.add_argument("--folds", type=int, default=None, help="cross-validation folds, where the paper uses them")
+    parser.add_argument("--folds", type=int, default=None,
+                        help="run only the first N folds of the paper's cross-validation (e.g. 2 of 10)")
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot ours against the paper's numbers")
     parser.set_defaults(handler=handle)
@@ -71,9 +73,8 @@ def handle(args: argparse.Namespace) -> int:
         raise ParameterError(explain("table", None, "a reproduction id", "run `mpdp reproduce --list` to see them"))
     for name in ("repetitions", "folds"):
         value = getattr(args, name)
-        if value is not None and value < (2 if name == "folds" else 1):
-            raise ParameterError(explain(f"--{name}", value, ">= 2" if name == "folds" else ">= 1",
-                                         f"pass a larger --{name}"))
+        if value is not None and value < 1:
+            raise ParameterError(explain(f"--{name}", value, ">= 1", f"pass --{name} 1 or more"))
     repro = get_reproduction(args.table)
     if args.plot:
         from mpdp.cli.plotting import check_plot_target

@@ -145,15 +145,22 @@ class ExpParams:
 class ReciprocalParams:
     """``1/x`` for ``x`` in ``[2^low_exp, 2^high_exp]`` (also the divisor domain of division).
 
-    After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (``high_exp - low_exp + 1`` secure comparisons in one
-    batch), ``y0 = 48/17 - 32/17 z`` has ``|1 - z y0| <= 1/17``; each Newton-Raphson step
-    ``y <- y (2 - z y)`` squares that residual. The result is ``y 2^-k``.
+    After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (one bit decomposition, see
+    :func:`~mpdp.protocols.mpc.functions._normalise`), ``y0 = a - b z`` with the dyadic constants
+    ``(a, b) = INITIAL = (723/256, 482/256)`` (products with them are exact: an integer times ``z``, then a
+    scale change) has residual ``e0 = 1 - z y0`` with ``|e0| <= INITIAL_RESIDUAL = 0.05908`` (the minimax
+    line ``48/17 - 32/17 z`` reaches 1/17 = 0.05882). Then ``1/z = y0 / (1 - e0) = y0 (1 + e0)(1 + e0^2)
+    (1 + e0^4)...``: each of the ``iterations`` steps ``y <- y (1 + e), e <- e^2`` squares the residual like
+    a Newton-Raphson step ``y <- y (2 - z y)`` (the two give the same ``y``), but its two products are
+    independent, so a step costs one round of products instead of two. The result is ``y 2^-k``.
 
     Accuracy
     --------
-    Relative error at most ``(1/17)^(2^iterations) + 8 u + u 2^high_exp`` (``u = 2^-f``): the residual,
-    the rounding of the last iterations (relative to ``y`` in ``(1, 2]``), and the final product's rounding
-    relative to the smallest result ``2^-high_exp``. Defaults with ``HIGH_PRECISION``: about 3.7e-10.
+    Relative error at most ``r^(2^iterations) + (3 + 3 iterations) u + u 2^high_exp`` (``u = 2^-f``,
+    ``r = INITIAL_RESIDUAL``): the residual; the roundings of ``z`` (relative ``2u``, ``z >= 1/2``), of each
+    ``e`` (each ``e_j`` within ``1.2 u`` of ``e0^(2^j)``: squaring contracts earlier errors by ``2 r``) and of
+    each ``y`` (relative ``u / y``, ``y >= 0.94``); and the final product's rounding relative to the smallest
+    result ``2^-high_exp``. Defaults with ``HIGH_PRECISION``: about 3.8e-10.
     ``strict``: securely check ``x >= 2^low_exp`` (one revealed bit: whether some input lies below; zero and
     negative inputs are caught this way) and refuse with :class:`~mpdp.errors.DomainError`.
     """
@@ -162,6 +169,9 @@ class ReciprocalParams:
     high_exp: int = 16
     iterations: int = 3
     strict: bool = True
+
+    INITIAL = (723, 482, 8)  # a = 723 / 2^8, b = 482 / 2^8
+    INITIAL_RESIDUAL = 0.05908204  # max |1 - a z + b z^2| on [1/2, 1], at z = a / 2b: 1 - a^2 / 4b = 0.0590820...
 
     def __post_init__(self) -> None:
         _check_int("low_exp", self.low_exp, -60, 60)
@@ -181,7 +191,8 @@ class ReciprocalParams:
 
     def relative_error_bound(self, fmt: FixedPointFormat) -> float:
         u = fmt.resolution
-        return float((1 / 17) ** (2**self.iterations) + 8 * u + u * 2.0**self.high_exp)
+        return float(self.INITIAL_RESIDUAL ** (2**self.iterations) + (3 + 3 * self.iterations) * u
+                     + u * 2.0**self.high_exp)
 
 
 @dataclass(frozen=True)

@@ -47,18 +47,15 @@ def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: Ring
                    leader: bool, matmul: bool = False) -> RingArray:
     """This party's share of ``x * y`` (or ``x @ y``) from opened ``d = x - a``, ``e = y - b``."""
     op = ring.matmul if matmul else ring.mul
-    z = ring.add(ring.add(c, op(d, b)), op(a, e))
-    if leader:
-        z = ring.add(z, op(d, e))
-    return z
+    # the leader's d b + d e is one product: d (b + e)
+    return ring.add(ring.add(c, op(d, ring.add(b, e) if leader else b)), op(a, e))
 
 
 def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
     """Share of ``x^2`` from a square pair ``c = a^2`` and opened ``d = x - a``: ``c + 2 d a + d^2``."""
-    z = ring.add(c, ring.mul_int(ring.mul(d, a), 2))
-    if leader:
-        z = ring.add(z, ring.mul(d, d))
-    return z
+    # the leader's 2 d a + d^2 is one product: d (2 a + d)
+    twice = ring.shl(a, 1)
+    return ring.add(c, ring.mul(d, ring.add(twice, d) if leader else twice))
 
 
 def and_combine(d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,

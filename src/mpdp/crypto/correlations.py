@@ -23,6 +23,11 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
 ``compare`` comparison mask: r shared in the ring, and the bits of r XOR-shared as 64-bit words
 ``and``     bitwise AND triple on 64-bit words, XOR-shared: c = a & b
 ``dabit``   a random bit shared both ways: XOR-shared (uint8 0/1) and additively in the ring
+``*_wrap``  ``mul_wrap``, ``matmul_wrap``, ``square_wrap``: a product correlation whose ``c`` is the
+            product *plus* a wrap mask ``r`` (a uniform ring element only the dealer knows), with
+            ``msb`` and ``low`` of that ``r`` as in ``wrap`` (output ring = the ring): a Beaver product
+            then yields shares of ``x y + r`` directly, ready to open for its truncation, and ``r`` is
+            never shared (one uniform element per value fewer than a triple plus a wrap mask)
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -46,7 +51,9 @@ from mpdp.errors import MalformedMessageError, ParameterError, explain
 __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "draw_shape",
            "matmul_shape"]
 
-KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit")
+KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap")
+_PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
+             "square_wrap": "square"}
 MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2 GiB of words)
 
 
@@ -112,14 +119,22 @@ class CorrelationSpec:
         if total > MAX_ELEMENTS:
             raise ParameterError(explain("correlation size", total, f"<= {MAX_ELEMENTS} elements",
                                          "split the computation into smaller batches"))
-        if self.kind == "mul":
+        if self.kind.endswith("_wrap") and self.out_ring_bits != self.ring_bits:
+            raise ParameterError(explain("out_ring_bits", self.out_ring_bits, f"{self.ring_bits} for {self.kind}",
+                                         "truncate within the product's ring"))
+        if self.kind in ("mul", "mul_wrap"):
             try:
                 np.broadcast_shapes(self.shape, self.shape_b)
             except ValueError as exc:
                 raise ParameterError(explain("mul shapes", (self.shape, self.shape_b), "broadcastable shapes",
                                              "reshape the operands")) from exc
-        if self.kind == "matmul":
+        if self.kind in ("matmul", "matmul_wrap"):
             matmul_shape(self.shape, self.shape_b)
+
+    @property
+    def product(self) -> str:
+        """``mul``, ``matmul`` or ``square`` for the product kinds (with or without a wrap mask), else ``""``."""
+        return _PRODUCTS.get(self.kind, "")
 
     @property
     def ring(self) -> Ring:
@@ -161,7 +176,8 @@ def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:
 
 
 CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", "low"), "compare": ("bits",),
-             "and": ("c",), "dabit": ("s",)}
+             "and": ("c",), "dabit": ("s",), "mul_wrap": ("c", "msb", "low"), "matmul_wrap": ("c", "msb", "low"),
+             "square_wrap": ("c", "msb", "low")}
 """The parts of each kind that party 0 receives from the dealer instead of drawing them."""
 
 
@@ -179,15 +195,15 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
         if name not in skip:
             out[name] = make()
 
-    if kind in ("mul", "matmul"):
-        c_shape = matmul_shape(shape, spec.shape_b) if kind == "matmul" else \
-            tuple(np.broadcast_shapes(shape, spec.shape_b))
+    if spec.product:
+        c_shape = _c_shape(spec)
         put("a", lambda: ring.random(stream, shape))
-        put("b", lambda: ring.random(stream, spec.shape_b))
+        if spec.product != "square":
+            put("b", lambda: ring.random(stream, spec.shape_b))
         put("c", lambda: ring.random(stream, c_shape))
-    elif kind == "square":
-        put("a", lambda: ring.random(stream, shape))
-        put("c", lambda: ring.random(stream, shape))
+        if kind.endswith("_wrap"):
+            put("msb", lambda: ring.random(stream, c_shape))
+            put("low", lambda: ring.random(stream, c_shape))
     elif kind == "wrap":
         out_ring = spec.out_ring
         put("r", lambda: ring.random(stream, shape))
@@ -213,9 +229,8 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
         return (2, *shape) if isinstance(ring, Z2_128) else shape
 
     kind, ring = spec.kind, spec.ring
-    if kind in ("mul", "matmul"):
-        return layout(ring, {"a": spec.shape, "b": spec.shape_b}.get(name) or _c_shape(spec)) \
-            if name != "c" else layout(ring, _c_shape(spec))
+    if spec.product:
+        return layout(ring, {"a": spec.shape, "b": spec.shape_b}[name] if name in ("a", "b") else _c_shape(spec))
     if kind == "wrap" and name != "r":
         return layout(spec.out_ring, spec.shape)
     if kind == "compare" and name == "bits":
@@ -226,8 +241,11 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
 
 
 def _c_shape(spec: CorrelationSpec) -> tuple[int, ...]:
-    if spec.kind == "matmul":
+    """The shape of the product (of ``c``, ``msb``, ``low``) of a product kind."""
+    if spec.product == "matmul":
         return matmul_shape(spec.shape, spec.shape_b)
+    if spec.product == "square":
+        return spec.shape
     return tuple(np.broadcast_shapes(spec.shape, spec.shape_b))
 
 
@@ -245,17 +263,22 @@ def _xor_sum(parts: Sequence[RingArray]) -> RingArray:
     return total
 
 
-def deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, RingArray]:
+def deal(spec: CorrelationSpec, streams: Sequence[UniformSource], *,
+         own: UniformSource | None = None) -> dict[str, RingArray]:
     """The dealer's side: expand every party's stream and return party 0's corrections.
 
     Party 0 replaces the parts named in the result by the returned arrays; the other parties keep their
-    drawn parts unchanged.
+    drawn parts unchanged. ``own`` is the dealer's private stream, for the masks of the ``*_wrap`` kinds.
     """
+    if spec.kind.endswith("_wrap") and own is None:
+        raise ParameterError(explain("own", None, f"the dealer's own random stream for {spec.kind}",
+                                     "pass own=AesCtrPrg(secret key)"))
     # 0-d operands make numpy scalars; the wire carries arrays.
-    return {k: np.asarray(v, dtype=np.uint64) for k, v in _deal(spec, streams).items()}
+    return {k: np.asarray(v, dtype=np.uint64) for k, v in _deal(spec, streams, own).items()}
 
 
-def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, RingArray]:
+def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource],
+          own: UniformSource | None) -> dict[str, RingArray]:
     parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
     ring, kind = spec.ring, spec.kind
 
@@ -264,20 +287,23 @@ def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource]) -> dict[str, 
 
     def others(name: str, r: Ring = ring) -> RingArray:
         rest = [p[name] for p in parts[1:]]
-        return _ring_sum(r, rest) if rest else r.zeros(spec.shape if kind != "mul" and kind != "matmul"
-                                                       else _c_shape(spec))
+        return _ring_sum(r, rest) if rest else r.zeros(_c_shape(spec) if spec.product else spec.shape)
 
-    if kind in ("mul", "matmul", "square"):
-        a = total("a")
-        b = a if kind == "square" else total("b")
-        c = ring.matmul(a, b) if kind == "matmul" else ring.mul(a, b)
-        return {"c": ring.sub(c, others("c"))}
-    if kind == "wrap":
-        out = spec.out_ring
-        r = total("r")
+    def wrap_parts(r: RingArray, out: Ring) -> dict[str, RingArray]:
         msb = convert_unsigned(ring.msb(r), Z2k(64), out)  # the bit as an element of the output ring
         low = convert_unsigned(ring.shr(ring.clear_msb(r), spec.shift), ring, out)
         return {"msb": out.sub(msb, others("msb", out)), "low": out.sub(low, others("low", out))}
+
+    if spec.product:
+        a = total("a")
+        b = a if spec.product == "square" else total("b")
+        c = ring.matmul(a, b) if spec.product == "matmul" else ring.mul(a, b)
+        if own is None or not kind.endswith("_wrap"):
+            return {"c": ring.sub(c, others("c"))}
+        r = ring.random(own, _c_shape(spec))
+        return {"c": ring.sub(ring.add(c, r), others("c")), **wrap_parts(r, ring)}
+    if kind == "wrap":
+        return wrap_parts(total("r"), spec.out_ring)
     if kind == "compare":
         r = total("r")
         rest_bits = [p["bits"] for p in parts[1:]]

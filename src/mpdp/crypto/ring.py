@@ -443,6 +443,8 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return out
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
+        if isinstance(k, int) and k > 0 and k & (k - 1) == 0:  # a power of two (scale lifts): a shift
+            return self.shl(a, k.bit_length() - 1)
         return self.mul(a, self.from_int(k))
 
     def _place(self, part: RingArray, shift: int) -> RingArray:

@@ -281,9 +281,16 @@ class FMDataParty(Party):
         return weights
 
     def _paillier_keys(self, spec: Any) -> Any:
-        """One Paillier key pair per party, generated the first time it is the key owner (left), then reused."""
-        from mpdp.protocols.inner_product import PaillierBackend
+        """One Paillier key pair (or CKKS context) per party, generated the first time it is the key owner
+        (left), then reused for its other products."""
+        from mpdp.protocols.inner_product import CkksBackend, PaillierBackend
 
+        if isinstance(spec.backend, CkksBackend):
+            if self._keys is None:
+                from mpdp.protocols.inner_product_ckks import new_context
+
+                self._keys = new_context()
+            return self._keys
         if not isinstance(spec.backend, PaillierBackend):
             return None
         if self._keys is None:

@@ -55,6 +55,7 @@ from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import (
     DomainError,
+    KeyMismatchError,
     MalformedMessageError,
     ParameterError,
     PrecisionError,
@@ -97,7 +98,8 @@ class PaillierBackend:
         Statistical security of the masks (40: distance 2^-40 per entry).
     randomizer:
         ``"crt"`` (the key owner's CRT fast path, DCR only) or ``"fixed-base"`` (DJN short exponent, faster,
-        an extra assumption; opt-in).
+        an extra assumption; opt-in). Ignored when the key owner passes a precomputed pool with its keys
+        (``keys=(pk, sk, pool)``): the fastest DCR-only option, online cost one multiplication per ciphertext.
     packing:
         Pack each row of X into one plaintext (default). Without, one ciphertext per entry.
     insecure_for_tests:
@@ -120,7 +122,7 @@ class PaillierBackend:
 
 @dataclass(frozen=True)
 class CkksBackend:
-    """CKKS (TenSEAL), key owned by ``left``; see :mod:`mpdp.protocols.inner_product_ckks`."""
+    """CKKS (:mod:`mpdp.crypto.ckks`), key owned by ``left``; see :mod:`mpdp.protocols.inner_product_ckks`."""
 
     mask_bits: int = 23
     name: str = "ckks"
@@ -202,7 +204,8 @@ class CrossProductSpec:
         if isinstance(self.backend, CkksBackend):
             from mpdp.protocols.inner_product_ckks import ckks_error_bound
 
-            return ckks_error_bound(self.rows, float(self.bound))
+            return ckks_error_bound(self.rows, float(self.bound),
+                                    0 if self.reveal_to == self.left else self.backend.mask_bits)
         f = self.fmt.frac_bits
         return self.rows * (2 * self.bound * 2.0 ** -(f + 1) + 2.0 ** -(2 * f + 2)) + 2.0 ** -(2 * f)
 
@@ -352,14 +355,21 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
     mask_bits = result_int_bound.bit_length() + backend.mask_bits
     ring = spec.fmt.ring
     if comm.name == spec.left:
+        pool = None
         if keys is None:
             pk, sk = generate_keypair(backend.key_bits, rng=comm.rng, insecure_for_tests=backend.insecure_for_tests)
+        elif len(keys) == 3:  # (pk, sk, randomizers precomputed offline, e.g. a RandomizerPool)
+            pk, sk, pool = keys
+            if getattr(pool, "public_key", None) != pk:
+                raise KeyMismatchError(explain("randomizer pool", "randomizers for another key",
+                                               "a RandomizerPool built for this public key",
+                                               "pass keys=(pk, sk, RandomizerPool(CrtRandomizer(sk), size))"))
         else:
             pk, sk = keys
         packing = Packing.for_computation(pk, codec, terms=spec.rows, weight_codec=codec,
                                           mask_bits=mask_bits if mask else 0) if backend.packing else None
-        randomizer = (CrtRandomizer(sk, rng=comm.rng) if backend.randomizer == "crt"
-                      else FixedBaseRandomizer(pk, rng=comm.rng))
+        randomizer = pool if pool is not None else (CrtRandomizer(sk, rng=comm.rng) if backend.randomizer == "crt"
+                                                    else FixedBaseRandomizer(pk, rng=comm.rng))
         enc = encrypt(pk, m, codec, packing=packing, randomizer=randomizer)
         comm.send(spec.right, {"key": pk.to_wire(), "x": enc}, label="ip.paillier")
         reply = comm.recv(spec.right, label="ip.paillier")
@@ -404,8 +414,10 @@ def _paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float
 def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = None) -> CrossProduct | None:
     """This party's side of ``X^T Y``: ``left`` passes X, ``right`` passes Y, the dealer passes None.
 
-    ``keys`` (left): a Paillier ``(public_key, private_key)`` pair, or a TenSEAL CKKS context with its secret
-    key (:func:`mpdp.protocols.inner_product_ckks.new_context`), to reuse instead of generating one per run.
+    ``keys`` (left): a Paillier ``(public_key, private_key)`` pair, or ``(public_key, private_key, pool)`` with
+    randomizers precomputed offline (:class:`~mpdp.crypto.paillier.RandomizerPool`, each used once; the online
+    encryption is then one multiplication per ciphertext), or CKKS keys
+    (:func:`mpdp.protocols.inner_product_ckks.new_context`), to reuse instead of generating them per run.
     ``data`` may be 1-D (n,) for a vector. Returns this holder's :class:`CrossProduct` (None at the dealer).
     """
     backend = spec.backend

@@ -37,6 +37,8 @@ def test_identities_hold_within_the_documented_precision(ckks_d1, pair) -> None:
     assert np.max(np.abs(a.mul_scalar(-1.0).decrypt() + x)) <= p.mul_error
     assert abs(a.dot(w).decrypt()[0] - x @ w) <= p.dot_error_bound(len(x))
     assert abs(a.sum().decrypt()[0] - x.sum()) <= p.dot_error_bound(len(x))
+    masked = a.dot(w).add_plain(1000.5).rerandomize()  # a dot result holds one value: the addend must fit it
+    assert abs(masked.decrypt()[0] - (x @ w + 1000.5)) <= p.dot_error_bound(len(x)) + 1e-3
 
 
 @pytest.mark.parametrize("length", [4096, 4097, 9000])

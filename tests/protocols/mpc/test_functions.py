@@ -73,6 +73,22 @@ def test_exp_variants_within_their_bounds(params: ExpParams) -> None:
     assert _rel(first(run_mpc(program, fmt=HP)), np.exp(xe)) <= params.relative_error_bound(HP)
 
 
+@pytest.mark.parametrize("iterations", [0, 1, 2, 4])
+def test_reciprocal_within_its_bound_for_every_iteration_count(iterations: int) -> None:
+    params = ReciprocalParams(low_exp=-3, high_exp=5, iterations=iterations)
+    r = np.concatenate([2.0 ** np.linspace(-3, 5, 30), [0.5, 0.75, 0.999, 2.0**5 * 0.999]])
+
+    def program(s: MPCSession) -> np.ndarray:
+        v = s.input("alice", r if s.comm.name == "alice" else None, bound=2.0**5, fmt=HP)
+        return v.reciprocal(params).reveal()
+
+    re = HP.decode(HP.encode(r))
+    error = _rel(first(run_mpc(program, fmt=HP)), 1 / re)
+    assert error <= params.relative_error_bound(HP)
+    if iterations <= 1:  # the residual dominates: the bound is tight within a factor 2
+        assert error > params.relative_error_bound(HP) / 2
+
+
 def test_power_error_bounds_follow_the_recursion() -> None:
     # y^2: one rounding; y^3 = y^2 y: h e_2 + 1; y^4 = y^2 y^2: 2 h^2 e_2 + e_2^2 u + 1
     e = power_errors(4, 0.5, 2.0**-30)

@@ -157,7 +157,8 @@ class CkksVector:
 
     def add_plain(self, values: Any) -> CkksVector:
         """Add plaintext reals (one per entry, or a scalar)."""
-        chunks = [c + p for c, p in zip(self.chunks, self._plain_chunks(values, "addend"), strict=True)]
+        # A sum()/dot() result holds one value in a size-1 chunk: add only as many values as the chunk holds.
+        chunks = [c + p[: c.size()] for c, p in zip(self.chunks, self._plain_chunks(values, "addend"), strict=True)]
         return self._derive(chunks, self.length, self.depth_used, False)
 
     def mul_plain(self, values: Any) -> CkksVector:

@@ -142,6 +142,34 @@ def _prefetch_product(x: SharedFixedPoint, kind: str, a_shape: tuple[int, ...], 
     x.session.provider.prefetch(specs)
 
 
+def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, scale: int,
+                    bound: float) -> SharedFixedPoint:
+    """``x * y``, ``x @ y`` or ``x * x`` (``y`` None) truncated to ``f`` bits from a masked product
+    correlation (:class:`~mpdp.protocols.mpc.provider.MaskedProduct`): the Beaver step yields shares of
+    ``z + r``, opened at once for the wrap-corrected shift. Same two rounds, messages and result as a
+    triple followed by :func:`wrap_shift_many`, with one correlated element per value fewer."""
+    ring, session, fmt = x.ring, x.session, x.fmt
+    drop = scale - fmt.frac_bits
+    b_shape = () if y is None else y.shape
+    session.provider.prefetch([CorrelationSpec(kind + "_wrap", ring.bits, x.shape, b_shape, shift=drop)])
+    t = session.provider.masked_product(kind, ring, x.shape, b_shape, drop)
+    sid = session.new_id()
+    if y is None:
+        (d,) = session.open(ring, [ring.sub(x.share, t.a)], sharing_id=sid, label="mpc.square")
+        masked = square_combine(ring, d, t.a, t.c, leader=session.leader)
+    else:
+        d, e = session.open(ring, [ring.sub(x.share, t.a), ring.sub(y.share, t.b)], sharing_id=sid,
+                            label=f"mpc.{kind}")
+        masked = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader, matmul=kind == "matmul")
+    if session.leader:
+        masked = ring.add(masked, ring.from_int(1 << (ring.bits - 2)))
+    sid2 = session.new_id()
+    (opened,) = session.open(ring, [masked], sharing_id=sid2, label="mpc.trunc")
+    out = wrap_shift_output(ring, ring, opened, t.msb, t.low, drop, leader=session.leader)
+    return SharedFixedPoint(session, out, fmt=fmt, scale=fmt.frac_bits, bound=bound + fmt.resolution,
+                            sharing_id=sid2)
+
+
 # -- products of shared values ----------------------------------------------------------------------------
 def mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     """Elementwise ``x * y`` by a Beaver triple, truncated to ``f`` bits."""
@@ -151,6 +179,8 @@ def mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     _broadcast(x.shape, y.shape)
     scale, bound = x.scale + y.scale, x.bound * y.bound
     _need(x.fmt, bound, scale, "product")
+    if scale > x.fmt.frac_bits:
+        return _masked_product(x, y, "mul", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "mul", x.shape, y.shape, scale)
     t = session.provider.mul_triple(ring, x.shape, y.shape)
@@ -164,6 +194,8 @@ def square(x: SharedFixedPoint) -> SharedFixedPoint:
     """``x * x`` with a square pair: one opened array instead of two."""
     scale, bound = 2 * x.scale, x.bound * x.bound
     _need(x.fmt, bound, scale, "square")
+    if scale > x.fmt.frac_bits:
+        return _masked_product(x, None, "square", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "square", x.shape, (), scale)
     pair = session.provider.square_pair(ring, x.shape)
@@ -180,6 +212,8 @@ def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     inner = x.shape[-1]
     scale, bound = x.scale + y.scale, x.bound * y.bound * inner
     _need(x.fmt, bound, scale, "matrix product")
+    if scale > x.fmt.frac_bits:
+        return _masked_product(x, y, "matmul", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "matmul", x.shape, y.shape, scale)
     t = session.provider.matmul_triple(ring, x.shape, y.shape)

@@ -11,7 +11,9 @@ Protocol
    with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
    :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
    (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``). Parties 1..n-1 expand
-   their own stream and need no reply.
+   their own stream and need no reply. The masks ``r`` of masked products (``*_wrap`` kinds) come from a
+   stream keyed by the dealer alone and are never shared: party 0's correction of ``c = a b + r``
+   is uniform to it because the other parties' ``c`` shares are.
 3. Teardown: every party sends ``"close"``.
 
 Security
@@ -44,6 +46,7 @@ from mpdp.protocols.mpc.provider import (
     CompareMask,
     CorrelationProvider,
     DaBit,
+    MaskedProduct,
     SquarePair,
     WrapMask,
 )
@@ -96,6 +99,7 @@ class TrustedDealer(Party):
             key = comm.rng.bytes(32)
             comm.send(p, key, label=_SEED)
             streams.append(_stream(key, comm.rng.is_seeded))
+        own = _stream(comm.rng.bytes(32), comm.rng.is_seeded)  # the masks of masked products: the dealer's only
         batches = correlations = elements = 0
         while True:
             request = comm.recv(parties[0], label=_REQUEST)
@@ -114,7 +118,7 @@ class TrustedDealer(Party):
             specs = [CorrelationSpec.from_wire(w) for w in request]
             # One message per correlation: party 0 can use the first while the dealer computes the next.
             for spec in specs:
-                comm.send(parties[0], deal(spec, streams), label=_REPLY)
+                comm.send(parties[0], deal(spec, streams, own=own), label=_REPLY)
             batches += 1
             correlations += len(specs)
             elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
@@ -249,6 +253,12 @@ class DealerProvider(CorrelationProvider):
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         p = self._get(CorrelationSpec("dabit", ring.bits, shape))
         return DaBit(p["bit"], p["s"])
+
+    def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                       shift: int) -> MaskedProduct:
+        square = kind == "square"
+        p = self._get(CorrelationSpec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape, shift=shift))
+        return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 
     def close(self) -> None:
         if not self._closed:

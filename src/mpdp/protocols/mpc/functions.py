@@ -3,7 +3,7 @@
 Each function takes a parameter object from :mod:`mpdp.crypto.approximations` stating its domain, its
 approximation and its relative error bound for the input's format (``params.relative_error_bound(fmt)``
 and friends). The defaults are tuned for :data:`~mpdp.crypto.fixed_point.HIGH_PRECISION` (Z_2^128, f = 48)
-and meet a relative error of 1e-6 with a wide margin: exp on ``[-16, 16]`` (bound ~6e-8), reciprocal and
+and meet a relative error of 1e-6 with a wide margin: exp on ``[-16, 16]`` (bound ~8.5e-8), reciprocal and
 division on ``[2^-10, 2^16]`` (~4e-10), square roots on the same domain (~1e-11). Other formats work with
 the bounds the parameter objects compute for them (e.g. f = 20 gives ~1e-6 absolute, not relative).
 
@@ -213,10 +213,19 @@ def reciprocal(x: SharedFixedPoint, params: ReciprocalParams | None = None) -> S
     x = _in_domain(x, p.high_exp, p.strict, "reciprocal")
     (scale,) = _normalise(x, p.low_exp, p.high_exp, p.strict, [lambda k: 2.0**-k])
     z = _mul(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
-    y = (z * (-32.0 / 17.0) + 48.0 / 17.0).assume_bound(2.0)
-    for _ in range(p.iterations):
-        t = (z * y).assume_bound(1.0 + 1.0 / 17.0)
-        y = (y * (2.0 - t)).assume_bound(2.0)
+    a, b, bits = p.INITIAL
+    bz = (z * b).times_pow2(-bits)  # exact: integer product, then the scale
+    y = (a * 2.0**-bits - bz).assume_bound(2.0)  # y0 = a - b z in [0.94, 1.71], exact
+    if p.iterations:
+        residual = p.INITIAL_RESIDUAL + 4 * x.fmt.resolution
+        e = ((z * a).times_pow2(-bits).__rsub__(1.0) + z * bz).assume_bound(residual)  # 1 - a z + b z^2
+        for i in range(p.iterations):
+            if i == p.iterations - 1:
+                y = (y * (1.0 + e)).assume_bound(2.0 + 1e-6)
+            else:  # y (1 + e) and e^2 in one round
+                both = stack([y, e]) * stack([1.0 + e, e])
+                residual = residual * residual + 2 * x.fmt.resolution
+                y, e = both[0].assume_bound(2.0 + 1e-6), both[1].assume_bound(residual)
     return _mul(y, scale).assume_bound(p.low**-1 * (1 + 1e-6))
 
 

@@ -27,6 +27,7 @@ from mpdp.protocols.mpc.provider import (
     CompareMask,
     CorrelationProvider,
     DaBit,
+    MaskedProduct,
     SquarePair,
     WrapMask,
 )
@@ -96,6 +97,12 @@ class PlannedProvider(CorrelationProvider):
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         self._note(CorrelationSpec("dabit", ring.bits, shape))
         return self.inner.dabit(ring, shape)
+
+    def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                       shift: int) -> MaskedProduct:
+        self._note(CorrelationSpec(kind + "_wrap", ring.bits, a_shape, () if kind == "square" else b_shape,
+                                   shift=shift))
+        return self.inner.masked_product(kind, ring, a_shape, b_shape, shift)
 
     def close(self) -> None:
         self.inner.close()

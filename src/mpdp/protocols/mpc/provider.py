@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.correlations import CorrelationSpec, draw_shape
 from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import ParameterError, explain
 
 __all__ = [
     "BeaverTriple",
@@ -48,6 +49,7 @@ __all__ = [
     "CompareMask",
     "CorrelationProvider",
     "DaBit",
+    "MaskedProduct",
     "SquarePair",
     "TripleSource",
     "WithTriplesFrom",
@@ -78,6 +80,20 @@ class WrapMask:
     ``low = (r mod 2^(l-1)) >> shift``."""
 
     r: RingArray = field(repr=False)
+    msb: RingArray = field(repr=False)
+    low: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class MaskedProduct:
+    """A product correlation that lands masked for its truncation: shares of ``a``, ``b`` (``a`` again for a
+    square), ``c = a * b + r`` (``a @ b + r``, ``a * a + r``) for a uniform ``r`` of the product's shape, and,
+    in the same ring, of ``r``'s top bit ``msb`` and of ``low = (r mod 2^(l-1)) >> shift`` (as
+    :class:`WrapMask`, without shares of ``r`` itself, which the protocol never needs)."""
+
+    a: RingArray = field(repr=False)
+    b: RingArray = field(repr=False)
+    c: RingArray = field(repr=False)
     msb: RingArray = field(repr=False)
     low: RingArray = field(repr=False)
 
@@ -146,9 +162,32 @@ class CorrelationProvider(TripleSource):
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         """A uniform bit per element, shared both ways."""
 
+    def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                       shift: int) -> MaskedProduct:
+        """A :class:`MaskedProduct` for ``kind`` ``"mul"``, ``"matmul"`` or ``"square"`` (``b_shape`` unused),
+        whose product is truncated by ``shift`` bits (spec kind ``kind + "_wrap"``).
+
+        The default composes a triple (or square pair) and a wrap mask: ``c + r`` from this party's shares.
+        A dealer deals it directly, one uniform element per value cheaper.
+        """
+        if kind == "square":
+            pair = self.square_pair(ring, a_shape)
+            a, b, c, out = pair.a, pair.a, pair.c, a_shape
+        elif kind in ("mul", "matmul"):
+            t = self.mul_triple(ring, a_shape, b_shape) if kind == "mul" else self.matmul_triple(ring, a_shape, b_shape)
+            a, b, c, out = t.a, t.b, t.c, ring.shape(t.c)
+        else:
+            raise ParameterError(explain("kind", kind, "'mul', 'matmul' or 'square'", "name the product"))
+        mask = self.wrap_mask(ring, ring, out, shift)
+        return MaskedProduct(a, b, ring.add(c, mask.r), mask.msb, mask.low)
+
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
         """Announce the next correlations, in the order they will be asked for, so that a provider can
         fetch them in one exchange (the dealer does). The default does nothing."""
+
+
+def _product_shape(spec: CorrelationSpec) -> tuple[int, ...]:
+    return draw_shape(spec, "c")[1:] if spec.ring_bits == 128 else draw_shape(spec, "c")
 
 
 class WithTriplesFrom(CorrelationProvider):
@@ -180,7 +219,16 @@ class WithTriplesFrom(CorrelationProvider):
         return self.rest.dabit(ring, shape)
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
-        self.rest.prefetch([s for s in specs if s.kind not in ("mul", "matmul")])
+        # masked products are composed here (triples from ``triples``): the rest supplies their parts
+        rest: list[CorrelationSpec] = []
+        for s in specs:
+            if s.kind == "square_wrap":
+                rest.append(CorrelationSpec("square", s.ring_bits, s.shape))
+            if s.kind.endswith("_wrap"):
+                rest.append(CorrelationSpec("wrap", s.ring_bits, _product_shape(s), shift=s.shift))
+            elif s.kind not in ("mul", "matmul"):
+                rest.append(s)
+        self.rest.prefetch(rest)
 
     def close(self) -> None:
         self.triples.close()
