@@ -9,11 +9,12 @@ Each party runs in its own thread over the in-memory transport. An operation run
 that records the correlations it consumes (:class:`~mpdp.protocols.mpc.planning.PlannedProvider`), then
 an *offline phase* (the whole plan requested from the dealer in one message, every correction received,
 every party's own correlation shares expanded from its stream), then the *online phase* (the operation
-itself, between two synchronising openings: inputs already shared, outputs not yet opened).
-``seconds`` is offline + online wall time in party 0, so it includes everything the dealer does, as
-CrypTen's trusted-third-party figures do; the note splits the two phases. ``cpu_seconds`` is the CPU time
-of the whole process (every party and the dealer) over both phases, which other jobs on this shared
-2-core machine disturb much less than wall time. ``bytes`` is the online traffic between computing
+itself, up to a synchronising opening: inputs already shared, outputs not yet opened). ``seconds`` is
+offline + online wall time in party 0, so it includes everything the dealer does, as CrypTen's
+trusted-third-party figures do; the note splits the two phases (approximately: a party may still finish
+its offline work when party 0 starts the online clock). ``cpu_seconds`` is the CPU time of the whole
+process (every party and the dealer) over both phases, which other jobs on this shared 2-core machine
+disturb much less than wall time. ``bytes`` is the online traffic between computing
 parties (all parties, both directions; ``bytes_per_element`` divides by n); the note adds the dealer's
 bytes (corrections, to party 0 only) and the online communication rounds. Errors are measured against
 float64 on the revealed results: absolute for mul/matmul/comparison (expected below 2^-20 = 9.5e-7),
@@ -69,8 +70,10 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
             def sync() -> None:
                 s.public(np.zeros(1)).reveal()
 
-            sync()
+            # The clocks start before a synchronising opening: no party can start the phase before party 0
+            # has sent its share of it, so the process CPU time from here to the end covers all the work.
             start, cpu = time.perf_counter(), time.process_time()
+            sync()
             dealer.prefetch(planner.plans["op"])
             dealer.receive_prefetched()
             sync()
@@ -98,8 +101,8 @@ def _result(name: str, n: int, m: dict[str, Any], base_s: float, ref: np.ndarray
     err = np.abs(m["out"] - ref)
     rel = float(np.max(err / np.abs(ref))) if relative else None
     seconds, cpu = m["online"] + m["offline"], m["online_cpu"] + m["offline_cpu"]
-    note = (f"online {m['online']:.3g} s ({n / m['online']:.3g}/s, {n / max(m['online_cpu'], 1e-9):.3g}/CPU-s), "
-            f"offline {m['offline']:.3g} s ({m['offline_cpu']:.3g} CPU-s); {m['rounds']} online rounds; "
+    note = (f"online ~{m['online']:.3g} s ({n / m['online']:.3g}/s, {n / max(m['online_cpu'], 1e-9):.3g}/CPU-s), "
+            f"offline ~{m['offline']:.3g} s ({m['offline_cpu']:.3g} CPU-s); {m['rounds']} online rounds; "
             f"dealer {m['dealer'] / 2 / n:.0f} B/element")
     return BenchResult(name, n, seconds, "numpy", base_s, max_abs_error=float(np.max(err)), max_rel_error=rel,
                        bytes=int(m["bytes"]), note=note, cpu_seconds=cpu,

@@ -106,3 +106,16 @@ def test_run_refuses_bad_privacy_parameters(capsys: pytest.CaptureFixture[str]) 
     for flags in (["--epsilon", "0"], ["--delta", "1.5"]):
         code = main(["run", "local-gradp", "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", *flags])
         assert code == 2 and "Fix:" in capsys.readouterr().err
+
+
+def test_equal_parts_keep_every_row_once_and_put_equal_sizes_together() -> None:
+    from mpdp.datasets.synthetic import sparse_linear_regression
+    from mpdp.learning.erm_parties import HorizontalParties
+
+    data = sparse_linear_regression(1003, 3, 1.0, rng=RandomSource.seeded(5)).data
+    parts = paper003.equal_parts(data, 100, rng=RandomSource.seeded(6))
+    assert sorted(np.concatenate(parts).tolist()) == list(range(1003))
+    assert [len(p) for p in parts] == [10] * 97 + [11] * 3
+    X = np.clip(data.X / 2, -0.5, 0.5)
+    parties = HorizontalParties.from_rows(X, np.clip(data.y, -1, 1), parts, task="regression")
+    assert len(parties.groups) == 2  # one vectorised group per size, not one per run of equal sizes

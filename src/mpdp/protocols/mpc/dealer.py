@@ -11,7 +11,9 @@ Protocol
    with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
    :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
    (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``). Parties 1..n-1 expand
-   their own stream and need no reply.
+   their own stream and need no reply. The masks ``r`` of masked products (``*_wrap`` kinds) come from a
+   stream keyed by the dealer alone and are never shared: party 0's correction of ``c = a b + r``
+   is uniform to it because the other parties' ``c`` shares are.
 3. Teardown: every party sends ``"close"``.
 
 Security

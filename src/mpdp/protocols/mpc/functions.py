@@ -3,7 +3,7 @@
 Each function takes a parameter object from :mod:`mpdp.crypto.approximations` stating its domain, its
 approximation and its relative error bound for the input's format (``params.relative_error_bound(fmt)``
 and friends). The defaults are tuned for :data:`~mpdp.crypto.fixed_point.HIGH_PRECISION` (Z_2^128, f = 48)
-and meet a relative error of 1e-6 with a wide margin: exp on ``[-16, 16]`` (bound ~6e-8), reciprocal and
+and meet a relative error of 1e-6 with a wide margin: exp on ``[-16, 16]`` (bound ~8.5e-8), reciprocal and
 division on ``[2^-10, 2^16]`` (~4e-10), square roots on the same domain (~1e-11). Other formats work with
 the bounds the parameter objects compute for them (e.g. f = 20 gives ~1e-6 absolute, not relative).
 

@@ -143,7 +143,8 @@ class MPCSession:
         """Open additive shares to every computing party (one round): the ring sums."""
         shares = [np.asarray(s, dtype=np.uint64) for s in shares]
         replies = self._exchange({"id": sharing_id, "v": list(shares)}, label)
-        totals = [np.array(s, copy=True) for s in shares]
+        # with peers, ring.add returns new arrays: the caller's shares are never modified (nor aliased)
+        totals = list(shares) if self.peers else [s.copy() for s in shares]
         for src, msg in replies.items():
             values = self._check_reply(src, msg, sharing_id, len(shares))
             for i, v in enumerate(values):
@@ -159,7 +160,7 @@ class MPCSession:
         if self.comm.name != receiver:
             self.comm.send(receiver, {"id": sharing_id, "v": list(shares)}, label=label)
             return None
-        totals = [np.array(s, copy=True) for s in shares]
+        totals = list(shares) if self.peers else [s.copy() for s in shares]
         for src in self.peers:
             values = self._check_reply(src, self.comm.recv(src, label=label), sharing_id, len(shares))
             for i, v in enumerate(values):
