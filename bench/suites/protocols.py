@@ -9,8 +9,8 @@
   seconds per round; target <= 1 s at 50,000.
 * The 3-party inner product (alice, bob, dealer) and a 3-party aggregation with each party in its own process
   over gRPC with mutual TLS on 127.0.0.1, against the same run in memory; target: within 3x. The network time
-  is the slowest party's protocol time after the connections are up (process start-up and TLS handshakes are
-  reported in the note, not counted).
+  is the slowest party's protocol time after the connections are up and a start barrier has passed (process
+  start-up, TLS handshakes and the parties' uneven start are reported in the note, not counted).
 
 Every row reports bytes and rounds (``note``). ``--quick`` shrinks n for Paillier and skips the 50,000 row.
 """

@@ -202,3 +202,28 @@ def test_replayed_frames_are_refused_and_frames_are_reordered(certs: Path) -> No
     finally:
         alice.linger = 0.0
         alice.close()
+
+
+def test_start_barrier_refuses_a_peer_that_skips_it(certs: Path) -> None:
+    """The protocol clock starts after a barrier; a peer whose first message is something else is named."""
+    import threading
+
+    from mpdp.errors import MalformedMessageError
+    from mpdp.runtime.grpc_transport import _start_barrier
+
+    addresses = free_addresses(("alice", "bob"))
+    alice = GrpcTransport("alice", addresses, PartyCredentials.in_directory(certs, "alice"), connect_timeout=10)
+    bob = GrpcTransport("bob", addresses, PartyCredentials.in_directory(certs, "bob"), connect_timeout=10)
+    try:
+        ready = [threading.Thread(target=t.wait_ready) for t in (alice, bob)]
+        for t in ready:
+            t.start()
+        for t in ready:
+            t.join(30)
+        bob.endpoint("bob").send("alice", b"not the barrier")
+        with pytest.raises(MalformedMessageError, match="first message from bob"):
+            _start_barrier(alice)
+    finally:
+        for t in (alice, bob):
+            t.linger = 0.0
+            t.close()

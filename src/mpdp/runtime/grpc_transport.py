@@ -46,6 +46,7 @@ import grpc
 
 from mpdp.errors import (
     AuthenticationError,
+    MalformedMessageError,
     MpdpError,
     ParameterError,
     PartyUnavailableError,
@@ -484,11 +485,14 @@ def run_network_party(
     """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
 
     Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
-    starts and are not timed), runs the role, tells peers it finished, or that it aborted and why, and closes
-    the transport. ``rng`` should be ``root.spawn(name)`` to reproduce :func:`~mpdp.runtime.run_protocol`.
+    starts and are not timed) and until every peer is waiting too (:func:`_start_barrier`, so the protocol
+    seconds do not include a peer's slower start-up), runs the role, tells peers it finished, or that it
+    aborted and why, and closes the transport. ``rng`` should be ``root.spawn(name)`` to reproduce
+    :func:`~mpdp.runtime.run_protocol`.
     """
     try:
         transport.wait_ready()
+        _start_barrier(transport)
     except BaseException:
         transport.close()
         raise
@@ -506,3 +510,24 @@ def run_network_party(
     transport.party_finished(transport.name)
     comm.close()
     return result, comm.traffic, seconds
+
+
+_BARRIER = b"mpdp/start-barrier/v1"
+
+
+def _start_barrier(transport: GrpcTransport) -> None:
+    """Send a barrier frame to every peer, then receive one from every peer, outside any :class:`Comm`.
+
+    Per-pair FIFO delivery makes the barrier the first message each peer reads from us, before the protocol's
+    own (sequence-numbered) messages, and it is not counted in the protocol's traffic. Anything else in its
+    place is a peer running another protocol version: refused, naming the peer.
+    """
+    endpoint = transport.endpoint(transport.name)
+    for peer in transport.peers:
+        endpoint.send(peer, _BARRIER)
+    for peer in transport.peers:
+        received = endpoint.recv(peer, transport.connect_timeout)
+        if received != _BARRIER:
+            raise MalformedMessageError(explain(
+                f"first message from {peer}", received[:32], f"the start barrier {_BARRIER!r}",
+                f"run the same mpdp version on {peer} and {transport.name}"))
