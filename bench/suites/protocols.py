@@ -10,7 +10,8 @@
 * The 3-party inner product (alice, bob, dealer) and a 3-party aggregation with each party in its own process
   over gRPC with mutual TLS on 127.0.0.1, against the same run in memory; target: within 3x. The network time
   is the slowest party's protocol time after the connections are up and a start barrier has passed (process
-  start-up, TLS handshakes and the parties' uneven start are reported in the note, not counted).
+  start-up, TLS handshakes and the parties' uneven start are reported in the note, not counted), best of three
+  launches as the in-memory time is the best of three runs.
 
 Every row reports bytes and rounds (``note``). ``--quick`` shrinks n for Paillier and skips the 50,000 row.
 """
@@ -185,7 +186,9 @@ def run(quick: bool = False) -> list[BenchResult]:
             roles = {n: build_role(protocol, PartySetup(n, names, params, load_input(inputs.get(n), n)))
                      for n in names}
             memory, mem_run = time_call(lambda roles=roles: run_protocol(roles, rng=RandomSource.seeded(5)), repeat=3)
-            net, wall, reports = _network(protocol, params, inputs, names, Path(certs))
+            # Best of three process launches, as time_call takes the best of three in-memory runs.
+            net, wall, reports = min((_network(protocol, params, inputs, names, Path(certs)) for _ in range(3)),
+                                     key=lambda outcome: outcome[0])
             same = all(reports[n]["communication"] == mem_run.traffic[n].as_dict() for n in names)
             results.append(BenchResult(f"3 parties over gRPC/mTLS: {label}", 1, net, "same run in memory", memory,
                                        bytes=mem_run.bytes,
