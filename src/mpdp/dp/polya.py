@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.dp._exact import as_rational
+from mpdp.dp.samplers import shape_and_count
 from mpdp.errors import ParameterError, explain
 from mpdp.randomness import RandomSource, Shape, resolve
 
@@ -56,15 +57,6 @@ __all__ = ["laplace_share", "negative_binomial"]
 
 _WORD = 64
 _TWO64 = 1 << _WORD
-
-
-def _size(shape: Shape | None) -> tuple[tuple[int, ...], int]:
-    if shape is None:
-        return (), 1
-    dims = (int(shape),) if not isinstance(shape, tuple) else tuple(int(s) for s in shape)
-    if any(d < 0 for d in dims):
-        raise ParameterError(explain("size", shape, "non-negative dimensions", "pass e.g. size=(3, 4)"))
-    return dims, int(np.prod(dims, dtype=np.int64))
 
 
 @lru_cache(maxsize=64)
@@ -244,7 +236,7 @@ def negative_binomial(r: Any, gamma: Any, size: Shape | None = None, *, rng: Ran
     """
     shape_r = as_rational(r, "r")
     g = as_rational(gamma, "gamma")
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     values = _nb(shape_r, g, n, resolve(rng))
     return values.reshape(dims) if dims else int(values[0])
 
@@ -259,7 +251,7 @@ def laplace_share(scale: Any, parts: int, size: Shape | None = None, *,
     b = as_rational(scale, "scale")
     if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
         raise ParameterError(explain("parts", parts, "an int >= 1", "pass the number of noise contributors"))
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     rng = resolve(rng)
     r, gamma = Fraction(1, parts), 1 / b
     values = _nb(r, gamma, n, rng) - _nb(r, gamma, n, rng)

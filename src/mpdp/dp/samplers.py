@@ -56,14 +56,15 @@ from mpdp.dp._exact import (
 from mpdp.errors import ParameterError, explain
 from mpdp.randomness import RandomSource, Shape, resolve
 
-__all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric"]
+__all__ = ["bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric", "shape_and_count"]
 
 _SPARE_BITS = 64 - PREFIX_BITS  # low bits of a word not used by a 53-bit comparison
 _U53 = 2.0**-53
 _MAX_MAGNITUDE = 1 << 62
 
 
-def _size(shape: Shape | None) -> tuple[tuple[int, ...], int]:
+def shape_and_count(shape: Shape | None) -> tuple[tuple[int, ...], int]:
+    """``size`` argument of the samplers as (dimensions, number of draws); negative dimensions are refused."""
     if shape is None:
         return (), 1
     dims = (int(shape),) if not isinstance(shape, tuple) else tuple(int(s) for s in shape)
@@ -121,7 +122,7 @@ def bernoulli_exp(gamma: Any, size: Shape | None = None, *, rng: RandomSource | 
     bool or ndarray of bool
     """
     g = as_rational(gamma, "gamma", allow_zero=True)
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     rng = resolve(rng)
     words = rng.uint64(n)
     g_hat = np.full(n, float(g))
@@ -204,7 +205,7 @@ def geometric(gamma: Any, size: Shape | None = None, *, rng: RandomSource | None
     ``gamma`` is a rational > 0 (the mean is ``1 / (e^gamma - 1)``). Returns int64 values.
     """
     g = as_rational(gamma, "gamma")
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     rng = resolve(rng)
     plan = _plan(g)
 
@@ -221,7 +222,7 @@ def discrete_laplace(scale: Any, size: Shape | None = None, *, rng: RandomSource
     ``scale`` is a rational > 0. Variance ``2 q / (1 - q)^2`` with ``q = exp(-1/scale)``. Returns int64.
     """
     b = as_rational(scale, "scale")
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     rng = resolve(rng)
     plan = _plan(1 / b)
 
@@ -299,7 +300,7 @@ def discrete_gaussian(sigma2: Any, size: Shape | None = None, *, rng: RandomSour
         raise ParameterError(
             explain("sigma2", sigma2, "at most 2^90", "rescale: draw at a coarser grid (see mpdp.dp.grid)")
         )
-    dims, n = _size(size)
+    dims, n = shape_and_count(size)
     rng = resolve(rng)
     plan = _GAUSS_PLANS.get(s2)
     if plan is None:

@@ -238,6 +238,16 @@ class AggregatorShare:
     count: int
     survivors: dict[str, npt.NDArray[np.int64]]
 
+    def opened(self, spec: AggregationSpec, values: npt.NDArray[np.float64]) -> AggregateResult:
+        """The :class:`AggregateResult` of ``values`` opened from this share (e.g. with noise added first):
+        the survivors it records, and for a weighted spec the weight total in entry ``spec.dim``."""
+        dropped = {p: np.setdiff1d(np.arange(k), self.survivors.get(p, np.empty(0, np.int64))).tolist()
+                   for p, k in spec.clients.items() if len(self.survivors.get(p, [])) < k}
+        if spec.weighted:
+            return AggregateResult(total=values[: spec.dim], count=self.count, dropped=dropped,
+                                   weight_total=float(values[spec.dim]))
+        return AggregateResult(total=values, count=self.count, dropped=dropped)
+
 
 # -- clients -------------------------------------------------------------------------------------------------
 def aggregation_client(comm: Comm, spec: AggregationSpec, values: Any, weights: Any = None, *,

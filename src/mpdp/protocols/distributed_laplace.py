@@ -237,9 +237,4 @@ def laplace_aggregation_server(comm: Comm, spec: AggregationSpec, *, scale: Any,
                                                 f"check {agg}"))
         total = ring.add(total, part)
     values = spec.fmt.decode(total)
-    dropped = {p: np.setdiff1d(np.arange(k), mine.survivors.get(p, np.empty(0, np.int64))).tolist()
-               for p, k in spec.clients.items() if len(mine.survivors.get(p, [])) < k}
-    if spec.weighted:
-        return AggregateResult(total=values[: spec.dim], count=mine.count, dropped=dropped,
-                               weight_total=float(values[spec.dim]))
-    return AggregateResult(total=values, count=mine.count, dropped=dropped)
+    return mine.opened(spec, values)

@@ -114,9 +114,4 @@ def noisy_aggregation_server(comm: Comm, spec: AggregationSpec, noise: MpcNoise)
     values = _noisy_open(comm, spec, noise, mine)
     if values is None:  # pragma: no cover - the server receives the opening
         raise ParameterError("the noisy aggregate was not opened to the server")
-    dropped = {p: np.setdiff1d(np.arange(k), mine.survivors.get(p, np.empty(0, np.int64))).tolist()
-               for p, k in spec.clients.items() if len(mine.survivors.get(p, [])) < k}
-    if spec.weighted:
-        return AggregateResult(total=values[: spec.dim], count=mine.count, dropped=dropped,
-                               weight_total=float(values[spec.dim]))
-    return AggregateResult(total=values, count=mine.count, dropped=dropped)
+    return mine.opened(spec, values)
