@@ -28,9 +28,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-from scipy import optimize
-
 from mpdp.dp.accounting import ddg_epsilon, dpsgd_epsilon
+from mpdp.dp.accounting.accountant import smallest_noise_multiplier
 from mpdp.dp.calibration import check_delta, check_epsilon
 from mpdp.dp.sensitivities.dpvi import clipped_sum_sensitivity
 from mpdp.errors import DomainError, ParameterError, explain
@@ -130,22 +129,9 @@ def calibrate_noise_multiplier(*, epsilon: float, delta: float, plan: BatchPlan,
     """The smallest noise multiplier (to relative ``tolerance``, rounded up) giving the analyst ``epsilon``."""
     eps = check_epsilon(epsilon)
 
-    def excess(log_z: float) -> float:
-        return analyst_epsilon(noise_multiplier=math.exp(log_z), plan=plan, delta=delta, dim=dim, clip=clip,
-                               grid_bits=grid_bits, noise_contributors=noise_contributors,
-                               accountant=accountant, snapped=snapped) - eps
+    def epsilon_of(z: float) -> float:
+        return analyst_epsilon(noise_multiplier=z, plan=plan, delta=delta, dim=dim, clip=clip, grid_bits=grid_bits,
+                               noise_contributors=noise_contributors, accountant=accountant, snapped=snapped)
 
-    lo, hi = math.log(0.3), math.log(2.0)
-    while excess(hi) > 0:
-        lo, hi = hi, hi + math.log(4.0)
-        if hi > math.log(1e5):
-            raise DomainError(explain("epsilon", epsilon, "a target reachable with a noise multiplier below 1e5",
-                                      "raise epsilon or delta, or train for fewer epochs"))
-    while excess(lo) <= 0:
-        lo, hi = lo - math.log(4.0), lo
-        if lo < math.log(1e-3):
-            return math.exp(hi)
-    z = math.exp(float(optimize.brentq(excess, lo, hi, xtol=tolerance / 4)))
-    while excess(math.log(z)) > 0:
-        z *= 1 + tolerance / 4
-    return z
+    return smallest_noise_multiplier(epsilon_of, eps, start=(0.3, 2.0), floor=1e-3, ceiling=1e5,
+                                     tolerance=tolerance, fix="raise epsilon or delta, or train for fewer epochs")

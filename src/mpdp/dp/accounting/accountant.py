@@ -13,6 +13,7 @@ ignores subsampling). :func:`dpsgd_cost` gives the matching :class:`PrivacyCost`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from scipy import optimize
 
@@ -21,7 +22,7 @@ from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.calibration import check_delta, check_epsilon, check_positive
 from mpdp.errors import DomainError, ParameterError, explain
 
-__all__ = ["dpsgd_cost", "dpsgd_epsilon", "dpsgd_noise_multiplier"]
+__all__ = ["dpsgd_cost", "dpsgd_epsilon", "dpsgd_noise_multiplier", "smallest_noise_multiplier"]
 
 
 def _check_steps(steps: int) -> int:
@@ -68,20 +69,38 @@ def dpsgd_noise_multiplier(*, epsilon: float, delta: float, sampling_rate: float
     q = _check_rate(sampling_rate)
     t = _check_steps(steps)
 
-    def excess(log_z: float) -> float:
-        return dpsgd_epsilon(noise_multiplier=math.exp(log_z), sampling_rate=q, steps=t, delta=dlt,
-                             method=method) - eps
+    def epsilon_of(z: float) -> float:
+        return dpsgd_epsilon(noise_multiplier=z, sampling_rate=q, steps=t, delta=dlt, method=method)
 
-    lo, hi = math.log(1e-2), math.log(1.0)
+    return smallest_noise_multiplier(epsilon_of, eps, start=(1e-2, 1.0), floor=1e-2, ceiling=1e6,
+                                     tolerance=tolerance, fix="raise epsilon or delta, or take fewer steps")
+
+
+def smallest_noise_multiplier(epsilon_of: Callable[[float], float], epsilon: float, *,
+                              start: tuple[float, float], floor: float, ceiling: float, tolerance: float,
+                              fix: str) -> float:
+    """The smallest z in [floor, ceiling] with ``epsilon_of(z) <= epsilon``, to relative ``tolerance``.
+
+    ``epsilon_of`` must decrease in z. The bracket ``start`` is widened by factors of 4 (up to ``ceiling``,
+    beyond which the target is refused with a :class:`DomainError` carrying ``fix``; down to ``floor``, which
+    is returned when even it meets the target), Brent's method then locates the crossing in log z, and the
+    root is rounded up until ``epsilon_of`` is within the target, so the result never overspends.
+    """
+
+    def excess(log_z: float) -> float:
+        return epsilon_of(math.exp(log_z)) - epsilon
+
+    lo, hi = math.log(start[0]), math.log(start[1])
     while excess(hi) > 0:
         lo, hi = hi, hi + math.log(4.0)
-        if hi > math.log(1e6):
-            raise DomainError(explain("epsilon", epsilon, "a target reachable with noise_multiplier <= 1e6",
-                                      "raise epsilon or delta, or take fewer steps"))
-    if excess(lo) <= 0:
-        return math.exp(lo)
-    log_z = float(optimize.brentq(excess, lo, hi, xtol=tolerance / 4))
-    z = math.exp(log_z)
+        if hi > math.log(ceiling):
+            raise DomainError(explain("epsilon", epsilon, f"a target reachable with a noise multiplier <= {ceiling:g}",
+                                      fix))
+    while excess(lo) <= 0:
+        lo, hi = lo - math.log(4.0), lo
+        if lo < math.log(floor):
+            return math.exp(hi)
+    z = math.exp(float(optimize.brentq(excess, lo, hi, xtol=tolerance / 4)))
     while excess(math.log(z)) > 0:
         z *= 1 + tolerance / 4
     return z
