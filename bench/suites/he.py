@@ -107,7 +107,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     packing = Packing.for_computation(pk, CODEC, terms=XTX_ROWS, weight_codec=CODEC)
     big = rng.random(n * packing.slots) * 2 - 1
     for label, randomizer in (("owner CRT", CrtRandomizer(sk, rng=rng)), ("fixed-base", fixed)):
-        seconds, packed = cpu_time(lambda r=randomizer: encrypt(pk, big, CODEC, packing=packing, randomizer=r),
+        seconds, packed = cpu_time(functools.partial(encrypt, pk, big, CODEC, packing=packing, randomizer=randomizer),
                                    repeat=2)
         results.append(_per_value(f"encrypt/value packed {packing.slots}x{packing.slot_bits}-bit, {label}", big.size,
                                   seconds, "phe", phe_enc, nbytes=round(packed.nbytes / big.size),

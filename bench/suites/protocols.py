@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,13 @@ def _network(protocol: str, params: dict[str, Any], inputs: dict[str, Any], name
     return max(r["seconds"] for r in reports.values()), wall, reports
 
 
+def _run_seeded(roles: dict[str, Any]) -> Any:
+    """One in-memory run with a fixed seed (every timed repeat draws the same randomness)."""
+    from mpdp.runtime import run_protocol
+
+    return run_protocol(roles, rng=RandomSource.seeded(5))
+
+
 def run(quick: bool = False) -> list[BenchResult]:
     warnings.simplefilter("ignore", PrivacyLeakWarning)
     rng = RandomSource.fresh()
@@ -149,9 +157,9 @@ def run(quick: bool = False) -> list[BenchResult]:
                                dim=100, bound=1.0, max_dropouts=m // 10)
         rows = {"clients": 2 * data.random((m, 100)) - 1}
         cpu = time.process_time()
-        seconds, run_ = time_call(lambda spec=spec, rows=rows: simulate_aggregation(spec, rows, rng=rng), repeat=3)
+        seconds, run_ = time_call(partial(simulate_aggregation, spec, rows, rng=rng), repeat=3)
         cpu = (time.process_time() - cpu) / 3
-        base, exact = time_call(lambda rows=rows: rows["clients"].sum(0), repeat=5)
+        base, exact = time_call(partial(rows["clients"].sum, 0), repeat=5)
         err = float(np.max(np.abs(run_.results["server"].total - exact)))
         results.append(BenchResult(f"aggregation d=100, m={m:,} one-record clients (per round)", m, seconds,
                                    "numpy sum", base, max_abs_error=err, bytes=run_.bytes,
@@ -165,7 +173,6 @@ def run(quick: bool = False) -> list[BenchResult]:
         results.append(BenchResult("network transport", 0, 0.0, note="skipped: grpcio not installed"))
         return results
     from mpdp.protocols.catalog import PartySetup, build_role, load_input
-    from mpdp.runtime import run_protocol
     from mpdp.runtime.certs import generate_demo_certificates
 
     names = ("alice", "bob", "carol")
@@ -185,7 +192,7 @@ def run(quick: bool = False) -> list[BenchResult]:
         for label, (protocol, params, inputs) in cases.items():
             roles = {n: build_role(protocol, PartySetup(n, names, params, load_input(inputs.get(n), n)))
                      for n in names}
-            memory, mem_run = time_call(lambda roles=roles: run_protocol(roles, rng=RandomSource.seeded(5)), repeat=3)
+            memory, mem_run = time_call(partial(_run_seeded, roles), repeat=3)
             # Best of three process launches, as time_call takes the best of three in-memory runs.
             net, wall, reports = min((_network(protocol, params, inputs, names, Path(certs)) for _ in range(3)),
                                      key=lambda outcome: outcome[0])

@@ -119,3 +119,20 @@ def test_equal_parts_keep_every_row_once_and_put_equal_sizes_together() -> None:
     X = np.clip(data.X / 2, -0.5, 0.5)
     parties = HorizontalParties.from_rows(X, np.clip(data.y, -1, 1), parts, task="regression")
     assert len(parties.groups) == 2  # one vectorised group per size, not one per run of equal sizes
+
+
+def test_run_uses_the_cli_row_split(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--fractions`` reaches the parties: the algorithm must not re-split the rows on its own."""
+    import json
+
+    from mpdp.cli import main
+
+    args = ["run", "local-gradp", "--dataset", "synthetic-logistic:n=200,d=4", "--fractions", "60,30,10",
+            "--seed", "1", "--option", "T=3", "--json"]
+    assert main(args) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["parties"] == 3
+    rows = record["party_rows"]
+    assert sorted(rows) == rows and sum(rows) == record["train_rows"]
+    assert rows[2] >= 1.8 * rows[1] and rows[1] >= 2.5 * rows[0]  # 60 : 30 : 10, not an equal split
+    assert record["n_min"] == rows[0]

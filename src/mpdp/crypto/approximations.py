@@ -145,7 +145,7 @@ class ExpParams:
 class ReciprocalParams:
     """``1/x`` for ``x`` in ``[2^low_exp, 2^high_exp]`` (also the divisor domain of division).
 
-    After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (one bit decomposition, see
+    After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (comparisons with the powers of two against one mask, see
     :func:`~mpdp.protocols.mpc.functions._normalise`), ``y0 = a - b z`` with the dyadic constants
     ``(a, b) = INITIAL = (723/256, 482/256)`` (products with them are exact: an integer times ``z``, then a
     scale change) has residual ``e0 = 1 - z y0`` with ``|e0| <= INITIAL_RESIDUAL = 0.05908`` (the minimax

@@ -426,7 +426,10 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
         if not 1 <= config.parties <= config.train.n:
             raise ParameterError(explain("parties", config.parties, f"1..{config.train.n} (one record each at most)",
                                          "use at most as many parties as training records"))
-        indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
+        if config.row_partition is not None:  # the CLI's --fractions/--anchor split; smaller parties first
+            indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
+        else:
+            indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
         parties = HorizontalParties.from_rows(prepared.X, prepared.y, indices, task=prepared.problem.task)
         kwargs: dict[str, Any] = {}
         if method in ("mpc-outp", "mpc-gradp", "pathak"):
@@ -453,6 +456,7 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
             seconds=time.perf_counter() - start, communication=fit.communication,
             extra={"optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
                    "n_min": parties.n_min, "T": T if method in GRADIENT_METHODS else None,
+                   "party_rows": [int(i.size) for i in indices],  # the order the parties ran in
                    "privacy": fit.privacy.details,
                    "ledger": {"method": ledger.method, "subject": ledger.subject,
                               "epsilon_spent": ledger.spent.epsilon, "delta_spent": ledger.spent.delta,

@@ -33,6 +33,23 @@ def test_clip_factor_within_bound(exponents: list[float], iterations: int) -> No
     assert np.all(out <= 1.0 + params.relative_error_bound(HP))
 
 
+def test_exact_buckets_at_the_powers_of_two() -> None:
+    # H + f <= 61: the normalisation compares the raw integers, so one unit either side of a power of two
+    # (1 included: where clipping starts) lands in the right bucket; the bound has no edge term
+    u = HP.resolution
+    x = np.array([1 - u, 1.0, 1 + u, 2 - u, 2.0, 2**8 - u, 2.0**8, 0.5, 0.0, -u])
+    params = ClipFactorParams(high_exp=8, iterations=2)
+    assert params.exact_buckets(HP) and not ClipFactorParams(high_exp=24).exact_buckets(HP)
+
+    def program(s: MPCSession) -> np.ndarray:
+        v = s.input("alice", x if s.comm.name == "alice" else None, bound=2.0**8, fmt=HP)
+        return clip_factor(v, params).reveal()
+
+    out = first(run_mpc(program, fmt=HP))
+    ref = 1 / np.sqrt(np.maximum(HP.decode(HP.encode(x)), 1.0))
+    assert np.max(np.abs(out - ref) / ref) <= params.relative_error_bound(HP) < 1e-6
+
+
 def test_bound_shrinks_with_iterations() -> None:
     two, three = (ClipFactorParams(high_exp=30, iterations=i).relative_error_bound(HP) for i in (2, 3))
     assert three < two < 1e-6

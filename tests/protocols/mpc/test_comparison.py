@@ -11,7 +11,7 @@ from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
 from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession
 from mpdp.protocols.mpc import comparison as cmp
-from mpdp.protocols.mpc.bits import bit_decompose
+from mpdp.protocols.mpc.bits import at_least, bit_decompose
 from tests.protocols.mpc.harness import first, run_mpc
 
 FORMATS = [FAST, HIGH_PRECISION, FixedPointFormat(24, 6)]
@@ -83,6 +83,24 @@ def test_bit_decomposition_recovers_every_bit() -> None:
 
     opened = first(run_mpc(program, parties=3))
     assert opened.tolist() == FAST.encode(x).tolist()
+
+
+@pytest.mark.parametrize("fmt", [FAST, HIGH_PRECISION])
+def test_many_thresholds_against_one_mask_are_exact(fmt: FixedPointFormat) -> None:
+    # every value at, just below and just above each threshold, plus negatives and the signed word's ends
+    t = np.array([-(1 << 61), -5, 0, 1, 1 << 20, 1 << 61], dtype=np.int64)  # every x - t_j fits a signed word
+    raw = np.concatenate([t, t - 1, t + 1, [-(1 << 62) + 1, (1 << 62) - 1]]).astype(np.int64)
+    ring = fmt.ring
+
+    def program(s: MPCSession) -> np.ndarray:
+        word = raw.astype(np.uint64) if s.leader else np.zeros(raw.shape, dtype=np.uint64)
+        bits = at_least(s, word, t, ring)
+        shared = s.from_shares(bits, bound=1.0, scale=0, fmt=fmt)
+        return shared.reveal()
+
+    out = first(run_mpc(program, fmt=fmt, parties=3))
+    assert out.shape == (len(t), len(raw))
+    assert out.tolist() == (raw[None, :] >= t[:, None]).astype(float).tolist()
 
 
 def test_clip_to_l2_norm() -> None:

@@ -1,4 +1,4 @@
-"""Bit decomposition and leading-one detection of shared values in Z_2^l (l <= 64).
+"""Bit decomposition, leading-one detection and many-threshold comparison of shared values in Z_2^l (l <= 64).
 
 ``bit_decompose(x)`` returns XOR shares of the bits of ``x``'s residue, packed in one 64-bit word per
 element: open ``c = x + r`` with a comparison mask (``r`` shared additively and bitwise), then
@@ -11,9 +11,15 @@ per bit ``G = r AND NOT c`` (a borrow starts), ``P = NOT (r XOR c)`` (a borrow p
 from the top (``o <- o OR o >> s``, one word-AND per round, six rounds) and ``h = o XOR (o >> 1)``.
 
 ``lanes_to_ring`` converts chosen lanes of such XOR-shared words into additive shares in any ring with
-daBits (one round), ready for public linear combinations such as ``sum_i h_i 2^-i``: this is how the
-reciprocal and square roots find the power of two that normalises their input with one decomposition
-instead of one comparison per power.
+daBits (one round), ready for public linear combinations such as ``sum_i h_i 2^-i``.
+
+``at_least(x, thresholds)`` compares one shared word with many public thresholds at once, the cheaper
+route to the same bucket bits (:func:`~mpdp.protocols.mpc.functions._normalise` uses it): one opened
+``c = x + r`` serves every threshold, since ``x - t + r = c - t`` (the public part shifts, the mask
+stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_than_public` for all
+thresholds run side by side in the same six rounds; one daBit round turns the bits additive. Eight rounds
+for any number of thresholds, against 7 (decomposition) + 6 (leading one) + 1 (daBits) for the one-hot
+route, at the price of one carry circuit per threshold instead of one decomposition per element.
 
 Security: semi-honest, up to n - 1 colluding parties; all opened values are uniformly masked.
 References: Kogge and Stone, IEEE Trans. Computers 1973 (parallel prefix); Escudero et al., CRYPTO 2020
@@ -29,11 +35,11 @@ from mpdp.crypto.beaver import b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import ParameterError, explain
-from mpdp.protocols.mpc.comparison import _and_many
+from mpdp.protocols.mpc.comparison import _and_many, _circuit_specs, less_than_public
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
-__all__ = ["bit_decompose", "lanes_to_ring", "leading_one"]
+__all__ = ["at_least", "bit_decompose", "lanes_to_ring", "leading_one"]
 
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -92,4 +98,38 @@ def lanes_to_ring(session: MPCSession, words: RingArray, lanes: npt.NDArray[np.i
     selected = ((words[None] >> shifts) & np.uint64(1)).astype(np.uint8)
     dabit = session.provider.dabit(ring, tuple(selected.shape))
     v = session.open_bits(selected ^ dabit.bit, sharing_id=session.new_id(), label="mpc.b2a")
+    return b2a_combine(ring, v, dabit.s, leader=session.leader)
+
+
+_WORD = Z2k(64)
+_LOW63 = np.uint64((1 << 63) - 1)
+
+
+def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring) -> RingArray:
+    """Additive shares in ``ring`` of ``[x >= t_j]`` for each public threshold: shape ``(len(t), *shape)``.
+
+    ``x`` holds this party's Z_2^64 shares (uint64 words) of a signed integer; every ``x - t_j`` must lie in
+    ``[-2^63, 2^63)`` (the caller's bounds guarantee it). Exact. With ``c = x + r`` opened once (``r`` a
+    comparison mask), ``x - t_j`` has the opening ``c - t_j`` under the same mask, and its sign is
+    ``msb(c - t_j) XOR msb(r) XOR [(c - t_j)_low < r_low]`` (module :mod:`.comparison`, step 2); nothing is
+    opened beyond ``c`` and the uniformly masked AND and daBit openings. 8 rounds.
+    """
+    x = np.asarray(x, dtype=np.uint64)
+    shape = x.shape
+    t = np.asarray(thresholds, dtype=np.int64).reshape((-1,) + (1,) * len(shape))
+    wide = (len(t), *shape)
+    provider = session.provider
+    provider.prefetch([CorrelationSpec("compare", 64, shape), *_circuit_specs(1, wide),
+                       CorrelationSpec("dabit", ring.bits, wide)])
+    mask = provider.compare_mask(_WORD, shape)
+    (c,) = session.open(_WORD, [_WORD.add(x, mask.r)], sharing_id=session.new_id(), label="mpc.thresholds")
+    with np.errstate(over="ignore"):
+        shifted = c[None] - t.astype(np.uint64)  # c - t_j mod 2^64, public
+    r = np.broadcast_to(mask.bits[0], wide)
+    lt = less_than_public(session, (shifted & _LOW63)[None], (r & _LOW63)[None])
+    below = (r >> np.uint64(63)) ^ lt  # XOR shares of [x < t_j]: msb(x - t_j)
+    if session.leader:
+        below = below ^ (shifted >> np.uint64(63)) ^ np.uint64(1)  # and the leader flips it: [x >= t_j]
+    dabit = provider.dabit(ring, wide)
+    v = session.open_bits(below.astype(np.uint8) ^ dabit.bit, sharing_id=session.new_id(), label="mpc.b2a")
     return b2a_combine(ring, v, dabit.s, leader=session.leader)

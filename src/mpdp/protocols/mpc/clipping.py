@@ -2,8 +2,8 @@
 
 Per-example clipping scales a gradient ``g`` by ``min(1, C / ||g||) = 1 / sqrt(max(x, 1))`` with
 ``x = ||g||^2 / C^2``. :func:`~mpdp.protocols.mpc.comparison.clip_norm` computes ``max(x, 1)`` with a secure
-comparison and then ``inv_sqrt``; both need a bit decomposition of ``x``. :func:`clip_factor` folds the
-maximum into the one bit decomposition ``inv_sqrt`` already performs: the normalisation finds the bucket
+comparison and then ``inv_sqrt``; both compare ``x`` with public values. :func:`clip_factor` folds the
+maximum into the comparisons ``inv_sqrt`` already performs: the normalisation finds the bucket
 ``x in [2^(k-1), 2^k)`` for ``k = 1..H`` only (the domain starts at 1), as one-hot shared bits ``h_k``, and
 with ``u = sum_k h_k`` (1 exactly when ``x >= 1``)
 
@@ -18,8 +18,9 @@ Accuracy
 --------
 :meth:`ClipFactorParams.relative_error_bound`: the Newton-Raphson residual (as for
 :class:`~mpdp.crypto.approximations.InvSqrtParams`), ``10 u`` of rounding in the iterations, ``u 2^(H/2)``
-for the final product relative to the smallest result ``2^(-H/2)``, and ``2^-r`` for inputs within one unit of
-1 at the normalisation's reduced precision ``r`` (which may land on the other side of 1); ``u = 2^-f``.
+for the final product relative to the smallest result ``2^(-H/2)``; ``u = 2^-f``. The buckets are exact when
+``H + f <= 61`` (HIGH_PRECISION: ``H <= 13``); beyond, the normalisation compares at a reduced precision
+``r`` and inputs within one unit of 1 may land on the other side of 1, which adds ``2^-r``.
 
 Security
 --------
@@ -67,14 +68,20 @@ class ClipFactorParams:
             raise ParameterError(explain("bound", bound, "a finite number >= 0", "pass the input's public bound"))
         return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), iterations=iterations)
 
+    def exact_buckets(self, fmt: FixedPointFormat) -> bool:
+        """Whether the normalisation compares the raw integers themselves (``x 2^f`` fits a signed word)."""
+        return self.high_exp + fmt.frac_bits <= 61
+
     def reduced_bits(self, fmt: FixedPointFormat) -> int:
-        """Fractional bits the normalisation keeps in its 64-bit word (``min(f, 61 - (H + 1))``)."""
-        return min(fmt.frac_bits, 61 - (self.high_exp + 1))
+        """Fractional bits the normalisation compares at: ``f`` with :meth:`exact_buckets`, else what a 64-bit
+        word leaves (``min(f, 59 - H)``)."""
+        return fmt.frac_bits if self.exact_buckets(fmt) else min(fmt.frac_bits, 59 - self.high_exp)
 
     def relative_error_bound(self, fmt: FixedPointFormat) -> float:
         u = fmt.resolution
         residual = InvSqrtParams(low_exp=-1, high_exp=1, iterations=self.iterations).residual()
-        return float(residual / 2 + 10 * u + u * 2.0 ** (self.high_exp / 2) + 2.0 ** -self.reduced_bits(fmt))
+        edge = 0.0 if self.exact_buckets(fmt) else 2.0 ** -self.reduced_bits(fmt)
+        return float(residual / 2 + 10 * u + u * 2.0 ** (self.high_exp / 2) + edge)
 
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:

@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from mpdp.crypto.approximations import WORD_TAIL, ExpParams, InvSqrtParams, ReciprocalParams
-from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
@@ -142,60 +141,59 @@ def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoin
 
 def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
                scales: list[Any]) -> list[SharedFixedPoint]:
-    """Shared ``g(k)`` for the bucket ``x in [2^(k-1), 2^k)``, for each public function ``g`` in ``scales``.
+    """Shared ``g(k)`` for the bucket ``x in [2^(k-1), 2^k)``, ``k = low_exp + 1 .. high_exp + 1``, for each
+    public function ``g`` in ``scales`` (0 for inputs outside ``[2^low_exp, 2^(high_exp + 1))``).
 
-    ``x`` is brought to Z_2^64 at reduced precision (one round; the rounding can only move values within
-    one unit of a power of two into the neighbouring bucket, which leaves ``z`` within ``[1/2 - e, 1 + e]``
-    where the iterations converge just as well), bit-decomposed, its leading one located, and the one-hot
-    lanes ``i = k - 1 + f'`` of the domain turned into additive bits ``h_k`` (:mod:`.bits`). Then
+    The bucket bits come from comparisons with the public thresholds ``2^j``, ``j = low_exp .. high_exp + 1``
+    (the top one only if ``x.bound`` reaches it), all against one opened mask (:func:`.bits.at_least`,
+    8 rounds): ``b_j = [x >= 2^j]`` in the input's ring, ``h_k = b_(k-1) - b_k``. Then
     ``g = sum_k h_k round(g(k) 2^f) 2^-f`` is linear in the bits: no product, no rounding beyond the
-    constants'. With ``strict``, ``1 - sum_k h_k`` flags inputs below ``2^low_exp``, non-positive inputs and
-    inputs at or above ``2^(high_exp + 1)``; the parties learn whether any is flagged.
+    constants'. When the raw integers ``x 2^f`` and the thresholds fit a signed 64-bit word (``x.bound``
+    below about ``2^(62 - f)``), the comparisons run on the shares' low words, exactly (reduction mod 2^64
+    is local); otherwise ``x`` is first brought to Z_2^64 at reduced precision (one more round; the rounding
+    can only move values within one unit of a power of two into the neighbouring bucket, which leaves ``z``
+    within ``[1/2 - e, 1 + e]`` where the iterations converge just as well). With ``strict``,
+    ``1 - sum_k h_k`` flags inputs below ``2^low_exp`` (non-positive ones included) and inputs at or above
+    ``2^(high_exp + 1)``; the parties learn whether any is flagged.
     """
-    from mpdp.protocols.mpc.bits import bit_decompose, lanes_to_ring, leading_one
+    from mpdp.protocols.mpc.bits import at_least
 
     fmt = x.fmt
     session = x.session
-    top = max(math.ceil(math.log2(max(x.bound, 2.0**high_exp))), high_exp) + 1
-    reduced = min(fmt.frac_bits, 61 - top)
+    f = fmt.frac_bits
+    top_exp = high_exp + 1 if x.bound >= 2.0 ** (high_exp + 1) else high_exp  # [x >= 2^(H+1)] = 0 otherwise
+    exps = np.arange(low_exp, top_exp + 1)
+    reach = max(x.bound + fmt.resolution, 2.0**top_exp)
+    fast = x.scale == f and reach * 2.0**f < 2.0**62
+    reduced = f if fast else min(f, 61 - (max(math.ceil(math.log2(reach)), top_exp) + 1))
     if reduced + low_exp < 0:
         raise DomainError(explain("domain", f"[2^{low_exp}, 2^{high_exp}] with |x| <= {x.bound:g}",
-                                  f"2^{low_exp} representable ({fmt} has f = {fmt.frac_bits})",
+                                  f"2^{low_exp} representable ({fmt} has f = {f})",
                                   "use a format with more fractional bits, a narrower domain or a tighter bound"))
-    if fmt.ring_bits == 64 and fmt.frac_bits == reduced:
-        low = x
+    if fast:
+        word = x.share if fmt.ring_bits == 64 else x.share[0]  # x mod 2^64: exact, local
     else:  # the raw integers at 2^reduced, in Z_2^64 (no product follows, so any scale <= 61 - top works)
-        sid = session.new_id()
-        (share,) = wrap_shift_many(session, fmt.ring, _WORD, [x.share], [fmt.frac_bits - reduced], sharing_id=sid)
-        low = SharedFixedPoint(session, share, fmt=_WORD_FORMAT, scale=reduced, bound=x.bound + 1.0,
-                               sharing_id=sid)
-    shape = x.shape
-    lanes = np.arange(low_exp + reduced, high_exp + reduced + 1)
-    buckets = lanes - reduced + 1
-    constants = [[round(g(int(k)) * 2.0**fmt.frac_bits) for k in buckets] for g in scales]
-    largest = max(abs(v) for c in constants for v in c)
-    # The bucket bits and their linear combinations live in Z_2^64 when the constants fit (then only the
-    # results are lifted to the input's ring, exactly, in one round); otherwise in the input's ring.
-    ring = _WORD if largest < 2**61 else fmt.ring
-    session.provider.prefetch([CorrelationSpec("and", 64, shape) for _ in range(6)]
-                              + [CorrelationSpec("dabit", ring.bits, (len(lanes), *shape))])
-    onehot = leading_one(session, bit_decompose(low))
-    h = lanes_to_ring(session, onehot, lanes, ring)
+        (word,) = wrap_shift_many(session, fmt.ring, _WORD, [x.share], [x.scale - reduced],
+                                  sharing_id=session.new_id())
+    ring = fmt.ring
+    b = at_least(session, word, (np.int64(1) << (exps + reduced).astype(np.int64)), ring)  # (thresholds, ...)
+    # h_k = b_(k-1) - b_k for k = low_exp + 1 .. high_exp + 1 (b_(H+1) = 0 when not computed)
+    n = len(exps)
+    h = ring.sub(ring.apply(b, lambda a: a[: n - 1]), ring.apply(b, lambda a: a[1:]))
+    if top_exp == high_exp:
+        h = ring.combine([h, ring.apply(b, lambda a: a[n - 1 :])], np.concatenate)
+    buckets = np.arange(low_exp + 1, high_exp + 2)
     if strict:
-        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=_WORD_FORMAT if ring == _WORD else fmt, scale=0,
-                                  bound=1.0, sharing_id=session.new_id())
+        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=fmt, scale=0, bound=1.0, sharing_id=session.new_id())
         _refuse_if_any(1 - inside, "input", f"values in [2^{low_exp}, 2^{high_exp}]",
                        "clip or rescale the input, or widen the parameters' domain")
-    shares = []
-    for c in constants:
-        coefficients = _as_ints(np.array(c, dtype=np.float64)).reshape((len(lanes),) + (1,) * x.ndim)
-        shares.append(ring.sum(ring.mul_int(h, coefficients), 0))
-    if ring != fmt.ring:
-        sid = session.new_id()
-        shares = wrap_shift_many(session, ring, fmt.ring, shares, [0] * len(shares), sharing_id=sid)
-    bounds = [max(abs(v) for v in c) * 2.0**-fmt.frac_bits for c in constants]
-    return [SharedFixedPoint(session, share, fmt=fmt, scale=fmt.frac_bits, bound=bound, sharing_id=session.new_id())
-            for share, bound in zip(shares, bounds, strict=True)]
+    out = []
+    for g in scales:
+        c = np.array([round(g(int(k)) * 2.0**f) for k in buckets], dtype=np.float64)
+        coefficients = _as_ints(c).reshape((len(buckets),) + (1,) * x.ndim)
+        out.append(SharedFixedPoint(session, ring.sum(ring.mul_int(h, coefficients), 0), fmt=fmt, scale=f,
+                                    bound=float(np.max(np.abs(c))) * 2.0**-f, sharing_id=session.new_id()))
+    return out
 
 
 def _in_domain(x: SharedFixedPoint, high_exp: int, strict: bool, name: str) -> SharedFixedPoint:
