@@ -66,7 +66,7 @@ from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
 from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor
 from mpdp.protocols.mpc.functions import _mul
-from mpdp.protocols.mpc.mixture import responsibilities
+from mpdp.protocols.mpc.mixture import responsibilities, responsibility_error_bound
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -184,7 +184,8 @@ class GradientPrecision:
         return ReciprocalParams(low_exp=low, high_exp=1, iterations=self.reciprocal_iterations, strict=False)
 
     def reciprocal_error(self) -> float:
-        return self.reciprocal().relative_error_bound(self.fmt)
+        """The responsibilities' absolute error (:func:`~mpdp.protocols.mpc.mixture.responsibility_error_bound`)."""
+        return responsibility_error_bound(self.reciprocal(), self.fmt)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from mpdp.crypto.fixed_point import HIGH_PRECISION
 from mpdp.crypto.renormalization import RenormalizationParams, renormalize
 from mpdp.errors import DomainError
 from mpdp.protocols.mpc import MPCSession
-from mpdp.protocols.mpc.mixture import responsibilities
+from mpdp.protocols.mpc.mixture import responsibilities, responsibility_error_bound
 from tests.protocols.mpc.harness import first, run_mpc
 
 
@@ -87,5 +87,5 @@ def test_floored_factors_with_an_unchecked_reciprocal() -> None:
     q = floored["alice"] * floored["bob"] * pi
     ref = q / q.sum(axis=1, keepdims=True)
     assert np.all(out["s"] >= 2.0**-36 * (1 - 1e-9))
-    tol = recip.relative_error_bound(HIGH_PRECISION) + 4 * HIGH_PRECISION.resolution / out["s"][:, None]
+    tol = responsibility_error_bound(recip, HIGH_PRECISION) + 4 * HIGH_PRECISION.resolution / out["s"][:, None]
     assert np.all(np.abs(out["r"] - ref) <= tol)

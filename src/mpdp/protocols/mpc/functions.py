@@ -55,6 +55,21 @@ def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     return mul_split(x, y)
 
 
+def mul_known(x: SharedFixedPoint, y: SharedFixedPoint, bound: float) -> SharedFixedPoint:
+    """``x * y`` (broadcasting) whose result the caller *knows* to lie within ``bound``, though the factors'
+    own bounds would not let the ordinary product hold it: e.g. ``q 2^-k`` for ``q <= s < 2^k``. The ring
+    product is exact whatever the factors; only the truncation needs the result within the capacity, so
+    it is one masked product (two rounds) instead of a split one (three). Error below ``2^-f``."""
+    from mpdp.protocols.mpc.arithmetic import _masked_product
+
+    x._check_peer(y)
+    scale = x.scale + y.scale
+    if not x.fmt.raw_bound_ok(bound, scale) or scale <= x.fmt.frac_bits:
+        raise ParameterError(explain("bound", bound, f"a product bound that {x.fmt} holds at scale 2^{scale}",
+                                     "use _mul() (the split product) instead"))
+    return _masked_product(x, y, "mul", scale, bound)
+
+
 def _refuse_if_any(flags: SharedFixedPoint, what: str, domain: str, fix: str) -> None:
     """Open one bit: whether any of the shared bits ``flags`` is set; raise DomainError if so."""
     count = flags.sum()
