@@ -105,6 +105,25 @@ class CorrelationSpec:
     shift: int = 0
 
     def __post_init__(self) -> None:
+        # Protocols build the same few specs thousands of times (every operation names its correlation): a spec
+        # whose fields were validated before takes the normalised fields of then instead of re-validating.
+        try:
+            key = (self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift)
+            known = _VALIDATED.get(key)
+        except TypeError:  # unhashable fields (e.g. a list shape): validate and normalise below
+            key, known = None, None
+        if known is not None:
+            object.__setattr__(self, "shape", known[0])
+            object.__setattr__(self, "shape_b", known[1])
+            object.__setattr__(self, "out_ring_bits", known[2])
+            return
+        self._validate()
+        if key is not None:
+            if len(_VALIDATED) >= _MAX_VALIDATED:
+                _VALIDATED.clear()
+            _VALIDATED[key] = (self.shape, self.shape_b, self.out_ring_bits)
+
+    def _validate(self) -> None:
         if self.kind not in KINDS:
             raise ParameterError(explain("kind", self.kind, f"one of {KINDS}", "request a known correlation"))
         ring_for_bits(self.ring_bits)
@@ -154,11 +173,20 @@ class CorrelationSpec:
                                                        "shift"}:
             raise MalformedMessageError(explain("correlation request", wire, "a CorrelationSpec wire dict",
                                                 "run the same mpdp version on every party"))
+        exact = all(type(wire[k]) is int for k in ("ring_bits", "out_ring_bits", "shift")) and all(
+            type(wire[k]) is list and all(type(d) is int for d in wire[k]) for k in ("shape", "shape_b"))
+        if type(wire["kind"]) is not str or not exact:
+            raise MalformedMessageError(explain("correlation request", wire, "a str kind and int fields",
+                                                "run the same mpdp version on every party"))
         try:
             return cls(wire["kind"], wire["ring_bits"], tuple(wire["shape"]), tuple(wire["shape_b"]),
                        wire["out_ring_bits"], wire["shift"])
         except (ParameterError, TypeError) as exc:
             raise MalformedMessageError(f"invalid correlation request {wire!r}: {exc}") from exc
+
+
+_VALIDATED: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...], int]] = {}
+_MAX_VALIDATED = 4096  # distinct specs remembered (a long program uses a few hundred)
 
 
 def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:

@@ -400,36 +400,46 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
 
     @staticmethod
     def _join(lo: RingArray, hi: RingArray) -> RingArray:
-        out = np.empty((2, *np.broadcast_shapes(np.shape(lo), np.shape(hi))), dtype=np.uint64)
+        shape = lo.shape if type(lo) is np.ndarray and type(hi) is np.ndarray and lo.shape == hi.shape else \
+            np.broadcast_shapes(np.shape(lo), np.shape(hi))
+        out = np.empty((2, *shape), dtype=np.uint64)
         out[0] = lo
         out[1] = hi
         return out
 
-    # Results are written limb by limb into one preallocated (2, *shape) array: no stacking copies.
+    # Results are written into one preallocated (2, *shape) array: no stacking copies. Both limbs of a sum or
+    # difference are one ufunc call over the limb axis; then the carry (borrow) goes into the high limb.
+    # Array ufuncs never warn on wrap-around (only numpy *scalar* arithmetic does), so add and sub, which
+    # stay on arrays, need no np.errstate.
     @staticmethod
     def _out(a: RingArray, b: RingArray) -> RingArray:
+        if a.shape == b.shape:
+            return np.empty(a.shape, dtype=np.uint64)
         return np.empty((2, *np.broadcast_shapes(a.shape[1:], b.shape[1:])), dtype=np.uint64)
 
-    @_quiet
     def add(self, a: RingArray, b: RingArray) -> RingArray:
-        a, b = self._pair(a, b)
+        if a.ndim != b.ndim:
+            a, b = self._pair(a, b)
         out = self._out(a, b)
-        np.add(a[0, ...], b[0, ...], out=out[0, ...])
-        np.add(a[1, ...], b[1, ...], out=out[1, ...])
-        out[1, ...] += out[0, ...] < a[0, ...]  # carry
+        np.add(a, b, out=out)
+        out[1:] += out[:1] < a[:1]  # carry
         return out
 
-    @_quiet
     def sub(self, a: RingArray, b: RingArray) -> RingArray:
-        a, b = self._pair(a, b)
+        if a.ndim != b.ndim:
+            a, b = self._pair(a, b)
         out = self._out(a, b)
-        np.subtract(a[0, ...], b[0, ...], out=out[0, ...])
-        np.subtract(a[1, ...], b[1, ...], out=out[1, ...])
-        out[1, ...] -= a[0, ...] < b[0, ...]  # borrow
+        np.subtract(a, b, out=out)
+        out[1:] -= a[:1] < b[:1]  # borrow
         return out
 
     def neg(self, a: RingArray) -> RingArray:
-        return self.sub(self.zeros(()), a)
+        # -(h 2^64 + l) = (~h + [l == 0]) 2^64 + (-l)  (mod 2^128)
+        out = np.empty(a.shape, dtype=np.uint64)
+        np.negative(a[:1], out=out[:1])
+        np.invert(a[1:], out=out[1:])
+        out[1:] += a[:1] == 0
+        return out
 
     @_quiet
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
@@ -577,6 +587,11 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
 
 def ring_for_bits(bits: int) -> Ring:
     """The ring Z_2^bits: :class:`Z2k` up to 64 bits, :class:`Z2_128` for 128."""
+    if type(bits) is int and (bits == 128 or 2 <= bits <= 64):
+        return _RINGS[bits]
     if bits == 128:
         return Z2_128()
     return Z2k(bits)
+
+
+_RINGS: dict[int, Ring] = {bits: Z2k(bits) for bits in range(2, 65)} | {128: Z2_128()}  # rings are immutable

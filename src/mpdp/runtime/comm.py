@@ -26,6 +26,8 @@ from mpdp.runtime.transport import Endpoint
 
 __all__ = ["Comm", "PartyTraffic"]
 
+_ENVELOPE = frozenset({"seq", "round", "label", "body"})
+
 
 @dataclass
 class PartyTraffic:
@@ -125,7 +127,7 @@ class Comm:
         wait = self.timeout if timeout is None else max(float(timeout), 1e-3)
         data = self._endpoint.recv(src, wait)
         envelope = decode(data, limits=self.limits)
-        if not isinstance(envelope, dict) or set(envelope) != {"seq", "round", "label", "body"}:
+        if type(envelope) is not dict or envelope.keys() != _ENVELOPE:
             raise MalformedMessageError(
                 explain(f"envelope from {src}", type(envelope).__name__, "a mpdp message envelope",
                         f"{src} is not running a compatible mpdp protocol")
