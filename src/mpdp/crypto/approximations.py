@@ -14,13 +14,17 @@ starting error, and the result is rescaled by a public function of ``k`` selecte
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["WORD_TAIL", "ExpParams", "InvSqrtParams", "ReciprocalParams", "power_errors"]
+__all__ = ["INV_SQRT_POLYNOMIALS", "WORD_TAIL", "ExpParams", "InvSqrtParams", "ReciprocalParams",
+           "inv_sqrt_polynomial_error", "power_errors"]
 
 WORD_TAIL = FixedPointFormat(ring_bits=64, frac_bits=30)
 """Where :func:`~mpdp.protocols.mpc.functions.exp` evaluates the higher Taylor terms of a wide-ring input."""
@@ -247,3 +251,55 @@ class InvSqrtParams:
 
     def sqrt_error_bound(self, fmt: FixedPointFormat) -> float:
         return float(self.inv_sqrt_error_bound(fmt) + fmt.resolution * 2.0 ** (-self.low_exp / 2))
+
+
+#: ``Q_d(t) = sum_j C_j t^j / 2^INV_SQRT_POLYNOMIAL_BITS ~ 2 / sqrt(3 + t)`` on ``t in [-1, 1]``, that is
+#: ``1/sqrt(z)`` for ``z = (3 + t) / 4`` in ``[1/2, 1]``: Chebyshev interpolants of degree ``d`` (nodes
+#: ``cos((2i + 1) pi / (2d + 2))``) in the monomial basis, rounded to dyadic constants. Fixed here rather than
+#: fitted at run time, so that every party uses the very same public constants.
+INV_SQRT_POLYNOMIALS: dict[int, tuple[int, ...]] = {
+    4: (309962566, -51549474, 12881110, -4020798, 1179051),
+    5: (309966052, -51661510, 12852686, -3568161, 1207658, -363932),
+    6: (309962566, -51664313, 12916324, -3556830, 1036748, -373045, 114429),
+    7: (309962476, -51660399, 12917953, -3588428, 1032371, -309495, 117360, -36450),
+    8: (309962566, -51660298, 12915066, -3589251, 1046909, -307840, 93991, -37399, 11723),
+    9: (309962568, -51660428, 12914989, -3587492, 1047293, -314205, 93374, -28878, 12032, -3798),
+    10: (309962566, -51660432, 12915108, -3587445, 1046336, -314375, 96066, -28651, 8946, -3900, 1238),
+}
+INV_SQRT_POLYNOMIAL_BITS = 28
+
+
+def inv_sqrt_polynomial_error(degree: int, margin: float = 0.0) -> float:
+    """A bound on ``|Q_d(t) sqrt(3 + t) / 2 - 1|`` over ``t in [-1 - margin, 1 + margin]`` (``margin <= 1/8``).
+
+    With ``E(t) = Q(t) s(t) - 1``, ``s(t) = sqrt(3 + t) / 2``: ``|E|`` is evaluated on a grid of spacing ``h``;
+    between grid points ``|E| <= max(|E(t_i)|, |E(t_i+1)|) + (h / 2) (|E'(t_i)| + h M2)`` where
+    ``M2 >= |E''| = |Q'' s + 2 Q' s' + Q s''|`` from the coefficients' absolute values (``|s| <= 1.04``,
+    ``|s'| <= 0.19``, ``|s''| <= 0.05`` for ``t >= -1.125``); ``1e-12`` covers the float64 evaluation.
+    """
+    if degree not in INV_SQRT_POLYNOMIALS:
+        raise ParameterError(explain("degree", degree, f"one of {sorted(INV_SQRT_POLYNOMIALS)}", "pass e.g. 8"))
+    if not 0 <= margin <= 0.125:
+        raise ParameterError(explain("margin", margin, "in [0, 1/8]", "normalise the input more precisely"))
+    return _inv_sqrt_polynomial_error(degree, float(margin))
+
+
+@functools.lru_cache(maxsize=64)
+def _inv_sqrt_polynomial_error(degree: int, margin: float) -> float:
+    c = np.array(INV_SQRT_POLYNOMIALS[degree], dtype=np.float64) / 2.0**INV_SQRT_POLYNOMIAL_BITS
+    j = np.arange(degree + 1, dtype=np.float64)
+    top = 1.0 + margin
+    h = 2.0**-16
+    t = np.arange(-top, top + h, h)
+    s = np.sqrt(3.0 + t) / 2.0
+    q = np.polynomial.polynomial.polyval(t, c)
+    dq = np.polynomial.polynomial.polyval(t, (c * j)[1:])
+    e = np.abs(q * s - 1.0)
+    de = np.abs(dq * s + q / (8.0 * s))  # s' = 1 / (4 sqrt(3 + t)) = 1 / (8 s)
+    abs_c = np.abs(c)
+    q0 = float(np.sum(abs_c * top**j))
+    q1 = float(np.sum((abs_c * j)[1:] * top ** (j[1:] - 1)))
+    q2 = float(np.sum((abs_c * j * (j - 1))[2:] * top ** (j[2:] - 2)))
+    m2 = 1.04 * q2 + 2 * 0.19 * q1 + 0.05 * q0
+    between = np.maximum(e[:-1], e[1:]) + (h / 2) * (np.minimum(de[:-1], de[1:]) + h * m2)
+    return float(np.max(between)) + 1e-12

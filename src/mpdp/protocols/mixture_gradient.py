@@ -18,8 +18,9 @@ Under MPC (every value below is secret-shared in the high-precision format, Z_2^
 2. the whole per-example gradient's squared norm over ``C'^2``:
    ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
    (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``);
-3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1))`` (:func:`~mpdp.protocols.mpc.clipping.clip_factor`);
-4. ``w_ik = c_i r_ik``, ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``;
+3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1))`` and ``w_ik = c_i r_ik`` in its last product
+   (:func:`~mpdp.protocols.mpc.clipping.clip_weights`);
+4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``;
 5. the clipped gradient sum is a *public* linear map of ``(M, s, sum_i c_i)``: weights
    ``s_k - pi_k sum_i c_i``; party ``j``'s coordinates per :class:`StatMap`; computed exactly on the raw
    shares and truncated once, onto the release grid ``2^-release_bits``;
@@ -64,7 +65,7 @@ from mpdp.crypto.renormalization import RenormalizationParams
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor
+from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_weights
 from mpdp.protocols.mpc.functions import _mul
 from mpdp.protocols.mpc.mixture import responsibilities, responsibility_error_bound
 from mpdp.protocols.mpc.session import MPCSession
@@ -136,8 +137,11 @@ class GradientPrecision:
     floor_log2:
         Each party floors its renormalized factors at ``2^(floor_log2 / P)`` (paper 002, Algorithm 4), so
         ``S_i >= 2^floor_log2`` by construction and the reciprocal needs no secure domain check.
-    reciprocal_iterations, clip_iterations:
-        Newton-Raphson iterations of the reciprocal (residual ``(1/17)^(2^i)``) and of the clipping factor.
+    reciprocal_iterations:
+        Newton-Raphson iterations of the reciprocal (residual ``(1/17)^(2^i)``).
+    clip_degree:
+        Degree of the clipping factor's polynomial (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams`;
+        8: relative error 5.9e-8).
     renormalize:
         False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the per-record constants
         (scaled by the public ``2^-UNRENORMALIZED_SHIFT`` and clamped to 1 so that they fit the same bounds; a
@@ -150,7 +154,7 @@ class GradientPrecision:
     release_bits: int = 30
     floor_log2: float = -36.0
     reciprocal_iterations: int = 2
-    clip_iterations: int = 2
+    clip_degree: int = 8
     renormalize: bool = True
 
     def __post_init__(self) -> None:
@@ -169,10 +173,11 @@ class GradientPrecision:
         if self.fmt.product_capacity < 4:
             raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
                                          "use FixedPointFormat(128, 48)"))
-        for name in ("reciprocal_iterations", "clip_iterations"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
-                raise ParameterError(explain(name, v, "an int in [1, 6]", f"pass e.g. {name}=2"))
+        v = self.reciprocal_iterations
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
+            raise ParameterError(explain("reciprocal_iterations", v, "an int in [1, 6]",
+                                         "pass e.g. reciprocal_iterations=2"))
+        ClipFactorParams(degree=self.clip_degree)  # validates the degree
 
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
@@ -244,9 +249,9 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
     sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
     # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
     x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
-    clip_params = ClipFactorParams.for_bound(x_bound, iterations=precision.clip_iterations)
+    clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree)
     inner = mpc_clip_constant(clip, clip_factor_error=clip_params.relative_error_bound(fmt), norm_error=norm_error,
-                              weight_resolution=2 * u, components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
+                              weight_resolution=4 * u, components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
     return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
                       stat_bounds=tuple(float(b) for b in stat_bounds),
                       sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
@@ -324,9 +329,8 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=fmt)
     n2 = _mul(squares, concatenate([n_sum, inv_c2], axis=1)).sum(axis=1)
     n2 = n2.assume_bound(2.0 ** public.clip_params.high_exp)
-    # 3. clipping factor, 4. per-example weights and the statistics' weighted sums
-    c = clip_factor(n2, public.clip_params)
-    w = (r * c.reshape((B, 1))).assume_bound(1.0 + 1e-3)
+    # 3. clipping factor and 4. per-example weights (one last product), the statistics' weighted sums
+    c, w = clip_weights(n2, r, public.clip_params)
     T = concatenate(stats, axis=1) if len(stats) > 1 else stats[0]
     M = T.T @ w  # (statistics, K)
     s = w.sum(axis=0)

@@ -1,4 +1,4 @@
-"""clip_factor: 1/sqrt(max(x, 1)) within its documented relative error bound, with no comparison."""
+"""clip_factor and clip_weights: 1/sqrt(max(x, 1)) (and its products) within the documented bounds."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from hypothesis import strategies as st
 from mpdp.crypto.fixed_point import HIGH_PRECISION
 from mpdp.errors import DomainError, ParameterError
 from mpdp.protocols.mpc import MPCSession
-from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor
+from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor, clip_weights
 from tests.protocols.mpc.harness import first, run_mpc
 
 HP = HIGH_PRECISION
 
 
 @settings(max_examples=3, deadline=None)
-@given(exponents=st.lists(st.floats(-30, 24), min_size=20, max_size=20), iterations=st.sampled_from([2, 3]))
-def test_clip_factor_within_bound(exponents: list[float], iterations: int) -> None:
+@given(exponents=st.lists(st.floats(-30, 24), min_size=20, max_size=20), degree=st.sampled_from([4, 8, 10]))
+def test_clip_factor_within_bound(exponents: list[float], degree: int) -> None:
     # the edges always: zero, just around 1, the top of the domain, a tiny negative (truncation residue)
     x = np.concatenate([2.0 ** np.array(exponents), [0.0, 1.0, 1 - 2.0**-40, 1 + 2.0**-40, 2.0**24, -2.0**-45]])
-    params = ClipFactorParams(high_exp=24, iterations=iterations)
+    params = ClipFactorParams(high_exp=24, degree=degree)
 
     def program(s: MPCSession) -> np.ndarray:
         v = s.input("alice", x if s.comm.name == "alice" else None, bound=2.0**24, fmt=HP)
@@ -38,7 +38,7 @@ def test_exact_buckets_at_the_powers_of_two() -> None:
     # (1 included: where clipping starts) lands in the right bucket; the bound has no edge term
     u = HP.resolution
     x = np.array([1 - u, 1.0, 1 + u, 2 - u, 2.0, 2**8 - u, 2.0**8, 0.5, 0.0, -u])
-    params = ClipFactorParams(high_exp=8, iterations=2)
+    params = ClipFactorParams(high_exp=8)
     assert params.exact_buckets(HP) and not ClipFactorParams(high_exp=24).exact_buckets(HP)
 
     def program(s: MPCSession) -> np.ndarray:
@@ -50,17 +50,37 @@ def test_exact_buckets_at_the_powers_of_two() -> None:
     assert np.max(np.abs(out - ref) / ref) <= params.relative_error_bound(HP) < 1e-6
 
 
-def test_bound_shrinks_with_iterations() -> None:
-    two, three = (ClipFactorParams(high_exp=30, iterations=i).relative_error_bound(HP) for i in (2, 3))
-    assert three < two < 1e-6
+def test_weights_come_with_the_factor() -> None:
+    rng = np.random.default_rng(3)
+    x = np.concatenate([2.0 ** rng.uniform(-4, 10, size=8), [0.0, 1.0]])
+    v = rng.uniform(0, 1, size=(10, 3))
+    params = ClipFactorParams(high_exp=10)
+
+    def program(s: MPCSession) -> dict[str, np.ndarray]:
+        a = s.input("alice", x if s.comm.name == "alice" else None, bound=2.0**10, fmt=HP)
+        b = s.input("bob", v if s.comm.name == "bob" else None, bound=1.0, fmt=HP)
+        c, w = clip_weights(a, b, params)
+        return {"c": c.reveal(), "w": w.reveal()}
+
+    out = first(run_mpc(program, fmt=HP))
+    ref = 1 / np.sqrt(np.maximum(HP.decode(HP.encode(x)), 1.0))
+    eps = params.relative_error_bound(HP)
+    assert np.max(np.abs(out["c"] - ref) / ref) <= eps
+    vv = HP.decode(HP.encode(v))
+    assert np.all(np.abs(out["w"] - vv * out["c"][:, None]) <= vv * out["c"][:, None] * eps + 3.5 * HP.resolution)
+
+
+def test_bound_shrinks_with_the_degree() -> None:
+    bounds = [ClipFactorParams(high_exp=13, degree=d).relative_error_bound(HP) for d in (4, 6, 8, 10)]
+    assert bounds == sorted(bounds, reverse=True) and bounds[2] < 1e-7
     assert ClipFactorParams.for_bound(1e6).high_exp == 20
 
 
 def test_refuses_bad_parameters_and_bounds() -> None:
     with pytest.raises(ParameterError, match="high_exp"):
         ClipFactorParams(high_exp=0)
-    with pytest.raises(ParameterError, match="iterations"):
-        ClipFactorParams(iterations=9)
+    with pytest.raises(ParameterError, match="degree"):
+        ClipFactorParams(degree=3)
 
     def program(s: MPCSession) -> None:
         v = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=2.0**10, fmt=HP)
