@@ -32,6 +32,8 @@ def test_every_method_on_one_classification_split() -> None:
     assert all(0.0 <= e <= 1.0 for e in result.errors.values())
     assert result.epsilon_spent["pfds"] == pytest.approx(1.0, rel=1e-12)  # ledger total = eps (Theorem 3.3)
     assert result.epsilon_spent["pfds-s"] == pytest.approx(1.0, rel=1e-12)
+    assert result.epsilon_spent["pfds-mpdp"] == result.epsilon_spent["pfds"]  # one protocol run, fit costs nothing
+    assert set(result.extra["mpdp_choices"]) == {"logistic", "svm"}
     assert result.epsilon_spent["pfds-minus"] == pytest.approx(0.5, rel=1e-12)
     assert result.epsilon_spent["dp-pred/logistic"] == pytest.approx(1.0)
     assert all(v == pytest.approx(1.0) for v in result.per_party["pfds"].values())
@@ -60,3 +62,44 @@ def test_bad_settings() -> None:
 def test_registered() -> None:
     assert {"pfds", "pfds-s", "pfds-minus", "dp-pred", "np-agt"} <= set(registry.algorithms())
     assert {"004-table2", "004-fig3"} <= set(registry.reproductions())
+
+
+def test_pfds_variants_through_the_registry() -> None:
+    """`mpdp run pfds`: the mpdp fit by default, the paper's one flag away, same eps either way; bad options fail."""
+    train, test = _split()
+    algo = registry.algorithms()["pfds"]
+    base = {"h_max": 4, "t": 5, "p": 3, "max_leaves": 32, "eval_agents": 2}
+    reports = {}
+    for variant in (None, "paper"):
+        options = base if variant is None else {**base, "variant": variant}
+        config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+                                    rng=RandomSource.seeded(11), options=options)
+        reports[variant] = algo.run(config)
+    assert reports[None].extra["variant"] == "mpdp" and reports["paper"].extra["variant"] == "paper"
+    for report in reports.values():
+        assert report.algorithm == "pfds" and report.epsilon_spent == pytest.approx(0.8, rel=1e-12)
+        assert 0.0 <= report.metric.value <= 1.0
+    config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+                                rng=RandomSource.seeded(12), options={**base, "variant": "best"})
+    with pytest.raises(ParameterError, match="variant"):
+        algo.run(config)
+    with pytest.raises(ParameterError, match="variant"):
+        registry.algorithms()["np-agt"].run(registry.RunConfig(
+            train=train, test=test, parties=4, epsilon=0.8, delta=0.0, rng=RandomSource.seeded(13),
+            options={**base, "variant": "paper"}))
+
+
+def test_table2_shows_both_pfds_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """004-table2 has a `pfds (paper)` and a `pfds (mpdp)` row per setting; the latter is held to the paper's PFDS."""
+    from mpdp.learning import pfds_reproduce
+
+    data = mixed_tabular(700, numeric=5, categorical=3, categories=3, rng=RandomSource.seeded(21))  # h_max 8 needs 8
+    monkeypatch.setattr(pfds_reproduce, "_datasets", lambda quick, rng: [
+        ("Census Income (Adult)", data, ("logistic",), "stand-in")])
+    table = pfds_reproduce.reproduce_table2(registry.ReproOptions(rng=RandomSource.seeded(22), quick=True))
+    rows = {(r.setting["epsilon"], r.setting["method"]): r for r in table.rows}
+    for eps in (1.0, 0.5, 0.1):
+        assert rows[(eps, "pfds (mpdp)")].paper == rows[(eps, "pfds (paper)")].paper == \
+            pfds_reproduce.PAPER_TABLE2[("logistic", eps)]["pfds"]
+        assert 0.0 <= rows[(eps, "pfds (mpdp)")].ours_mean <= 1.0
+    assert any("pfds (mpdp)" in note for note in table.notes)

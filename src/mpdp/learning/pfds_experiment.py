@@ -6,7 +6,9 @@ PFDS protocol over the in-memory transport (every agent a :class:`~mpdp.learning
 :class:`~mpdp.dp.accounting.PrivacyLedger`), and measures on the test records:
 
 * ``pfds`` / ``pfds-s`` / ``pfds-minus``: the mean error of the agents' predictors trained on their own data
-  plus all shared data (PFDS, PFDS(s), PFDS-);
+  plus all shared data by the paper's fit (PFDS, PFDS(s), PFDS-);
+* ``pfds-mpdp``: the same protocol run as ``pfds`` (the variants' messages and privacy cost are identical),
+  each agent trained by mpdp's cross-validated fit (:mod:`mpdp.learning.pfds_fit`);
 * ``dp-pred``: the error of the majority vote (committee average for regression) of the sharers' DP predictors;
 * ``np-agt``: the mean error of the agents' non-private predictors trained on their own data;
 * ``pfds-vote`` (diagnostic, not in the paper): the error of the majority vote of the shared trees themselves.
@@ -41,7 +43,7 @@ __all__ = ["LOSSES", "METHODS", "Setting", "SplitResult", "attribute_view", "eva
 
 FloatArray = npt.NDArray[np.float64]
 
-METHODS = ("pfds", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "pfds-vote")
+METHODS = ("pfds", "pfds-mpdp", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "pfds-vote")
 LOSSES = ("logistic", "svm", "linear")
 
 
@@ -183,7 +185,8 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                 "pfds-s": PFDSParams(**{**setting.params.__dict__, "labelling": "own"}),
                 "pfds-minus": PFDSParams(**{**setting.params.__dict__, "optimize": False})}
     for method, params in variants.items():
-        if method not in methods and not (method == "pfds" and "pfds-vote" in methods):
+        uses_run = (method,) + (("pfds-vote", "pfds-mpdp") if method == "pfds" else ())
+        if not any(m in methods for m in uses_run):
             continue
         ledgers = {n: PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}") for n in names}
         agents = {n: PFDSAgent(n, data[n][0], data[n][1], schema, params, setting.epsilon, sharers,
@@ -201,6 +204,18 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                 votes = vote_labels(trees, test.values, schema, rng.spawn("vote ties"))
                 for loss_name in losses:
                     errors[("pfds-vote", loss_name)] = _error(loss_name, votes, y_test)
+            if "pfds-mpdp" in methods:
+                per_party["pfds-mpdp"], spent["pfds-mpdp"] = per_party["pfds"], spent["pfds"]
+                chosen: dict[str, list[tuple[float, float]]] = {}
+                for loss_name in losses:
+                    fits = [agents[n].fit_choice(loss_for(loss_name), variant="mpdp",
+                                                 rng=rng.spawn(f"mpdp fit {n} {loss_name}")) for n in evaluated]
+                    errors[("pfds-mpdp", loss_name)] = float(np.mean(
+                        [_theta_error(schema, loss_name, f.theta, X_test, y_test) for f in fits]))
+                    chosen[loss_name] = [(f.shared_weight, f.lam) for f in fits]
+                extra["mpdp_choices"] = {k: {"shared_weight_mean": float(np.mean([w for w, _ in v])),
+                                             "shared_weight_zero": float(np.mean([w == 0 for w, _ in v]))}
+                                         for k, v in chosen.items()}
             if method not in methods:
                 continue
         shared_values, shared_labels = agents[names[0]].training_set(include_own=False)
@@ -209,7 +224,8 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
             y_shared = erm.to_pm1(shared_labels) if task == "classification" else shared_labels
             theta0 = erm.solve(erm.Objective(loss, features(schema, shared_values), y_shared, params.lam),
                                tol=1e-8).theta
-            errs = [_theta_error(schema, loss_name, agents[n].fit(loss, theta0=theta0), X_test, y_test)
+            errs = [_theta_error(schema, loss_name, agents[n].fit(loss, variant="paper", theta0=theta0),
+                                 X_test, y_test)
                     for n in evaluated]
             errors[(method, loss_name)] = float(np.mean(errs))
 
