@@ -23,6 +23,7 @@ from mpdp.errors import ParameterError, explain
 
 __all__ = ["AesCtrPrg"]
 
+_AHEAD = 1 << 12  # words of keystream generated at once (32 KiB)
 _MAX_BYTES = 1 << 40  # far below the 2^68 bytes after which a 128-bit block counter would repeat
 
 
@@ -38,7 +39,7 @@ class AesCtrPrg:
         Whether the key derives from a seeded (reproducible, test-only) source; reported, not used.
     """
 
-    __slots__ = ("_encryptor", "_produced", "_zeros", "is_seeded")
+    __slots__ = ("_buffer", "_encryptor", "_pos", "_produced", "_zeros", "is_seeded")
 
     def __init__(self, key: bytes, *, is_seeded: bool = False) -> None:
         if not isinstance(key, bytes) or len(key) < 16:
@@ -48,12 +49,14 @@ class AesCtrPrg:
         self._encryptor: Any = Cipher(algorithms.AES(aes_key), modes.CTR(b"\x00" * 16)).encryptor()
         self._produced = 0
         self._zeros = np.zeros(0, dtype=np.uint8)  # plaintext of the keystream, reused (never written)
+        self._buffer = np.zeros(0, dtype=np.uint64)  # keystream generated ahead; words before _pos were served
+        self._pos = 0
         self.is_seeded = is_seeded
 
     def __repr__(self) -> str:
         return f"AesCtrPrg(seeded={self.is_seeded})"
 
-    def _words(self, count: int) -> npt.NDArray[np.uint64]:
+    def _keystream(self, count: int) -> npt.NDArray[np.uint64]:
         nbytes = 8 * count
         self._produced += nbytes
         if self._produced > _MAX_BYTES:
@@ -66,6 +69,21 @@ class AesCtrPrg:
         self._encryptor.update_into(self._zeros[:nbytes].data, words.data.cast("B"))
         out = words[:count]
         return out if np.little_endian else out.byteswap()  # pragma: no branch
+
+    def _words(self, count: int) -> npt.NDArray[np.uint64]:
+        """The next ``count`` words of the keystream.
+
+        The keystream is generated ``_AHEAD`` words at a time and served in order, so many small draws (the
+        parts of the correlations of one protocol step) cost one AES call; the words served are exactly
+        those unbuffered calls would give. Each word is served once: the returned views never overlap.
+        """
+        pos, buffer = self._pos, self._buffer
+        if pos + count > buffer.size:
+            fresh = self._keystream(max(count - (buffer.size - pos), _AHEAD))
+            buffer = np.concatenate([buffer[pos:], fresh]) if pos < buffer.size else fresh
+            self._buffer, pos = buffer, 0
+        self._pos = pos + count
+        return buffer[pos : pos + count]
 
     def uint64(self, shape: int | tuple[int, ...]) -> npt.NDArray[np.uint64]:
         dims = (shape,) if isinstance(shape, int) else tuple(shape)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mpdp.crypto.fixed_point import HIGH_PRECISION
 from mpdp.errors import DomainError, ParameterError
 from mpdp.protocols.mpc import MPCSession
-from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor, clip_weights
+from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor, clip_weights, inv_sqrt_max
 from tests.protocols.mpc.harness import first, run_mpc
 
 HP = HIGH_PRECISION
@@ -70,6 +70,32 @@ def test_weights_come_with_the_factor() -> None:
     assert np.all(np.abs(out["w"] - vv * out["c"][:, None]) <= vv * out["c"][:, None] * eps + 3.5 * HP.resolution)
 
 
+@pytest.mark.parametrize(("high_exp", "half_powers"), [(13, False), (13, True), (20, False), (20, True)])
+def test_values_over_the_root_of_a_maximum(high_exp: int, half_powers: bool) -> None:
+    # exact comparisons (H + f <= 61) and the reduced-precision route; octave and half-power buckets
+    rng = np.random.default_rng(high_exp)
+    u = HP.resolution
+    a = rng.uniform(0.25, 1.0, size=12)
+    a[:2] = [0.25 - 4 * u, 2**-0.5]  # S~^2 just below 1/4 (rounding), a half-power threshold exactly
+    edges = [0.0, a[7], a[8] + u, a[9] - u, 2**0.5, 2.0**high_exp]
+    b = np.concatenate([2.0 ** rng.uniform(-6, high_exp, size=6), edges])
+    v = rng.uniform(0, 1, size=(12, 3))
+    params = ClipFactorParams(high_exp=high_exp, degree=4 if half_powers else 8, half_powers=half_powers)
+
+    def program(s: MPCSession) -> np.ndarray:
+        x = s.input("alice", np.column_stack([a, b]) if s.comm.name == "alice" else None, bound=2.0**high_exp, fmt=HP)
+        w = s.input("bob", v if s.comm.name == "bob" else None, bound=1.0, fmt=HP)
+        return inv_sqrt_max(x[:, 0].assume_bound(1.0), x[:, 1], w, params, low_exp=-3).reveal()
+
+    out = first(run_mpc(program, fmt=HP))
+    aa, bb, vv = (HP.decode(HP.encode(t)) for t in (a, b, v))
+    ref = vv / np.sqrt(np.maximum(aa, bb))[:, None]
+    eps = params.max_error_bound(HP, -3)
+    assert params.max_exact(HP) == (high_exp == 13)
+    assert np.all(np.abs(out - ref) <= ref * eps + 3.5 * u)
+    assert eps < (3e-6 if half_powers else 1e-7 if high_exp == 13 else 1e-5)
+
+
 def test_bound_shrinks_with_the_degree() -> None:
     bounds = [ClipFactorParams(high_exp=13, degree=d).relative_error_bound(HP) for d in (4, 6, 8, 10)]
     assert bounds == sorted(bounds, reverse=True) and bounds[2] < 1e-7
@@ -81,6 +107,8 @@ def test_refuses_bad_parameters_and_bounds() -> None:
         ClipFactorParams(high_exp=0)
     with pytest.raises(ParameterError, match="degree"):
         ClipFactorParams(degree=3)
+    with pytest.raises(ParameterError, match="degree"):
+        ClipFactorParams(degree=8, half_powers=True)
 
     def program(s: MPCSession) -> None:
         v = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=2.0**10, fmt=HP)

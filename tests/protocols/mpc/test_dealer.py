@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.ring import Ring
-from mpdp.errors import ParameterError, ProtocolAbortError
+from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError
 from mpdp.protocols.mpc import (
     BeaverTriple,
     DealerProvider,
@@ -15,6 +15,7 @@ from mpdp.protocols.mpc import (
     TrustedDealer,
     WithTriplesFrom,
 )
+from mpdp.protocols.mpc.dealer import reply_chunks
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, run_protocol
 from tests.protocols.mpc.harness import run_mpc
@@ -78,3 +79,44 @@ def test_session_checks_its_parties() -> None:
             MPCSession.with_dealer(comm, parties=("alice", "zoe"))
 
     run_protocol({"alice": role, "dealer": lambda comm: None}, rng=RandomSource.seeded(2))
+
+
+def test_replies_come_in_doubling_chunks_that_cover_the_request() -> None:
+    chunks = reply_chunks(70)
+    assert [c.stop - c.start for c in chunks] == [2, 4, 8, 16, 32, 8]
+    assert [i for c in chunks for i in range(c.start, c.stop)] == list(range(70))
+    assert reply_chunks(0) == [] and [c.stop for c in reply_chunks(1)] == [1]
+
+
+@pytest.mark.parametrize("reply", [
+    None,  # the well-formed reply: accepted
+    [],  # too few corrections for the chunk
+    [{"c": np.zeros(3, dtype=np.uint64)}] * 2,  # too many
+    [{"x": np.zeros(3, dtype=np.uint64)}],  # wrong part
+    [{"c": np.zeros(4, dtype=np.uint64)}],  # wrong shape
+    [{"c": np.zeros(3, dtype=np.int64)}],  # wrong dtype
+    {"c": np.zeros(3, dtype=np.uint64)},  # not a list
+])
+def test_party_zero_refuses_a_malformed_dealer_reply(reply: object) -> None:
+    # one Z_2^64 triple of shape (3,): the reply is one chunk holding party 0's correction of c
+    def dealer(comm: Comm) -> None:
+        for p in ("alice", "bob"):
+            comm.send(p, comm.rng.bytes(32), label="mpc.dealer.seed")
+        for p in ("alice", "bob"):
+            comm.recv(p, label="mpc.dealer.request")
+        comm.send("alice", [{"c": np.zeros(3, dtype=np.uint64)}] if reply is None else reply,
+                  label="mpc.dealer.correlations")
+        for p in ("alice", "bob"):
+            comm.recv(p, label="mpc.dealer.request")  # "close"
+
+    def role(comm: Comm) -> None:
+        with MPCSession.with_dealer(comm) as s:
+            x = s.public(np.ones(3))
+            s.provider.mul_triple(x.ring, (3,), (3,))
+
+    roles = {"alice": role, "bob": role, "dealer": dealer}
+    if reply is None:
+        run_protocol(roles, rng=RandomSource.seeded(4))
+    else:
+        with pytest.raises(MalformedMessageError, match="dealer"):
+            run_protocol(roles, rng=RandomSource.seeded(4))

@@ -10,7 +10,9 @@ Protocol
    the dealer checks the lists are identical (otherwise the parties run different programs and it aborts
    with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
    :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
-   (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``). Parties 1..n-1 expand
+   (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``), in messages of 2, 4, 8, ...
+   corrections (:func:`reply_chunks`: party 0 can start on the first while the dealer computes the rest, and
+   a step's ~70 corrections travel in 6 messages instead of 70). Parties 1..n-1 expand
    their own stream and need no reply. The masks ``r`` of masked products (``*_wrap`` kinds) come from a
    stream keyed by the dealer alone and are never shared: party 0's correction of ``c = a b + r``
    is uniform to it because the other parties' ``c`` shares are.
@@ -31,6 +33,7 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -58,6 +61,17 @@ _SEED = "mpc.dealer.seed"
 _REQUEST = "mpc.dealer.request"
 _REPLY = "mpc.dealer.correlations"
 _CLOSE = "close"
+
+
+def reply_chunks(count: int) -> list[slice]:
+    """How the dealer splits the corrections of a request of ``count`` correlations into messages: 2, 4, 8, ...
+    (the last one shorter). Both sides derive it from the request, so party 0 knows each message's length."""
+    chunks, start, size = [], 0, 2
+    while start < count:
+        chunks.append(slice(start, min(start + size, count)))
+        start += size
+        size *= 2
+    return chunks
 
 
 def _stream(key: bytes, seeded: bool) -> AesCtrPrg:
@@ -116,9 +130,8 @@ class TrustedDealer(Party):
                 raise MalformedMessageError(explain("dealer request", type(request).__name__,
                                                     "a list of correlation specs or 'close'", "reject the sender"))
             specs = [CorrelationSpec.from_wire(w) for w in request]
-            # One message per correlation: party 0 can use the first while the dealer computes the next.
-            for spec in specs:
-                comm.send(parties[0], deal(spec, streams, own=own), label=_REPLY)
+            for chunk in reply_chunks(len(specs)):
+                comm.send(parties[0], [deal(spec, streams, own=own) for spec in specs[chunk]], label=_REPLY)
             batches += 1
             correlations += len(specs)
             elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
@@ -152,6 +165,7 @@ class DealerProvider(CorrelationProvider):
             raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
         self._stream = _stream(key, comm.rng.is_seeded)
         self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
+        self._replies: deque[list[list[Any]]] = deque()  # party 0: the entries of each reply still to come
         self._closed = False
 
     # -- fetching -----------------------------------------------------------------------------------------
@@ -172,9 +186,11 @@ class DealerProvider(CorrelationProvider):
         if not specs:
             return
         self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
-        for spec in specs:
-            # party 0's corrections are received when first needed (they arrive in request order)
-            self._ready.append([spec, draw(spec, self._stream, first=self.index == 0), self.index == 0])
+        first = self.index == 0
+        entries = [[spec, draw(spec, self._stream, first=first), first] for spec in specs]
+        self._ready += entries
+        if first:  # party 0's corrections are received when first needed (they arrive in request order)
+            self._replies.extend(entries[chunk] for chunk in reply_chunks(len(entries)))
 
     def receive_prefetched(self) -> None:
         """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
@@ -188,27 +204,28 @@ class DealerProvider(CorrelationProvider):
                 self._receive(entry)
 
     def _receive(self, entry: list[Any]) -> dict[str, Any]:
-        spec, part, pending = entry
-        if not pending:
-            return dict(part)
-        for earlier in self._ready:  # corrections arrive in request order: take the earlier ones first
-            if earlier is entry:
-                break
-            if earlier[2]:
-                self._receive(earlier)
-        fix = self.comm.recv(self.dealer, label=_REPLY)
-        if not isinstance(fix, dict) or set(fix) != set(CORRECTED[spec.kind]):
-            raise MalformedMessageError(explain("dealer correction", type(fix).__name__,
-                                                f"the arrays {CORRECTED[spec.kind]}", "check the dealer"))
-        for name, value in fix.items():
-            expected = draw_shape(spec, name)
-            if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
-                raise MalformedMessageError(
-                    explain(f"dealer correction {name!r}", getattr(value, "shape", value),
-                            f"a uint64 array of shape {expected}", "check the dealer"))
-            part[name] = value
-        entry[2] = False
-        return dict(part)
+        while entry[2]:  # replies arrive in request order: take the earlier ones first
+            self._receive_reply(self._replies.popleft())
+        return dict(entry[1])
+
+    def _receive_reply(self, entries: list[list[Any]]) -> None:
+        reply = self.comm.recv(self.dealer, label=_REPLY)
+        if not isinstance(reply, list) or len(reply) != len(entries):
+            raise MalformedMessageError(explain("dealer reply", type(reply).__name__,
+                                                f"a list of {len(entries)} corrections", "check the dealer"))
+        for entry, fix in zip(entries, reply, strict=True):
+            spec, part = entry[0], entry[1]
+            if not isinstance(fix, dict) or fix.keys() != set(CORRECTED[spec.kind]):
+                raise MalformedMessageError(explain("dealer correction", type(fix).__name__,
+                                                    f"the arrays {CORRECTED[spec.kind]}", "check the dealer"))
+            for name, value in fix.items():
+                expected = draw_shape(spec, name)
+                if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
+                    raise MalformedMessageError(
+                        explain(f"dealer correction {name!r}", getattr(value, "shape", value),
+                                f"a uint64 array of shape {expected}", "check the dealer"))
+                part[name] = value
+            entry[2] = False
 
     def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
