@@ -13,13 +13,19 @@ component ``k``, party ``j`` computes *locally*
 
 Under MPC (every value below is secret-shared in the high-precision format, Z_2^128 with f = 48 by default):
 
-1. ``r_ik = pi_k prod_j e_ikj / S_i``, ``S_i = sum_k pi_k prod_j e_ikj`` (secure products and Newton-Raphson
-   reciprocal, :func:`mpdp.protocols.mpc.mixture.responsibilities`); the constants ``m_ij`` cancel;
-2. the whole per-example gradient's squared norm over ``C'^2``:
+1. ``q_ik = pi_k prod_j e_ikj`` (secure products; party 0 multiplies the public ``pi`` into its own factors
+   before sharing them) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
+   responsibilities are ``r_ik = q_ik / S_i``, but no division is computed: the normalisation finds
+   ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
+   _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
+   ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``);
+2. the whole per-example gradient's squared norm over ``C'^2`` is
    ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
-   (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``);
-3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1))`` and ``w_ik = c_i r_ik`` in its last product
-   (:func:`~mpdp.protocols.mpc.clipping.clip_weights`);
+   (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``); computed is
+   ``n~_i = n_i S~_i^2 = sum_k q~^2 N + sum_(k<K) v^2 / C'^2``, and ``S~_i^2``, in two rounds of products;
+3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
+   ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
+   comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
 4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``;
 5. the clipped gradient sum is a *public* linear map of ``(M, s, sum_i c_i)``: weights
    ``s_k - pi_k sum_i c_i``; party ``j``'s coordinates per :class:`StatMap`; computed exactly on the raw
@@ -36,13 +42,16 @@ indices and ``theta`` are public to the computing parties.
 
 Accuracy
 --------
-:meth:`GradientPrecision.check` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
-bits. The responsibilities carry the reciprocal's relative error, the clipping factor its own
-(:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams`); :func:`plan_step` turns those and every rounding
-into the clipping constant ``C'`` that keeps the released sum's sensitivity at ``C``
-(:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`). Compared with the float64 computation on the same
-(floored) factors, each released coordinate is within ``max |coef| (2 eps_r + eps_c + 4 u) B + 2^-release_bits``
-(``u = 2^-f``), see :func:`gradient_error_bound`.
+:class:`GradientPrecision` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
+bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``), so the roundings stay
+absolute errors of order ``u = 2^-f``; the inverse square root carries its relative error ``eps_c``
+(:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound`). :func:`plan_step` turns those and
+every rounding into the clipping constant ``C'`` that keeps the released sum's sensitivity at ``C``
+(:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed ``n~`` is within ``e_n`` of the exact
+one of the shared ``q~`` (:func:`_tilde_norm_error`), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at
+most ``C' (1 + eps_c) sqrt(1 + 4.1 e_n)``. Compared with the float64 computation on the same (floored)
+factors, each released coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u) + 2^-release_bits``
+and the coefficients' roundings, see :func:`gradient_error_bound`.
 
 References
 ----------
@@ -59,15 +68,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.approximations import ReciprocalParams
 from mpdp.crypto.fixed_point import HIGH_PRECISION, FixedPointFormat
 from mpdp.crypto.renormalization import RenormalizationParams
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_weights
-from mpdp.protocols.mpc.functions import _mul
-from mpdp.protocols.mpc.mixture import responsibilities, responsibility_error_bound
+from mpdp.protocols.mpc.clipping import ClipFactorParams, inv_sqrt_max
+from mpdp.protocols.mpc.functions import _mul, _normalise, mul_known
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -88,6 +95,10 @@ IntArray = npt.NDArray[np.int64]
 
 #: Without renormalization, factors are ``min(exp(a_ikj) 2^-UNRENORMALIZED_SHIFT, 1)``.
 UNRENORMALIZED_SHIFT = 8
+#: Fractional bits of the public weights in ``(q - pi S) 2^-k`` (combined exactly before the product).
+PI_BITS = 29
+#: ``max(S~^2, n~) >= S~^2 >= 1/4 - (rounding)``: the normaliser's domain starts at ``2^NORM_LOW_EXP``.
+NORM_LOW_EXP = -3
 
 
 @dataclass(frozen=True)
@@ -136,9 +147,7 @@ class GradientPrecision:
         The released sum lies on the grid ``2^-release_bits``, where the noise is drawn; at most ``f``.
     floor_log2:
         Each party floors its renormalized factors at ``2^(floor_log2 / P)`` (paper 002, Algorithm 4), so
-        ``S_i >= 2^floor_log2`` by construction and the reciprocal needs no secure domain check.
-    reciprocal_iterations:
-        Newton-Raphson iterations of the reciprocal (residual ``(1/17)^(2^i)``).
+        ``S_i >= 2^floor_log2`` by construction and its normalisation needs no secure domain check.
     clip_degree:
         Degree of the clipping factor's polynomial (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams`;
         8: relative error 5.9e-8).
@@ -146,14 +155,13 @@ class GradientPrecision:
         False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the per-record constants
         (scaled by the public ``2^-UNRENORMALIZED_SHIFT`` and clamped to 1 so that they fit the same bounds; a
         common constant cancels in ``r`` but cannot keep tiny products away from 0), no floor. Products that
-        round to 0 give ``S_i`` below the reciprocal's domain, whose "reciprocal" is then 0: the record's
-        component gradients vanish (no learning from it), as the paper describes for CrypTen's division.
+        round to 0 give ``S_i`` below the normalisation's domain, whose scale is then 0: the record's
+        contribution vanishes (no learning from it), as the paper describes for CrypTen's division.
     """
 
     fmt: FixedPointFormat = HIGH_PRECISION
     release_bits: int = 30
     floor_log2: float = -36.0
-    reciprocal_iterations: int = 2
     clip_degree: int = 8
     renormalize: bool = True
 
@@ -173,10 +181,6 @@ class GradientPrecision:
         if self.fmt.product_capacity < 4:
             raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
                                          "use FixedPointFormat(128, 48)"))
-        v = self.reciprocal_iterations
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 6:
-            raise ParameterError(explain("reciprocal_iterations", v, "an int in [1, 6]",
-                                         "pass e.g. reciprocal_iterations=2"))
         ClipFactorParams(degree=self.clip_degree)  # validates the degree
 
     def renormalization(self, parties: int) -> RenormalizationParams:
@@ -184,13 +188,9 @@ class GradientPrecision:
             return RenormalizationParams(parties=parties, min_log2=self.floor_log2)
         return RenormalizationParams(parties=parties, min_log2=self.floor_log2, floor_log2=self.floor_log2)
 
-    def reciprocal(self) -> ReciprocalParams:
-        low = math.floor(self.floor_log2) - 1 if self.renormalize else -(self.fmt.frac_bits - 8)
-        return ReciprocalParams(low_exp=low, high_exp=1, iterations=self.reciprocal_iterations, strict=False)
-
-    def reciprocal_error(self) -> float:
-        """The responsibilities' absolute error (:func:`~mpdp.protocols.mpc.mixture.responsibility_error_bound`)."""
-        return responsibility_error_bound(self.reciprocal(), self.fmt)
+    def sum_low_exp(self) -> int:
+        """``S_i`` is normalised on ``[2^sum_low_exp, 2]`` (below: scale 0, the record contributes nothing)."""
+        return math.floor(self.floor_log2) - 1 if self.renormalize else -(self.fmt.frac_bits - 8)
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,16 @@ class PartyInput:
     stats: FloatArray  # (B, s_j)
 
 
+def _tilde_norm_error(K: int, P: int, scaled: float, inv_c2: float, u: float) -> float:
+    """Absolute error bound of the computed ``n~ = sum_k q~^2 N + sum_(k<K) v^2 / C'^2`` against the same sums of
+    the shared ``q~``, ``S~ = sum_k q~`` with the exact ``N`` and ``pi``: per component ``u N`` (the square's
+    rounding), ``P u / 2`` (the inputs' encodings), ``u`` (the product); per weight coordinate, ``v`` within
+    ``dv = (2 + K) u + 2^-(PI_BITS + 1)`` of ``q~ - pi S~``, so ``v^2`` within ``2 dv + u``, times ``1/C'^2``
+    (encoded within ``u / 2``), plus the product's ``u``."""
+    dv = (2 + K) * u + 2.0 ** -(PI_BITS + 1)
+    return K * u * (scaled + P / 2 + 1) + (K - 1) * ((2 * dv + u) * inv_c2 + 2 * u)
+
+
 def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
               stat_bounds: Sequence[float], sq_norm_bounds: Sequence[float], clip: float, batch: int,
               precision: GradientPrecision) -> StepPublic:
@@ -241,17 +251,17 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
     u = fmt.resolution
     n_total = float(sum(sq_norm_bounds))
     P = len(maps)
-    # e_n: inputs (P u / 2 each), the squares, the products and the public 1/C'^2 (C' >= C / 2 assumed, checked)
-    scaled = 4.0 * n_total / clip**2
-    norm_error = K * u * (scaled + P + 4.0 + 4.0 / clip**2)
+    scaled = 4.0 * n_total / clip**2  # C' >= C / 2 assumed (mpc_clip_constant checks it)
+    norm_error = 4.1 * _tilde_norm_error(K, P, scaled, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
     coef = np.concatenate([np.ones(K - 1)] + [np.abs(m.coef_stat) for m in maps])
     coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])
     sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
     # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
     x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
     clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree)
-    inner = mpc_clip_constant(clip, clip_factor_error=clip_params.relative_error_bound(fmt), norm_error=norm_error,
-                              weight_resolution=4 * u, components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
+    eps_c = clip_params.max_error_bound(fmt, NORM_LOW_EXP)
+    inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,
+                              components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
     return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
                       stat_bounds=tuple(float(b) for b in stat_bounds),
                       sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
@@ -267,11 +277,13 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput,
     K, B = public.components, public.batch
     me = session.parties.index(session.comm.name)
     row = _check_input(mine, public, me)
+    if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
+        row[:, :K] *= public.weights
     factors, norms, stats = [], [], []
     for j, owner in enumerate(session.parties):
         bound = max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j])
         shared = session.input(owner, row if j == me else None, bound=bound, fmt=fmt)
-        factors.append(shared[:, :K].assume_bound(1.0))
+        factors.append(shared[:, :K].assume_bound(float(public.weights.max()) if j == 0 else 1.0))
         norms.append(shared[:, K : 2 * K].assume_bound(public.sq_norm_bounds[j]))
         stats.append(shared[:, 2 * K :].assume_bound(public.stat_bounds[j]))
         if shared.shape != (B, 2 * K + public.stat_counts[j]):  # pragma: no cover - input() checks shapes
@@ -317,20 +329,37 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     pi = public.weights
     factors, norms, stats = _share_inputs(session, public, mine, fmt)
 
-    # 1. responsibilities (products across parties, Newton-Raphson reciprocal of S_i)
-    r, _ = responsibilities(factors, pi, precision.renormalization(P), reciprocal_params=precision.reciprocal())
-    r = r.assume_bound(1.0 + 2 * precision.reciprocal_error())
-    # 2. the squared norm of the whole per-example gradient, over C'^2
-    v = concatenate([r, (r - pi)[:, : K - 1]], axis=1)
-    squares = v.square()
+    # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
+    q = factors[0]
+    for f in factors[1:]:
+        q = (q * f).assume_bound(float(pi.max()))
+    total = q.sum(axis=1).assume_bound(1.0 + 1e-9)
+    (scale,) = _normalise(total, precision.sum_low_exp(), 1, False, [lambda k: 2.0**-k])
+    # q 2^-k and (q - pi' S) 2^-k (pi' = pi on PI_BITS fractional bits, combined exactly) in one product
+    ring = q.ring
+    q = q.rescale()
+    lifted = q.share if PI_BITS == 0 else ring.mul_int(q.share, 1 << PI_BITS)
+    pi_ints = np.rint(pi[: K - 1] * 2.0**PI_BITS).astype(np.int64)
+    centred = ring.sub(ring.apply(lifted, lambda a: a[:, : K - 1]),
+                       ring.mul_int(ring.apply(total.rescale().share, lambda a: a[:, None]), pi_ints))
+    both = q.derive(ring.combine([lifted, centred], lambda arrays: np.concatenate(arrays, axis=1)),
+                    scale=q.scale + PI_BITS, bound=1.0)
+    normalised = mul_known(both, scale.reshape(B, 1), 1.0)
+    qt = normalised[:, :K]
+    st = qt.sum(axis=1).reshape(B, 1).assume_bound(1.0 + K * fmt.resolution)
+    # 2. n~ = n_i S~^2 = sum_k q~^2 N + sum_(k<K) (q~ - pi S~)^2 / C'^2 and S~^2
+    squares = concatenate([normalised, st], axis=1).square()
     n_sum = norms[0]
     for other in norms[1:]:
         n_sum = n_sum + other
     inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=fmt)
-    n2 = _mul(squares, concatenate([n_sum, inv_c2], axis=1)).sum(axis=1)
-    n2 = n2.assume_bound(2.0 ** public.clip_params.high_exp)
-    # 3. clipping factor and 4. per-example weights (one last product), the statistics' weighted sums
-    c, w = clip_weights(n2, r, public.clip_params)
+    n_tilde = _mul(squares[:, : 2 * K - 1], concatenate([n_sum, inv_c2], axis=1)).sum(axis=1)
+    n_tilde = n_tilde.assume_bound(2.0 ** public.clip_params.high_exp)
+    # 3. w = q~ / sqrt(max(S~^2, n~)) = c r and c = S~ / sqrt(max(S~^2, n~)) = 1 / sqrt(max(1, n_i))
+    out = inv_sqrt_max(squares[:, 2 * K - 1].assume_bound(1.0 + 4 * K * fmt.resolution), n_tilde,
+                       concatenate([qt, st], axis=1), public.clip_params, low_exp=NORM_LOW_EXP)
+    w, c = out[:, :K].assume_bound(1.0 + 1e-3), out[:, K].assume_bound(1.0 + 1e-3)
+    # 4. the statistics' weighted sums
     T = concatenate(stats, axis=1) if len(stats) > 1 else stats[0]
     M = T.T @ w  # (statistics, K)
     s = w.sum(axis=0)
@@ -390,15 +419,18 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision) -> Fl
     """Per released coordinate: how far the secure sum (without noise) may lie from the float64 computation of
     the same step on the same (floored) factors, stated sums and clipping constant.
 
-    ``r`` carries the reciprocal's relative error ``eps_r`` (twice, through ``r`` and ``n_i``), ``c`` the clipping
-    factor's ``eps_c``; every product rounds by less than ``u``; each record moves a coordinate by at most
+    ``w = c r`` and ``c`` carry the inverse square root's relative error ``eps_c``, ``2 e_n`` from the norm
+    (relative to ``max(S~^2, n~) >= 1/4``, halved by the root), ``2 (K + 1) u`` from ``r = q~ / S~`` and
+    ``3.5 u`` from their products; every product rounds by less than ``u``; each record moves a coordinate by at most
     ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error; the truncation to the grid adds
     ``2^-release_bits``. Near the clipping threshold (``n_i`` within ``eps`` of 1) the two computations may
     differ in whether they clip, which the bound covers since ``c`` is continuous there.
     """
     fmt = precision.fmt
     u = fmt.resolution
-    eps_w = 3 * precision.reciprocal_error() + public.clip_params.relative_error_bound(fmt) + 8 * u
+    K, P = public.components, len(public.maps)
+    e_n = _tilde_norm_error(K, P, float(sum(public.sq_norm_bounds)), 1.0 / public.clip**2, u)
+    eps_w = public.clip_params.max_error_bound(fmt, NORM_LOW_EXP) + 3 * e_n + (2 * K + 10) * u
     t = max(public.stat_bounds) if public.stat_bounds else 1.0
     per_record = [np.ones(public.components - 1) * (1.0 + 1.0)]
     for m in public.maps:

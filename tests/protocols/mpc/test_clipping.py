@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mpdp.crypto.fixed_point import HIGH_PRECISION
 from mpdp.errors import DomainError, ParameterError
 from mpdp.protocols.mpc import MPCSession
-from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor, clip_weights
+from mpdp.protocols.mpc.clipping import ClipFactorParams, clip_factor, clip_weights, inv_sqrt_max
 from tests.protocols.mpc.harness import first, run_mpc
 
 HP = HIGH_PRECISION
@@ -68,6 +68,28 @@ def test_weights_come_with_the_factor() -> None:
     assert np.max(np.abs(out["c"] - ref) / ref) <= eps
     vv = HP.decode(HP.encode(v))
     assert np.all(np.abs(out["w"] - vv * out["c"][:, None]) <= vv * out["c"][:, None] * eps + 3.5 * HP.resolution)
+
+
+@pytest.mark.parametrize("high_exp", [13, 20])  # exact comparisons, and the reduced-precision route
+def test_values_over_the_root_of_a_maximum(high_exp: int) -> None:
+    rng = np.random.default_rng(high_exp)
+    u = HP.resolution
+    a = rng.uniform(0.25, 1.0, size=12)
+    b = np.concatenate([2.0 ** rng.uniform(-6, high_exp, size=6), [0.0, a[7], a[8] + u, a[9] - u, 0.3, 2.0**high_exp]])
+    v = rng.uniform(0, 1, size=(12, 3))
+    params = ClipFactorParams(high_exp=high_exp)
+
+    def program(s: MPCSession) -> np.ndarray:
+        x = s.input("alice", np.column_stack([a, b]) if s.comm.name == "alice" else None, bound=2.0**high_exp, fmt=HP)
+        w = s.input("bob", v if s.comm.name == "bob" else None, bound=1.0, fmt=HP)
+        return inv_sqrt_max(x[:, 0].assume_bound(1.0), x[:, 1], w, params, low_exp=-3).reveal()
+
+    out = first(run_mpc(program, fmt=HP))
+    aa, bb, vv = (HP.decode(HP.encode(t)) for t in (a, b, v))
+    ref = vv / np.sqrt(np.maximum(aa, bb))[:, None]
+    eps = params.max_error_bound(HP, -3)
+    assert params.max_exact(HP) == (high_exp == 13)
+    assert np.all(np.abs(out - ref) <= ref * eps + 3.5 * u)
 
 
 def test_bound_shrinks_with_the_degree() -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -60,10 +61,11 @@ from mpdp.crypto.approximations import (
 )
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import DomainError, ParameterError, explain
+from mpdp.protocols.mpc.arithmetic import _as_ints
 from mpdp.protocols.mpc.functions import _normalise, _powers, mul_known
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
-__all__ = ["ClipFactorParams", "clip_factor", "clip_weights"]
+__all__ = ["ClipFactorParams", "clip_factor", "clip_weights", "inv_sqrt_max"]
 
 
 @dataclass(frozen=True)
@@ -97,14 +99,31 @@ class ClipFactorParams:
         return fmt.frac_bits if self.exact_buckets(fmt) else min(fmt.frac_bits, 59 - self.high_exp)
 
     def relative_error_bound(self, fmt: FixedPointFormat) -> float:
-        u = fmt.resolution
+        """The relative error of :func:`clip_factor` and :func:`clip_weights` (module docstring)."""
         edge = 0.0 if self.exact_buckets(fmt) else 2.0 ** -self.reduced_bits(fmt)
-        margin = 4 * (u + edge)  # z in [1/2 - u - edge, 1 + u + edge] moves t = 4z - 3 by 4 times that
+        return self._bound(fmt, edge) + edge
+
+    def max_exact(self, fmt: FixedPointFormat) -> bool:
+        """Whether :func:`inv_sqrt_max` compares exactly (``(2^(H + 1) + 2) 2^f < 2^63``)."""
+        return self.high_exp + fmt.frac_bits <= 61
+
+    def max_error_bound(self, fmt: FixedPointFormat, low_exp: int) -> float:
+        """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``."""
+        if self.max_exact(fmt):
+            return self._bound(fmt, 0.0)
+        r = min(fmt.frac_bits, 60 - (self.high_exp + 1))
+        return self._bound(fmt, 2.0 ** (-r - low_exp - 1)) + 2.0 ** (-r - low_exp)
+
+    def _bound(self, fmt: FixedPointFormat, edge: float) -> float:
+        """Polynomial on ``z`` within ``edge`` (plus roundings) of ``[1/2, 1]``, ``z`` and powers' roundings,
+        and the rounding of ``root`` and of the final product."""
+        u = fmt.resolution
+        margin = 4 * (u + edge)  # t = 4z - 3
         c = np.abs(np.array(INV_SQRT_POLYNOMIALS[self.degree], dtype=np.float64)) / 2.0**INV_SQRT_POLYNOMIAL_BITS
         powers = power_errors(self.degree, 1.0 + margin, u)
         rounding = float(np.sum(c[1:] * np.array(powers))) * u / 0.99  # Q >= 1 - error on the interval
-        return float(inv_sqrt_polynomial_error(self.degree, margin) + u + rounding
-                     + 2 * u * 2.0 ** (self.high_exp / 2) + edge)
+        return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125)) + u + rounding
+                     + 2 * u * 2.0 ** (self.high_exp / 2))
 
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
@@ -140,30 +159,127 @@ def _clip(x: SharedFixedPoint, values: SharedFixedPoint | None,
     if values is not None and (x.ndim != 1 or values.ndim != 2 or values.shape[0] != x.shape[0]):
         raise ParameterError(explain("shapes", (x.shape, values.shape), "x of shape (B,) and values (B, K)",
                                      "pass one squared norm per row of values"))
-    fmt = x.fmt
-    u = fmt.resolution
     scale, inside, root_scale = _normalise(x, 0, p.high_exp, False,
                                            [lambda k: 2.0**-k, lambda k: 1.0, lambda k: 2.0 ** (-k / 2)])
     outside = 1 - inside.assume_bound(1.0)
     root = (root_scale + outside).assume_bound(1.0)
+    return _inv_sqrt_tail(x, scale, outside, root, values, p, 2.0 ** -p.reduced_bits(x.fmt), 1.0)
+
+
+def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: SharedFixedPoint | None,
+                   root: SharedFixedPoint, values: SharedFixedPoint | None, p: ClipFactorParams,
+                   edge: float, top: float) -> tuple[SharedFixedPoint, SharedFixedPoint | None]:
+    """``(root Q(t), values root Q(t))`` with ``z = x scale (+ outside)`` in ``[1/2 - edge, 1 + edge]``;
+    ``top`` bounds ``root / sqrt(z)``."""
+    u = x.fmt.resolution
+    n = x.shape[0]
     # x 2^-k < 1 for the bucket's k (0 outside the domain): one product, with v root alongside
     if values is None:
         scaled = mul_known(x, scale, 1.0)
     else:
-        B, K = values.shape
+        K = values.shape[1]
         v = values.rescale()
         left = concatenate([x, v.flatten()])
-        right = concatenate([scale, root.reshape(B, 1).broadcast_to((B, K)).flatten()])
-        scaled = mul_known(left, right, max(1.0, v.bound))
-    z = (scaled[: x.shape[0]] if values is not None else scaled) + outside
-    t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * 2.0**-p.reduced_bits(fmt))  # exact: integer operations
+        right = concatenate([scale, root.reshape(n, 1).broadcast_to((n, K)).flatten()])
+        scaled = mul_known(left, right, max(1.0, v.bound * root.bound))
+    z = scaled[:n] if values is not None else scaled
+    if outside is not None:
+        z = z + outside
+    t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
     q = _polynomial(t, INV_SQRT_POLYNOMIALS[p.degree], INV_SQRT_POLYNOMIAL_BITS)
     if values is None:
-        return (root * q).assume_bound(1.0 + 1e-6), None
-    n = x.shape[0]
+        return (root * q).assume_bound(top * (1.0 + 1e-6)), None
     out = concatenate([root, scaled[n:]]) * concatenate([q, q.reshape(n, 1).broadcast_to((n, K)).flatten()])
-    c = out[:n].assume_bound(1.0 + 1e-6)
-    return c, out[n:].reshape(n, K).assume_bound(v.bound * (1.0 + 1e-6) + 4 * u)
+    c = out[:n].assume_bound(top * (1.0 + 1e-6))
+    return c, out[n:].reshape(n, K).assume_bound(v.bound * top * (1.0 + 1e-6) + 4 * u)
+
+
+def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPoint, params: ClipFactorParams,
+                 *, low_exp: int) -> SharedFixedPoint:
+    """``values_i / sqrt(max(a_i, b_i))`` for ``a, b`` of shape ``(B,)``, ``values`` ``(B, K)``, with
+    ``max(a, b)`` in ``[2^low_exp, 2^H]`` (``H = params.high_exp``; 0 below the domain).
+
+    The bucket of ``m = max(a, b)`` without forming ``m`` first: :func:`.bits.at_least` compares ``a``,
+    ``b`` and ``a - b + 1`` with the thresholds ``2^j`` against one mask (8 rounds), giving the bits
+    ``A_j``, ``B_j`` and ``G = [a >= b]``; one round of Beaver products of the bit ``G`` (exact: no
+    truncation) gives ``[m >= 2^j] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
+    :func:`clip_weights`: ``z = m 2^-k`` and ``values 2^(-k/2)`` in one product, the polynomial, one last
+    product. The comparisons run on the shares' low words when ``(2^(H + 1) + 2) 2^f < 2^63`` (exact: every
+    difference of a word and a threshold fits a signed 64-bit word);
+    otherwise at ``r = min(f, 60 - (H + 1))`` fractional bits after one rounding shift, which may pick the
+    smaller of two values within ``2^(1 - r)`` of each other or a neighbouring bucket: ``z`` within
+    ``2^(-r - low_exp - 1)`` of ``[1/2, 1]`` and ``m >= max(a, b) - 2^(1 - r)``.
+
+    Accuracy: each result within ``|values| eps / sqrt(max(a, b)) + 3.5 u`` with ``eps`` from
+    :meth:`ClipFactorParams.max_error_bound`.
+    """
+    from mpdp.crypto.beaver import beaver_combine
+    from mpdp.crypto.correlations import CorrelationSpec
+    from mpdp.crypto.ring import Z2k
+    from mpdp.protocols.mpc.arithmetic import wrap_shift_many
+    from mpdp.protocols.mpc.bits import at_least
+
+    if not isinstance(params, ClipFactorParams):
+        raise ParameterError(explain("params", params, "a ClipFactorParams", "pass ClipFactorParams(...)"))
+    a, b = a.rescale(), b.rescale()
+    if a.ndim != 1 or a.shape != b.shape or values.ndim != 2 or values.shape[0] != a.shape[0]:
+        raise ParameterError(explain("shapes", (a.shape, b.shape, values.shape), "a, b of shape (B,), values (B, K)",
+                                     "pass one pair per row of values"))
+    H = params.high_exp
+    if max(a.bound, b.bound) > 2.0**H or not -40 <= low_exp < 0:
+        raise DomainError(explain("bounds", (a.bound, b.bound, low_exp), f"a, b <= 2^{H}, -40 <= low_exp < 0",
+                                  "declare tighter bounds or use ClipFactorParams.for_bound(...)"))
+    session, fmt, ring = a.session, a.fmt, a.ring
+    f = fmt.frac_bits
+    B = a.shape[0]
+    diff = (a - b + 1.0).assume_bound(2.0**H + 1.0)
+    words = stack([a, b, diff])
+    if params.max_exact(fmt):
+        reduced = f
+        word = words.share if fmt.ring_bits == 64 else words.share[0]  # mod 2^64: exact, local
+    else:
+        reduced = min(f, 60 - (H + 1))
+        if reduced + low_exp < 1:
+            raise DomainError(explain("high_exp", H, f"room for 2^{low_exp} in a 64-bit word with {fmt}",
+                                      "lower the bound or narrow the domain"))
+        (word,) = wrap_shift_many(session, ring, Z2k(64), [words.share], [f - reduced], sharing_id=session.new_id())
+    exps = np.arange(low_exp, H + 1)
+    bits = at_least(session, word, np.int64(1) << (exps + reduced).astype(np.int64), ring)  # (n_t, 3, B)
+    n_t = len(exps)
+    sel = ring.sub(ring.apply(bits, lambda w: w[:, 0]), ring.apply(bits, lambda w: w[:, 1]))  # A_j - B_j
+    gate = ring.apply(bits, lambda w: w[int(np.flatnonzero(exps == 0)[0]), 2][None])  # G, (1, B)
+    lower = ring.apply(bits, lambda w: w[:, 1])
+    # G (A - B) and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
+    gap = ring.apply(ring.sub(a.share, b.share), lambda w: w[None])  # a - b, raw at scale f
+    operands = ring.combine([sel, gap], lambda arrays: np.concatenate(arrays, axis=0))
+    provider = session.provider
+    provider.prefetch([CorrelationSpec("mul", ring.bits, (n_t + 1, B), (1, B))])
+    triple = provider.mul_triple(ring, (n_t + 1, B), (1, B))
+    d, e = session.open(ring, [ring.sub(operands, triple.a), ring.sub(gate, triple.b)], sharing_id=session.new_id(),
+                        label="mpc.select")
+    chosen = beaver_combine(ring, d, e, triple.a, triple.b, triple.c, leader=session.leader)
+    m_bits = ring.add(ring.apply(chosen, lambda w: w[:n_t]), lower)  # [m >= 2^j], (n_t, B)
+    m_share = ring.add(ring.apply(chosen, lambda w: w[n_t]), b.share)
+    m = SharedFixedPoint(session, m_share, fmt=fmt, scale=f, bound=max(a.bound, b.bound),
+                         sharing_id=session.new_id())
+    # one-hot buckets k = low_exp + 1 .. H + 1 ([m >= 2^(H + 1)] = 0)
+    h = ring.combine([ring.sub(ring.apply(m_bits, lambda w: w[:-1]), ring.apply(m_bits, lambda w: w[1:])),
+                      ring.apply(m_bits, lambda w: w[-1:])], np.concatenate)
+    buckets = exps + 1
+    shape = (n_t, 1)
+
+    def linear(g: Any) -> SharedFixedPoint:
+        c = np.array([round(g(int(k)) * 2.0**f) for k in buckets], dtype=np.float64)
+        ints = _as_ints(c).reshape(shape)
+        return SharedFixedPoint(session, ring.sum(ring.mul_int(h, ints), 0), fmt=fmt, scale=f,
+                                bound=float(np.max(np.abs(c))) * 2.0**-f, sharing_id=session.new_id())
+
+    scale, root = linear(lambda k: 2.0**-k), linear(lambda k: 2.0 ** (-k / 2))
+    edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp - 1)
+    _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2))
+    if out is None:  # pragma: no cover - values are given
+        raise ParameterError("no values")
+    return out
 
 
 def _polynomial(t: SharedFixedPoint, coefficients: tuple[int, ...], bits: int) -> SharedFixedPoint:
@@ -175,6 +291,6 @@ def _polynomial(t: SharedFixedPoint, coefficients: tuple[int, ...], bits: int) -
     ring = t.ring
     ints = np.array(coefficients[1:], dtype=np.int64).reshape((-1,) + (1,) * t.ndim)
     raw = ring.sum(ring.mul_int(terms.share, ints), 0)
-    bound = float(sum(abs(cj) * t.bound**j for j, cj in enumerate(coefficients))) * 2.0**-bits
+    bound = float(sum(abs(cj) * t.bound**j for j, cj in enumerate(coefficients) if j)) * 2.0**-bits
     poly = terms[0].derive(raw, scale=f + bits, bound=bound)
     return poly + coefficients[0] * 2.0**-bits  # the constant term, exact at scale f + bits
