@@ -389,12 +389,10 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return a
 
     def apply(self, a: RingArray, fn: Any) -> RingArray:
-        return np.stack([np.asarray(fn(a[0])), np.asarray(fn(a[1]))]).astype(np.uint64, copy=False)
+        return self._join(np.asarray(fn(a[0])), np.asarray(fn(a[1])))
 
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
-        lo = np.asarray(fn([x[0] for x in arrays]))
-        hi = np.asarray(fn([x[1] for x in arrays]))
-        return np.stack([lo, hi]).astype(np.uint64, copy=False)
+        return self._join(np.asarray(fn([x[0] for x in arrays])), np.asarray(fn([x[1] for x in arrays])))
 
     @staticmethod
     def _pair(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
