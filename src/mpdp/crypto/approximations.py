@@ -23,8 +23,8 @@ import numpy as np
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["INV_SQRT_POLYNOMIALS", "WORD_TAIL", "ExpParams", "InvSqrtParams", "ReciprocalParams",
-           "inv_sqrt_polynomial_error", "power_errors"]
+__all__ = ["INV_SQRT_HALF_POLYNOMIALS", "INV_SQRT_POLYNOMIALS", "WORD_TAIL", "ExpParams", "InvSqrtParams",
+           "ReciprocalParams", "inv_sqrt_polynomial_error", "power_errors"]
 
 WORD_TAIL = FixedPointFormat(ring_bits=64, frac_bits=30)
 """Where :func:`~mpdp.protocols.mpc.functions.exp` evaluates the higher Taylor terms of a wide-ring input."""
@@ -268,29 +268,42 @@ INV_SQRT_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 }
 INV_SQRT_POLYNOMIAL_BITS = 28
 
+#: The same for ``z`` in ``[2^-1/2, 1]`` (buckets at half powers of two), ``t = 4z - 3`` in ``[2 sqrt(2) - 3, 1]``:
+#: interpolants at the Chebyshev nodes of that interval.
+INV_SQRT_HALF_POLYNOMIALS: dict[int, tuple[int, ...]] = {
+    3: (309972470, -51663375, 12454199, -2335479),
+    4: (309963111, -51667181, 12885347, -3348126, 602898),
+    5: (309962566, -51661315, 12916450, -3560374, 938174, -160092),
+    6: (309962562, -51660485, 12915692, -3586341, 1029453, -268720, 43299),
+}
+HALF_LOW = 2 * math.sqrt(2) - 3
 
-def inv_sqrt_polynomial_error(degree: int, margin: float = 0.0) -> float:
-    """A bound on ``|Q_d(t) sqrt(3 + t) / 2 - 1|`` over ``t in [-1 - margin, 1 + margin]`` (``margin <= 1/8``).
+
+def inv_sqrt_polynomial_error(degree: int, margin: float = 0.0, *, half_powers: bool = False) -> float:
+    """A bound on ``|Q_d(t) sqrt(3 + t) / 2 - 1|`` over ``t in [-1 - margin, 1 + margin]`` (``margin <= 1/8``),
+    or over ``[HALF_LOW - margin, 1 + margin]`` for :data:`INV_SQRT_HALF_POLYNOMIALS` (``half_powers``).
 
     With ``E(t) = Q(t) s(t) - 1``, ``s(t) = sqrt(3 + t) / 2``: ``|E|`` is evaluated on a grid of spacing ``h``;
     between grid points ``|E| <= max(|E(t_i)|, |E(t_i+1)|) + (h / 2) (|E'(t_i)| + h M2)`` where
     ``M2 >= |E''| = |Q'' s + 2 Q' s' + Q s''|`` from the coefficients' absolute values (``|s| <= 1.04``,
     ``|s'| <= 0.19``, ``|s''| <= 0.05`` for ``t >= -1.125``); ``1e-12`` covers the float64 evaluation.
     """
-    if degree not in INV_SQRT_POLYNOMIALS:
-        raise ParameterError(explain("degree", degree, f"one of {sorted(INV_SQRT_POLYNOMIALS)}", "pass e.g. 8"))
+    table = INV_SQRT_HALF_POLYNOMIALS if half_powers else INV_SQRT_POLYNOMIALS
+    if degree not in table:
+        raise ParameterError(explain("degree", degree, f"one of {sorted(table)}", "pass e.g. 8 (4 with half powers)"))
     if not 0 <= margin <= 0.125:
         raise ParameterError(explain("margin", margin, "in [0, 1/8]", "normalise the input more precisely"))
-    return _inv_sqrt_polynomial_error(degree, float(margin))
+    return _inv_sqrt_polynomial_error(degree, float(margin), bool(half_powers))
 
 
 @functools.lru_cache(maxsize=64)
-def _inv_sqrt_polynomial_error(degree: int, margin: float) -> float:
-    c = np.array(INV_SQRT_POLYNOMIALS[degree], dtype=np.float64) / 2.0**INV_SQRT_POLYNOMIAL_BITS
+def _inv_sqrt_polynomial_error(degree: int, margin: float, half_powers: bool) -> float:
+    table = INV_SQRT_HALF_POLYNOMIALS if half_powers else INV_SQRT_POLYNOMIALS
+    c = np.array(table[degree], dtype=np.float64) / 2.0**INV_SQRT_POLYNOMIAL_BITS
     j = np.arange(degree + 1, dtype=np.float64)
     top = 1.0 + margin
     h = 2.0**-16
-    t = np.arange(-top, top + h, h)
+    t = np.arange((HALF_LOW if half_powers else -1.0) - margin, top + h, h)
     s = np.sqrt(3.0 + t) / 2.0
     q = np.polynomial.polynomial.polyval(t, c)
     dq = np.polynomial.polynomial.polyval(t, (c * j)[1:])

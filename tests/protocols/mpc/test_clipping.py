@@ -70,14 +70,17 @@ def test_weights_come_with_the_factor() -> None:
     assert np.all(np.abs(out["w"] - vv * out["c"][:, None]) <= vv * out["c"][:, None] * eps + 3.5 * HP.resolution)
 
 
-@pytest.mark.parametrize("high_exp", [13, 20])  # exact comparisons, and the reduced-precision route
-def test_values_over_the_root_of_a_maximum(high_exp: int) -> None:
+@pytest.mark.parametrize(("high_exp", "half_powers"), [(13, False), (13, True), (20, False), (20, True)])
+def test_values_over_the_root_of_a_maximum(high_exp: int, half_powers: bool) -> None:
+    # exact comparisons (H + f <= 61) and the reduced-precision route; octave and half-power buckets
     rng = np.random.default_rng(high_exp)
     u = HP.resolution
     a = rng.uniform(0.25, 1.0, size=12)
-    b = np.concatenate([2.0 ** rng.uniform(-6, high_exp, size=6), [0.0, a[7], a[8] + u, a[9] - u, 0.3, 2.0**high_exp]])
+    a[:2] = [0.25 - 4 * u, 2**-0.5]  # S~^2 just below 1/4 (rounding), a half-power threshold exactly
+    edges = [0.0, a[7], a[8] + u, a[9] - u, 2**0.5, 2.0**high_exp]
+    b = np.concatenate([2.0 ** rng.uniform(-6, high_exp, size=6), edges])
     v = rng.uniform(0, 1, size=(12, 3))
-    params = ClipFactorParams(high_exp=high_exp)
+    params = ClipFactorParams(high_exp=high_exp, degree=4 if half_powers else 8, half_powers=half_powers)
 
     def program(s: MPCSession) -> np.ndarray:
         x = s.input("alice", np.column_stack([a, b]) if s.comm.name == "alice" else None, bound=2.0**high_exp, fmt=HP)
@@ -90,6 +93,7 @@ def test_values_over_the_root_of_a_maximum(high_exp: int) -> None:
     eps = params.max_error_bound(HP, -3)
     assert params.max_exact(HP) == (high_exp == 13)
     assert np.all(np.abs(out - ref) <= ref * eps + 3.5 * u)
+    assert eps < (3e-6 if half_powers else 1e-7 if high_exp == 13 else 1e-5)
 
 
 def test_bound_shrinks_with_the_degree() -> None:
@@ -103,6 +107,8 @@ def test_refuses_bad_parameters_and_bounds() -> None:
         ClipFactorParams(high_exp=0)
     with pytest.raises(ParameterError, match="degree"):
         ClipFactorParams(degree=3)
+    with pytest.raises(ParameterError, match="degree"):
+        ClipFactorParams(degree=8, half_powers=True)
 
     def program(s: MPCSession) -> None:
         v = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=2.0**10, fmt=HP)

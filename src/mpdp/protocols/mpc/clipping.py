@@ -20,7 +20,11 @@ powers take ``ceil(log2(d))`` product rounds, its dyadic coefficients combine th
 truncation, and one last product gives ``root Q(t)``, against two rounds of three dependent products per
 Newton-Raphson step. :func:`clip_weights` also scales values ``v`` (DP-SGD's per-example weights) in
 that last product: ``v root`` is formed alongside ``z`` and multiplied by ``Q(t)``, with no product
-after the factor.
+after the factor. :func:`inv_sqrt_max` computes ``v / sqrt(max(a, b))`` the same way, the maximum's bucket
+from one many-threshold comparison (DP-SGD's ``c r = q~ / sqrt(max(S~^2, n~))``, see
+:mod:`mpdp.protocols.mixture_gradient`); with ``half_powers`` its buckets are half powers of two and the
+degree-4 polynomial of :data:`~mpdp.crypto.approximations.INV_SQRT_HALF_POLYNOMIALS` (2.6e-6) needs two
+rounds of powers.
 
 Accuracy
 --------
@@ -49,11 +53,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from mpdp.crypto.approximations import (
+    INV_SQRT_HALF_POLYNOMIALS,
     INV_SQRT_POLYNOMIAL_BITS,
     INV_SQRT_POLYNOMIALS,
     inv_sqrt_polynomial_error,
@@ -61,7 +65,6 @@ from mpdp.crypto.approximations import (
 )
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _as_ints
 from mpdp.protocols.mpc.functions import _normalise, _powers, mul_known
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -70,24 +73,35 @@ __all__ = ["ClipFactorParams", "clip_factor", "clip_weights", "inv_sqrt_max"]
 
 @dataclass(frozen=True)
 class ClipFactorParams:
-    """``high_exp`` (H): the input's public bound must be at most ``2^H``; ``degree`` of the polynomial."""
+    """``high_exp`` (H): the input's public bound must be at most ``2^H``; ``degree`` of the polynomial;
+    ``half_powers`` (:func:`inv_sqrt_max` only): buckets at every half power of two, so ``z`` lies in
+    ``[2^-1/2, 1]`` and a lower degree reaches the same error (:data:`~mpdp.crypto.approximations.
+    INV_SQRT_HALF_POLYNOMIALS`: degree 4 has 2.6e-6 and needs one round of powers fewer than degree 8's 5.9e-8)."""
 
     high_exp: int = 30
     degree: int = 8
+    half_powers: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.high_exp, bool) or not isinstance(self.high_exp, int) or not 1 <= self.high_exp <= 58:
             raise ParameterError(explain("high_exp", self.high_exp, "an int in [1, 58]", "pass e.g. high_exp=30"))
-        if isinstance(self.degree, bool) or self.degree not in INV_SQRT_POLYNOMIALS:
-            raise ParameterError(explain("degree", self.degree, f"one of {sorted(INV_SQRT_POLYNOMIALS)}",
-                                         "pass e.g. degree=8"))
+        if not isinstance(self.half_powers, bool):
+            raise ParameterError(explain("half_powers", self.half_powers, "a bool", "pass True or False"))
+        if isinstance(self.degree, bool) or self.degree not in self.table:
+            raise ParameterError(explain("degree", self.degree, f"one of {sorted(self.table)}",
+                                         "pass e.g. degree=8 (4 with half_powers)"))
+
+    @property
+    def table(self) -> dict[int, tuple[int, ...]]:
+        """The polynomials for this bucket width."""
+        return INV_SQRT_HALF_POLYNOMIALS if self.half_powers else INV_SQRT_POLYNOMIALS
 
     @classmethod
-    def for_bound(cls, bound: float, *, degree: int = 8) -> ClipFactorParams:
+    def for_bound(cls, bound: float, *, degree: int = 8, half_powers: bool = False) -> ClipFactorParams:
         """The smallest ``H`` covering inputs up to ``bound``."""
         if not (math.isfinite(bound) and bound >= 0):
             raise ParameterError(explain("bound", bound, "a finite number >= 0", "pass the input's public bound"))
-        return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), degree=degree)
+        return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), degree=degree, half_powers=half_powers)
 
     def exact_buckets(self, fmt: FixedPointFormat) -> bool:
         """Whether the normalisation compares the raw integers themselves (``x 2^f`` fits a signed word)."""
@@ -109,21 +123,26 @@ class ClipFactorParams:
 
     def max_error_bound(self, fmt: FixedPointFormat, low_exp: int) -> float:
         """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``."""
+        u = fmt.resolution
+        # half powers: thresholds and scales are rounded down (z within 2^(-f - low_exp) + u 2^H of its
+        # interval) and root / sqrt(scale) is off by u 2^(H/2 + 1/4) + u 2^(H - 1/2) at most
+        half = (2.0 ** (-fmt.frac_bits - low_exp) + u * 2.0**self.high_exp) if self.half_powers else 0.0
+        constants = u * 2.0**self.high_exp if self.half_powers else 0.0
         if self.max_exact(fmt):
-            return self._bound(fmt, 0.0)
+            return self._bound(fmt, half) + constants
         r = min(fmt.frac_bits, 60 - (self.high_exp + 1))
-        return self._bound(fmt, 2.0 ** (-r - low_exp - 1)) + 2.0 ** (-r - low_exp)
+        return self._bound(fmt, 2.0 ** (-r - low_exp) + half) + 2.0 ** (-r - low_exp) + constants
 
     def _bound(self, fmt: FixedPointFormat, edge: float) -> float:
         """Polynomial on ``z`` within ``edge`` (plus roundings) of ``[1/2, 1]``, ``z`` and powers' roundings,
         and the rounding of ``root`` and of the final product."""
         u = fmt.resolution
         margin = 4 * (u + edge)  # t = 4z - 3
-        c = np.abs(np.array(INV_SQRT_POLYNOMIALS[self.degree], dtype=np.float64)) / 2.0**INV_SQRT_POLYNOMIAL_BITS
+        c = np.abs(np.array(self.table[self.degree], dtype=np.float64)) / 2.0**INV_SQRT_POLYNOMIAL_BITS
         powers = power_errors(self.degree, 1.0 + margin, u)
         rounding = float(np.sum(c[1:] * np.array(powers))) * u / 0.99  # Q >= 1 - error on the interval
-        return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125)) + u + rounding
-                     + 2 * u * 2.0 ** (self.high_exp / 2))
+        return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125), half_powers=self.half_powers)
+                     + u + rounding + 3 * u * 2.0 ** (self.high_exp / 2))
 
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
@@ -153,6 +172,9 @@ def _clip(x: SharedFixedPoint, values: SharedFixedPoint | None,
     if x.bound > 2.0**p.high_exp:
         raise DomainError(explain("x.bound", x.bound, f"<= 2^{p.high_exp}",
                                   "declare a tighter bound or use ClipFactorParams.for_bound(x.bound)"))
+    if p.half_powers:
+        raise ParameterError(explain("params.half_powers", True, "False for clip_factor / clip_weights",
+                                     "half-power buckets are for inv_sqrt_max"))
     if p.reduced_bits(x.fmt) < 1:
         raise DomainError(explain("high_exp", p.high_exp, f"room for fractional bits in a 64-bit word with {x.fmt}",
                                   "lower the input bound"))
@@ -186,7 +208,7 @@ def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: Shared
     if outside is not None:
         z = z + outside
     t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
-    q = _polynomial(t, INV_SQRT_POLYNOMIALS[p.degree], INV_SQRT_POLYNOMIAL_BITS)
+    q = _polynomial(t, p.table[p.degree], INV_SQRT_POLYNOMIAL_BITS)
     if values is None:
         return (root * q).assume_bound(top * (1.0 + 1e-6)), None
     out = concatenate([root, scaled[n:]]) * concatenate([q, q.reshape(n, 1).broadcast_to((n, K)).flatten()])
@@ -243,8 +265,10 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
             raise DomainError(explain("high_exp", H, f"room for 2^{low_exp} in a 64-bit word with {fmt}",
                                       "lower the bound or narrow the domain"))
         (word,) = wrap_shift_many(session, ring, Z2k(64), [words.share], [f - reduced], sharing_id=session.new_id())
-    exps = np.arange(low_exp, H + 1)
-    bits = at_least(session, word, np.int64(1) << (exps + reduced).astype(np.int64), ring)  # (n_t, 3, B)
+    per = 2 if params.half_powers else 1  # thresholds 2^(j / per)
+    exps = np.arange(low_exp * per, H * per + 1)
+    thresholds = np.array([_root(1 << (int(j) + per * reduced), per) for j in exps], dtype=np.int64)
+    bits = at_least(session, word, thresholds, ring)  # (n_t, 3, B)
     n_t = len(exps)
     sel = ring.sub(ring.apply(bits, lambda w: w[:, 0]), ring.apply(bits, lambda w: w[:, 1]))  # A_j - B_j
     gate = ring.apply(bits, lambda w: w[int(np.flatnonzero(exps == 0)[0]), 2][None])  # G, (1, B)
@@ -268,18 +292,25 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     buckets = exps + 1
     shape = (n_t, 1)
 
-    def linear(g: Any) -> SharedFixedPoint:
-        c = np.array([round(g(int(k)) * 2.0**f) for k in buckets], dtype=np.float64)
-        ints = _as_ints(c).reshape(shape)
-        return SharedFixedPoint(session, ring.sum(ring.mul_int(h, ints), 0), fmt=fmt, scale=f,
-                                bound=float(np.max(np.abs(c))) * 2.0**-f, sharing_id=session.new_id())
+    def linear(root_of: int) -> SharedFixedPoint:  # floor(2^(f - k / root_of)) per bucket k (in units 1/per)
+        c = np.array([_root(1 << (root_of * f - int(k)), root_of) for k in buckets], dtype=object)
+        ints = c.astype(np.int64) if all(v < 2**62 for v in c) else c  # exact Python ints beyond
+        return SharedFixedPoint(session, ring.sum(ring.mul_int(h, np.asarray(ints).reshape(shape)), 0), fmt=fmt,
+                                scale=f, bound=float(max(c)) * 2.0**-f, sharing_id=session.new_id())
 
-    scale, root = linear(lambda k: 2.0**-k), linear(lambda k: 2.0 ** (-k / 2))
-    edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp - 1)
+    scale, root = linear(per), linear(2 * per)  # 2^(-k / per) and 2^(-k / (2 per))
+    edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp)
+    if params.half_powers:
+        edge += 2.0 ** (-f - low_exp) + fmt.resolution * 2.0**H
     _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2))
     if out is None:  # pragma: no cover - values are given
         raise ParameterError("no values")
     return out
+
+
+def _root(n: int, r: int) -> int:
+    """``floor(n^(1/r))`` for ``r`` in 1, 2, 4, exactly (integer square roots): the same at every party."""
+    return n if r == 1 else math.isqrt(n) if r == 2 else math.isqrt(math.isqrt(n))
 
 
 def _polynomial(t: SharedFixedPoint, coefficients: tuple[int, ...], bits: int) -> SharedFixedPoint:
