@@ -167,7 +167,7 @@ class DataParty(Party):
             raise ParameterError(explain("name", name, f"one of {setup.parties}", "name a data party of the setup"))
         self.setup = setup
         self.index = setup.parties.index(name)
-        self.block = setup.model.block(setup.features[self.index])
+        self.block = setup.blocks()[self.index]  # the block step_plan uses: one cache of theta-derived values
         self.data = self.block.encode(values)
         if self.data.n != setup.n:
             raise ShapeMismatchError(explain(f"{name}'s records", self.data.n, f"{setup.n} (aligned records)",
