@@ -104,3 +104,12 @@ def test_bad_options_are_refused() -> None:
         _fit(X, y, X[:, :3], y, 1)
     with pytest.raises(ParameterError, match="cv_folds"):
         _fit(X, y, X, y, 1, folds=11)
+
+
+def test_a_one_record_agent_falls_back_to_the_paper_fit() -> None:
+    _, _, agents, _ = _agents(PARAMS)
+    run_protocol(agents, rng=RandomSource.seeded(14))
+    agent = agents["a3"]
+    agent.values, agent.labels = agent.values[:1], agent.labels[:1]
+    mpdp = agent.fit(erm.LogisticLoss(), rng=RandomSource.seeded(15))
+    np.testing.assert_allclose(mpdp, agent.fit(erm.LogisticLoss(), variant="paper"), atol=1e-6)

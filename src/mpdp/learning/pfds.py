@@ -365,7 +365,10 @@ class PFDSAgent(Party):
 
     def fit_choice(self, loss: erm.Loss, *, variant: Literal["mpdp", "paper"] | None = None,
                    theta0: FloatArray | None = None, rng: RandomSource | None = None) -> pfds_fit.FitChoice:
-        """:meth:`fit` with what it chose: the shared weight and regulariser (and the CV errors for ``"mpdp"``)."""
+        """:meth:`fit` with what it chose: the shared weight and regulariser (and the CV errors for ``"mpdp"``).
+
+        An agent with a single record cannot cross-validate: ``"mpdp"`` then falls back to the paper's fit.
+        """
         variant = self.params.variant if variant is None else variant
         if variant not in ("mpdp", "paper"):
             raise ParameterError(explain("variant", variant, "'mpdp' or 'paper'", "pick one"))
@@ -373,7 +376,7 @@ class PFDSAgent(Party):
         def y_of(labels: FloatArray) -> FloatArray:
             return erm.to_pm1(labels) if loss.task == "classification" else labels
 
-        if variant == "paper":
+        if variant == "paper" or self.values.shape[0] < 2:  # one record cannot be cross-validated
             values, labels = self.training_set()
             theta = pfds_fit.paper_fit(loss, features(self.schema, values), y_of(labels), self.params.lam,
                                        theta0=theta0)
