@@ -376,30 +376,39 @@ class FeatureBlock:
         Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``.
         """
         K = self.model.components
-        ks = np.arange(K)
-        stat, comp, cs, cz = [], [], [], []
-        offset = 0
+        cs, cz = [], []
         for f in self.features:
             feature = self.model.features[f]
             if isinstance(feature, BetaFeature):
                 a, b = self._beta(theta, f)
                 dab = special.digamma(a + b)
-                stat.append(np.tile([offset, offset + 1], K))
-                comp.append(np.repeat(ks, 2))
                 cs.append(np.stack([a, b], axis=1).ravel())
                 cz.append(np.stack([-a * (special.digamma(a) - dab), -b * (special.digamma(b) - dab)], axis=1).ravel())
             else:
-                width = feature.size - 1
-                stat.append(np.tile(np.arange(offset, offset + width), K))
-                comp.append(np.repeat(ks, width))
-                cs.append(np.ones(K * width))
+                cs.append(np.ones(K * (feature.size - 1)))
                 cz.append(-self._probs(theta, f)[:, :-1].ravel())
+        stat, comp = self._stat_layout
+        if not cs:
+            empty = np.zeros(0)
+            return StatMap(stat.copy(), comp.copy(), empty, empty)
+        return StatMap(stat.copy(), comp.copy(), np.concatenate(cs), np.concatenate(cz))
+
+    @cached_property
+    def _stat_layout(self) -> tuple[IntArray, IntArray]:
+        """The statistic and component index of each entry of :meth:`stat_map` (independent of ``theta``)."""
+        K = self.model.components
+        ks = np.arange(K)
+        stat, comp = [], []
+        offset = 0
+        for f in self.features:
+            feature = self.model.features[f]
+            width = 2 if isinstance(feature, BetaFeature) else feature.size - 1
+            stat.append(np.tile(np.arange(offset, offset + width), K))
+            comp.append(np.repeat(ks, width))
             offset += feature.n_stats
         if not stat:
-            empty = np.zeros(0)
-            return StatMap(empty.astype(np.int64), empty.astype(np.int64), empty, empty)
-        return StatMap(np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64),
-                       np.concatenate(cs), np.concatenate(cz))
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64)
 
     def sample(self, theta: FloatArray, components: IntArray, rng: RandomSource) -> FloatArray:
         """Synthetic attribute values ``(n, len(features))`` for records drawn from the given components."""
