@@ -281,9 +281,12 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput,
     if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
         row[:, :K] *= public.weights
     factors, norms, stats = [], [], []
+    # ids in the parties' order, own input sent first: every party's input travels in the same round
+    ids = [session.new_id() for _ in session.parties]
+    bounds = [max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j]) for j in range(len(session.parties))]
+    mine_shared = session.input(session.comm.name, row, bound=bounds[me], fmt=fmt, sharing_id=ids[me])
     for j, owner in enumerate(session.parties):
-        bound = max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j])
-        shared = session.input(owner, row if j == me else None, bound=bound, fmt=fmt)
+        shared = mine_shared if j == me else session.input(owner, None, bound=bounds[j], fmt=fmt, sharing_id=ids[j])
         factors.append(shared[:, :K].assume_bound(float(public.weights.max()) if j == 0 else 1.0))
         norms.append(shared[:, K : 2 * K].assume_bound(public.sq_norm_bounds[j]))
         stats.append(shared[:, 2 * K :].assume_bound(public.stat_bounds[j]))
