@@ -183,6 +183,11 @@ class GradientPrecision:
             raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
                                          "use FixedPointFormat(128, 48)"))
         ClipFactorParams(degree=self.clip_degree, half_powers=True)  # validates the degree
+        if 2 * self.fmt.frac_bits + PI_BITS + 1 > self.fmt.raw_capacity_bits:
+            # (q - pi S) 2^-k and the weights' last product hold f + 29 + f and f + 28 + f (+ 2) bits
+            raise PrecisionError(explain("fmt", str(self.fmt),
+                                         f"2 f + {PI_BITS + 1} <= {self.fmt.raw_capacity_bits} bits of capacity",
+                                         "use FixedPointFormat(128, 48) or fewer fractional bits"))
 
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
