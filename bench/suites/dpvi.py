@@ -17,13 +17,20 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run.
 
-Where the time goes (measured by wrapping the step's phases, batch 100, K = 10): 81 rounds per iteration,
-37 of them in the responsibilities (the products, then the reciprocal of ``S_i``: a normalisation by bit
-decomposition and two Newton-Raphson iterations), 32 in the clipping factor (its own normalisation and two
-iterations), 12 for sharing the inputs, the norms, the matrix product and the opening. Party 0's CPU, about
-65-80 ms per iteration: ~32 ms responsibilities, ~19 ms clipping factor, ~17 ms the rest of the MPC and
-~10 ms its local log-densities, norms and statistics; the float step takes ~5 ms. Most of the MPC's CPU is
-per-operation overhead of the engine (message encoding, correlation expansion) rather than arithmetic.
+Where the time goes (measured by wrapping the step's phases, batch 100, K = 10, 2 parties): 39 rounds per
+iteration (78 before the division-free step): 2 sharing the inputs, 2 the products across parties, 8 the
+normalisation of ``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product giving
+``q~ = q 2^-k`` and ``(q - pi S) 2^-k``, 4 the squared norm ``n~ = n S~^2`` and ``S~^2``, 17 the clipped
+weights ``q~ / sqrt(max(S~^2, n~))`` (8 comparisons with half powers of two, 1 selecting the maximum, 2 for
+``z``, 4 for the powers of the degree-4 polynomial, 2 for the last product), 2 the matrix product, 1 the
+truncation onto the grid and 1 the opening. Party 0's thread, about 24 ms CPU per iteration with the
+machine loaded (1-minute load ~10): ~19 ms in the secure computation (normalisation ~3 ms, inverse square
+root of the maximum ~7.5 ms of which ~2.5 ms its comparisons and ~3.6 ms its polynomial and products,
+matrix product ~2.7 ms, every other product ~0.6-0.9 ms), ~1 ms its local log-densities, norms and
+statistics, the rest planning and noise; the float step takes ~3 ms. Most of the MPC's CPU is
+per-operation overhead (message encoding, correlation expansion) rather than arithmetic: an operation on 100
+elements costs about as much as one on 1,000. Party 0 sends ~2.3 MB per iteration, most of it the AND
+openings of the comparisons.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for

@@ -75,3 +75,14 @@ def test_invalid_rings_are_refused() -> None:
         Z2k(64).check(np.zeros(3, dtype=np.int64), "x")
     with pytest.raises(ParameterError, match="residues"):
         Z2k(8).check(np.array([300], dtype=np.uint64), "x")
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (), (5,)])
+def test_public_int_sums_and_products_of_the_wide_ring_are_exact(shape: tuple[int, ...]) -> None:
+    ring, modulus = Z2_128(), 1 << 128
+    a = ring.random(RandomSource.seeded("wide"), shape)
+    exact = ring.to_object(a, signed=False)
+    for k in [3, -7, 2**70 + 5, np.int64(-123456789), np.array(12345), 0, 2**127 + 1, -(1 << 80)]:
+        assert (ring.to_object(ring.mul_int(a, k), signed=False) == (exact * int(k)) % modulus).all()
+        assert (ring.to_object(ring.add_int(a, int(k)), signed=False) == (exact + int(k)) % modulus).all()
+    assert (ring.to_object(ring.neg(a), signed=False) == (-exact) % modulus).all()

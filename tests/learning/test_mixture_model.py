@@ -188,3 +188,18 @@ def test_adult_schema(adult: Dataset) -> None:
     assert np.all(np.isfinite(ll))
     synthetic = model.sample(np.zeros(model.dim), 50, RandomSource.seeded(6))
     assert np.all(np.isfinite(model.log_likelihood(np.zeros(model.dim), synthetic)))
+
+
+def test_theta_derived_values_follow_theta_even_when_it_is_modified_in_place() -> None:
+    # The block computes each feature's parameters once per theta (keyed by its bytes, not its identity).
+    model, theta, values = _problem(3)
+    block = model.block()
+    data = block.encode(values)
+    before = block.log_densities(theta, data)
+    fresh = model.block().log_densities(theta.copy() * 1.5, data)
+    theta *= 1.5  # the same array, new values
+    np.testing.assert_array_equal(block.log_densities(theta, data), fresh)
+    assert not np.array_equal(before, fresh)
+    a, _ = block._beta(theta, 0)
+    with pytest.raises(ValueError, match="read-only"):
+        a[0] = 1.0  # shared between the computations of a step: never modified

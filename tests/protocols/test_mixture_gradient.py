@@ -191,6 +191,8 @@ def test_precision_settings_that_cannot_hold_the_values_are_refused() -> None:
         GradientPrecision(floor_log2=-45.0)
     with pytest.raises(PrecisionError, match="floor_log2"):
         GradientPrecision(fmt=FixedPointFormat(64, 24), release_bits=20, floor_log2=-20.0)
+    with pytest.raises(PrecisionError, match="capacity"):
+        GradientPrecision(fmt=FixedPointFormat(128, 52), floor_log2=-36.0)
 
 
 def test_out_of_bound_contributions_are_refused_by_their_owner() -> None:

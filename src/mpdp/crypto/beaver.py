@@ -91,15 +91,13 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
     """
     l_in = ring_in.bits
     c_msb = ring_in.msb(c).astype(bool)
-    # t = c_msb XOR r_msb: where c_msb is set, t = 1 - r_msb (the leader holds the 1)
-    flipped = ring_out.neg(msb)
+    # t = c_msb XOR r_msb = (1 - 2 c_msb) r_msb + c_msb, and x' >> k = (c_low >> k) + t 2^(l-1-k) - low, where
+    # (c_low >> k) + c_msb 2^(l-1-k) = c >> k: the public terms are the leader's c >> k (minus the offset).
+    signed = np.where(c_msb, ring_out.neg(msb), msb)  # (1 - 2 c_msb) r_msb
+    out = ring_out.sub(ring_out.shl(signed, l_in - 1 - shift), low)
     if leader:
-        flipped = ring_out.add(flipped, ring_out.from_int(1))
-    t = np.where(c_msb, flipped, msb)
-    # x' >> k = (c_low >> k) + t 2^(l-1-k) - low
-    out = ring_out.sub(ring_out.shl(t, l_in - 1 - shift), low)
-    if leader:
-        out = ring_out.add(out, convert_unsigned(ring_in.shr(ring_in.clear_msb(c), shift), ring_in, ring_out))
+        public = convert_unsigned(ring_in.shr(c, shift), ring_in, ring_out)
         if offset_back:
-            out = ring_out.sub(out, ring_out.from_int(1 << (l_in - 2 - shift)))
+            public = ring_out.add_int(public, -(1 << (l_in - 2 - shift)))
+        out = ring_out.add(out, public)
     return out

@@ -70,7 +70,7 @@ def _mulhilo(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
     return low, high
 
 
-def _mulhi(a: RingArray, b: RingArray) -> RingArray:
+def _mulhi(a: RingArray, b: RingArray | np.uint64) -> RingArray:
     """The high word of the 128-bit product of 64-bit words (see :func:`_mulhilo`)."""
     a0, a1 = a & _M32, a >> _U64(32)
     b0, b1 = b & _M32, b >> _U64(32)
@@ -155,6 +155,10 @@ class Ring(abc.ABC):
     @abc.abstractmethod
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         """Elementwise product (numpy broadcasting over the value shapes)."""
+
+    def add_int(self, a: RingArray, k: int) -> RingArray:
+        """``a + k`` for one public Python int ``k`` (of any size, reduced mod 2^bits) added to every element."""
+        return self.add(a, self.from_int(k))
 
     @abc.abstractmethod
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
@@ -278,6 +282,9 @@ class Z2k(Ring):
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         return self._m(a * b)
 
+    def add_int(self, a: RingArray, k: int) -> RingArray:
+        return self._m(np.add(a, _U64(k % (1 << 64))))
+
     @_quiet
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         return self._m(a * self.from_int(k))
@@ -382,12 +389,10 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return a
 
     def apply(self, a: RingArray, fn: Any) -> RingArray:
-        return np.stack([np.asarray(fn(a[0])), np.asarray(fn(a[1]))]).astype(np.uint64, copy=False)
+        return self._join(np.asarray(fn(a[0])), np.asarray(fn(a[1])))
 
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
-        lo = np.asarray(fn([x[0] for x in arrays]))
-        hi = np.asarray(fn([x[1] for x in arrays]))
-        return np.stack([lo, hi]).astype(np.uint64, copy=False)
+        return self._join(np.asarray(fn([x[0] for x in arrays])), np.asarray(fn([x[1] for x in arrays])))
 
     @staticmethod
     def _pair(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
@@ -441,6 +446,20 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         out[1:] += a[:1] == 0
         return out
 
+    def add_int(self, a: RingArray, k: int) -> RingArray:
+        # k = k1 2^64 + k0: the high limb gets k1 and the carry out of the low limb's k0
+        k %= 1 << 128
+        k0, k1 = _U64(k & 0xFFFFFFFFFFFFFFFF), _U64(k >> 64)
+        out = np.empty(a.shape, dtype=np.uint64)
+        if k0:
+            np.add(a[:1], k0, out=out[:1])
+            np.add(a[1:], k1, out=out[1:])
+            out[1:] += out[:1] < k0  # carry
+        else:
+            out[:1] = a[:1]
+            np.add(a[1:], k1, out=out[1:])
+        return out
+
     @_quiet
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         # (a1 2^64 + a0)(b1 2^64 + b0) = a0 b0 + (a1 b0 + a0 b1) 2^64  (mod 2^128)
@@ -455,7 +474,21 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         if isinstance(k, int) and k > 0 and k & (k - 1) == 0:  # a power of two (scale lifts): a shift
             return self.shl(a, k.bit_length() - 1)
+        if isinstance(k, (int, np.integer)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype != object):
+            return self._mul_scalar(a, int(k) % (1 << 128))
         return self.mul(a, self.from_int(k))
+
+    @_quiet
+    def _mul_scalar(self, a: RingArray, k: int) -> RingArray:
+        # (a1 2^64 + a0) (k1 2^64 + k0) = a0 k0 + (a1 k0 + a0 k1) 2^64  (mod 2^128), k0 and k1 words
+        k0, k1 = _U64(k & 0xFFFFFFFFFFFFFFFF), _U64(k >> 64)
+        out = np.empty(a.shape, dtype=np.uint64)
+        np.multiply(a[0, ...], k0, out=out[0, ...])
+        out[1, ...] = _mulhi(a[0, ...], k0)
+        out[1, ...] += a[1, ...] * k0
+        if k1:
+            out[1, ...] += a[0, ...] * k1
+        return out
 
     def _place(self, part: RingArray, shift: int) -> RingArray:
         """An exact non-negative word array times 2^shift, as a Z_2^128 element array."""

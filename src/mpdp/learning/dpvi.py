@@ -30,7 +30,7 @@ Deviations from the paper, each sound
 * Only the gradient w.r.t. the sampled parameters is privatised; the ``omega`` gradient is its post-processing
   (same sample for the whole minibatch), so the noise covers both at the cost of one.
 * Renormalization floors each party's factor at ``2^(floor_log2 / P)`` (the paper's Algorithm 4 threshold) so
-  that the secure reciprocal's domain holds by construction.
+  that the secure normalisation's domain (``S_i >= 2^floor_log2``) holds by construction.
 
 Synthetic data and the releasing party's view
 ---------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -101,6 +102,11 @@ class VerticalSetup:
         return BatchPlan.of(self.n, self.settings)
 
     def blocks(self) -> tuple[FeatureBlock, ...]:
+        return self._blocks
+
+    @cached_property
+    def _blocks(self) -> tuple[FeatureBlock, ...]:
+        # built once: each block caches its layout (feature kinds, parameter indices, statistics map)
         return tuple(self.model.block(g) for g in self.features)
 
     @property
@@ -120,13 +126,17 @@ class VerticalSetup:
 
     def release_order(self) -> IntArray:
         """The model-order index of each released coordinate (weights, then each party's block)."""
+        return self._release_order.copy()
+
+    @cached_property
+    def _release_order(self) -> IntArray:
         K = self.model.components
         return np.concatenate([np.arange(K - 1)] + [b.indices for b in self.blocks()]).astype(np.int64)
 
     def scatter(self, released: FloatArray) -> FloatArray:
         """The released vector (weights, then each party's block) in the model's parameter order."""
         out = np.zeros(self.model.dim)
-        out[self.release_order()] = released
+        out[self._release_order] = released
         return out
 
 
@@ -157,7 +167,7 @@ class DataParty(Party):
             raise ParameterError(explain("name", name, f"one of {setup.parties}", "name a data party of the setup"))
         self.setup = setup
         self.index = setup.parties.index(name)
-        self.block = setup.model.block(setup.features[self.index])
+        self.block = setup.blocks()[self.index]  # the block step_plan uses: one cache of theta-derived values
         self.data = self.block.encode(values)
         if self.data.n != setup.n:
             raise ShapeMismatchError(explain(f"{name}'s records", self.data.n, f"{setup.n} (aligned records)",

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -271,13 +271,46 @@ class FeatureBlock:
         return EncodedBlock(beta.astype(np.float64), codes.astype(np.int64))
 
     # -- local computations -------------------------------------------------------------------------------
+    def _cached(self, theta: FloatArray, what: str, f: int, make: Callable[[], Any]) -> Any:
+        # A step asks for each feature's parameters (and digammas) at the same theta several times (log-densities,
+        # norms, the public map and bound): computed once per theta, keyed by its bytes, and read-only.
+        key = theta.tobytes()
+        cache = self.__dict__.get("_theta_cache")
+        if cache is None or cache[0] != key:
+            cache = (key, {})
+            object.__setattr__(self, "_theta_cache", cache)
+        values: dict[tuple[str, int], Any] = cache[1]
+        if (what, f) not in values:
+            made = make()
+            for array in made if isinstance(made, tuple) else (made,):
+                array.flags.writeable = False
+            values[(what, f)] = made
+        return values[(what, f)]
+
     def _beta(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray]:
-        block = theta[self.model.slice(f)].reshape(self.model.components, 2)
-        return np.exp(block[:, 0]), np.exp(block[:, 1])
+        def make() -> tuple[FloatArray, FloatArray]:
+            block = theta[self.model.slice(f)].reshape(self.model.components, 2)
+            return np.exp(block[:, 0]), np.exp(block[:, 1])
+
+        result: tuple[FloatArray, FloatArray] = self._cached(theta, "beta", f, make)
+        return result
+
+    def _digammas(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """``(psi(a), psi(b), psi(a + b))`` of a Beta feature."""
+        def make() -> tuple[FloatArray, FloatArray, FloatArray]:
+            a, b = self._beta(theta, f)
+            return special.digamma(a), special.digamma(b), special.digamma(a + b)
+
+        result: tuple[FloatArray, FloatArray, FloatArray] = self._cached(theta, "digamma", f, make)
+        return result
 
     def _probs(self, theta: FloatArray, f: int) -> FloatArray:
-        z = theta[self.model.slice(f)].reshape(self.model.components, -1)
-        return _softmax_last_zero(z)
+        def make() -> FloatArray:
+            z = theta[self.model.slice(f)].reshape(self.model.components, -1)
+            return _softmax_last_zero(z)
+
+        result: FloatArray = self._cached(theta, "probs", f, make)
+        return result
 
     def log_densities(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
         """``a_ik = sum_(f in block) log f_f(x_if | theta_kf)``, shape ``(n, K)``."""
@@ -308,9 +341,9 @@ class FeatureBlock:
             col = self.beta_features.index(f)
             a, b = self._beta(theta, f)
             lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            dab = special.digamma(a + b)
-            ga = a * (lx[:, None] - special.digamma(a) + dab)
-            gb = b * (l1x[:, None] - special.digamma(b) + dab)
+            psi_a, psi_b, dab = self._digammas(theta, f)
+            ga = a * (lx[:, None] - psi_a + dab)
+            gb = b * (l1x[:, None] - psi_b + dab)
             return np.stack([ga, gb], axis=2)
         col = self.categorical_features.index(f)
         p = self._probs(theta, f)[:, :-1]  # (K, C-1)
@@ -324,9 +357,9 @@ class FeatureBlock:
         for col, f in enumerate(self.beta_features):
             a, b = self._beta(theta, f)
             lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            dab = special.digamma(a + b)
-            out += (a * (lx[:, None] - special.digamma(a) + dab)) ** 2
-            out += (b * (l1x[:, None] - special.digamma(b) + dab)) ** 2
+            psi_a, psi_b, dab = self._digammas(theta, f)
+            out += (a * (lx[:, None] - psi_a + dab)) ** 2
+            out += (b * (l1x[:, None] - psi_b + dab)) ** 2
         for col, f in enumerate(self.categorical_features):
             p = self._probs(theta, f)  # (K, C)
             size = p.shape[1]
@@ -343,9 +376,9 @@ class FeatureBlock:
             feature = self.model.features[f]
             squeeze = feature.squeeze if isinstance(feature, BetaFeature) else 0.5
             a, b = self._beta(theta, f)
-            dab = special.digamma(a + b)
+            psi_a, psi_b, dab = self._digammas(theta, f)
             low = math.log(squeeze)  # log x and log(1 - x) lie in [low, log(1 - s)] within [low, 0]
-            da, db = dab - special.digamma(a), dab - special.digamma(b)
+            da, db = dab - psi_a, dab - psi_b
             ga = a * np.maximum(np.abs(low + da), np.abs(da))
             gb = b * np.maximum(np.abs(low + db), np.abs(db))
             total += ga**2 + gb**2
@@ -376,30 +409,39 @@ class FeatureBlock:
         Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``.
         """
         K = self.model.components
-        ks = np.arange(K)
-        stat, comp, cs, cz = [], [], [], []
-        offset = 0
+        cs, cz = [], []
         for f in self.features:
             feature = self.model.features[f]
             if isinstance(feature, BetaFeature):
                 a, b = self._beta(theta, f)
-                dab = special.digamma(a + b)
-                stat.append(np.tile([offset, offset + 1], K))
-                comp.append(np.repeat(ks, 2))
+                psi_a, psi_b, dab = self._digammas(theta, f)
                 cs.append(np.stack([a, b], axis=1).ravel())
-                cz.append(np.stack([-a * (special.digamma(a) - dab), -b * (special.digamma(b) - dab)], axis=1).ravel())
+                cz.append(np.stack([-a * (psi_a - dab), -b * (psi_b - dab)], axis=1).ravel())
             else:
-                width = feature.size - 1
-                stat.append(np.tile(np.arange(offset, offset + width), K))
-                comp.append(np.repeat(ks, width))
-                cs.append(np.ones(K * width))
+                cs.append(np.ones(K * (feature.size - 1)))
                 cz.append(-self._probs(theta, f)[:, :-1].ravel())
+        stat, comp = self._stat_layout
+        if not cs:
+            empty = np.zeros(0)
+            return StatMap(stat.copy(), comp.copy(), empty, empty)
+        return StatMap(stat.copy(), comp.copy(), np.concatenate(cs), np.concatenate(cz))
+
+    @cached_property
+    def _stat_layout(self) -> tuple[IntArray, IntArray]:
+        """The statistic and component index of each entry of :meth:`stat_map` (independent of ``theta``)."""
+        K = self.model.components
+        ks = np.arange(K)
+        stat, comp = [], []
+        offset = 0
+        for f in self.features:
+            feature = self.model.features[f]
+            width = 2 if isinstance(feature, BetaFeature) else feature.size - 1
+            stat.append(np.tile(np.arange(offset, offset + width), K))
+            comp.append(np.repeat(ks, width))
             offset += feature.n_stats
         if not stat:
-            empty = np.zeros(0)
-            return StatMap(empty.astype(np.int64), empty.astype(np.int64), empty, empty)
-        return StatMap(np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64),
-                       np.concatenate(cs), np.concatenate(cz))
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64)
 
     def sample(self, theta: FloatArray, components: IntArray, rng: RandomSource) -> FloatArray:
         """Synthetic attribute values ``(n, len(features))`` for records drawn from the given components."""

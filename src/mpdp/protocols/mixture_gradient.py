@@ -183,6 +183,11 @@ class GradientPrecision:
             raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
                                          "use FixedPointFormat(128, 48)"))
         ClipFactorParams(degree=self.clip_degree, half_powers=True)  # validates the degree
+        if 2 * self.fmt.frac_bits + PI_BITS + 1 > self.fmt.raw_capacity_bits:
+            # (q - pi S) 2^-k and the weights' last product hold f + 29 + f and f + 28 + f (+ 2) bits
+            raise PrecisionError(explain("fmt", str(self.fmt),
+                                         f"2 f + {PI_BITS + 1} <= {self.fmt.raw_capacity_bits} bits of capacity",
+                                         "use FixedPointFormat(128, 48) or fewer fractional bits"))
 
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
@@ -281,9 +286,12 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput,
     if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
         row[:, :K] *= public.weights
     factors, norms, stats = [], [], []
+    # ids in the parties' order, own input sent first: every party's input travels in the same round
+    ids = [session.new_id() for _ in session.parties]
+    bounds = [max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j]) for j in range(len(session.parties))]
+    mine_shared = session.input(session.comm.name, row, bound=bounds[me], fmt=fmt, sharing_id=ids[me])
     for j, owner in enumerate(session.parties):
-        bound = max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j])
-        shared = session.input(owner, row if j == me else None, bound=bound, fmt=fmt)
+        shared = mine_shared if j == me else session.input(owner, None, bound=bounds[j], fmt=fmt, sharing_id=ids[j])
         factors.append(shared[:, :K].assume_bound(float(public.weights.max()) if j == 0 else 1.0))
         norms.append(shared[:, K : 2 * K].assume_bound(public.sq_norm_bounds[j]))
         stats.append(shared[:, 2 * K :].assume_bound(public.stat_bounds[j]))

@@ -168,6 +168,14 @@ class GrpcTransport(Transport):
         if port == 0:
             raise ParameterError(explain(f"address of {name}", self.addresses[name], "a free host:port to listen on",
                                          "choose another port, or stop the process holding it"))
+        # Frames carry a per-pair number: sends are asynchronous gRPC futures (no extra thread hop), and the
+        # receiver puts frames back in order before acting on them. Set up before the server starts: a peer
+        # that is already running may deliver its first frame at once.
+        self._send_lock = threading.Lock()
+        self._next_out: dict[str, int] = dict.fromkeys(self.peers, 0)
+        self._next_in: dict[str, int] = dict.fromkeys(self.peers, 0)
+        self._early: dict[str, dict[int, tuple[int, bytes]]] = {p: {} for p in self.peers}
+        self._pending: dict[Any, str] = {}  # future -> peer
         self._server.start()
 
         channel_credentials = grpc.ssl_channel_credentials(root_certificates=ca, private_key=key,
@@ -186,13 +194,6 @@ class GrpcTransport(Transport):
             self._channels[peer] = channel
             self._deliver[peer] = channel.unary_unary(f"/{_SERVICE}/Deliver")
             self._ping[peer] = channel.unary_unary(f"/{_SERVICE}/Ping")
-        # Frames carry a per-pair number: sends are asynchronous gRPC futures (no extra thread hop), and the
-        # receiver puts frames back in order before acting on them.
-        self._send_lock = threading.Lock()
-        self._next_out: dict[str, int] = dict.fromkeys(self.peers, 0)
-        self._next_in: dict[str, int] = dict.fromkeys(self.peers, 0)
-        self._early: dict[str, dict[int, tuple[int, bytes]]] = {p: {} for p in self.peers}
-        self._pending: dict[Any, str] = {}  # future -> peer
 
     # -- Transport interface --------------------------------------------------------------------------------
     def endpoint(self, name: str) -> Endpoint:

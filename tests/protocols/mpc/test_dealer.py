@@ -120,3 +120,37 @@ def test_party_zero_refuses_a_malformed_dealer_reply(reply: object) -> None:
     else:
         with pytest.raises(MalformedMessageError, match="dealer"):
             run_protocol(roles, rng=RandomSource.seeded(4))
+
+
+def test_a_repeated_long_request_travels_as_its_number() -> None:
+    from mpdp.protocols.mpc.planning import PlannedProvider
+
+    def role(comm: Comm) -> tuple[list[float], list[int]]:
+        provider = PlannedProvider(DealerProvider(comm))
+        out, sent = [], []
+        with MPCSession(comm, provider=provider, parties=("alice", "bob")) as s:
+            x = s.input("alice", np.linspace(-1, 1, 5) if comm.name == "alice" else None, bound=1.0)
+            for _ in range(4):
+                before = comm.traffic.sent_to.get("dealer", 0)
+                with provider.planned("block"):
+                    y = x
+                    for _ in range(9):  # nine masked squares: a plan of nine correlations
+                        y = (y * 0.5).square()
+                    out.append(float(y.sum().reveal()))
+                sent.append(comm.traffic.sent_to.get("dealer", 0) - before)
+        return out, sent
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(5))
+    values, sent = run.results["alice"]
+    assert run.results["bob"][0] == values
+    # block 1 asks operation by operation, block 2 sends the plan, blocks 3 and 4 only its number
+    assert sent[2] == sent[3] < 100 < sent[1]
+
+
+def test_the_dealer_refuses_an_unknown_request_number() -> None:
+    def role(comm: Comm) -> None:
+        DealerProvider(comm)
+        comm.send("dealer", 3, label="mpc.dealer.request")
+
+    with pytest.raises(MalformedMessageError, match="remembered requests"):
+        run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(6))

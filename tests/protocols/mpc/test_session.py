@@ -43,3 +43,23 @@ def test_inputs_are_checked() -> None:
                 s.input("alice", np.ones(2))
 
     run_mpc(program)
+
+
+def test_inputs_with_ids_allocated_beforehand_travel_in_one_round() -> None:
+    data = {"alice": np.array([1.5, -2.0]), "bob": np.array([0.25, 4.0])}
+
+    def program(s: MPCSession, together: bool) -> list[float]:
+        other = next(p for p in s.parties if p != s.comm.name)
+        s.public(np.zeros(1)).reveal()  # an exchange first: both parties' round clocks agree
+        if together:
+            ids = {p: s.new_id() for p in s.parties}  # the same order everywhere
+            mine = s.input(s.comm.name, data[s.comm.name], bound=8.0, sharing_id=ids[s.comm.name])
+            theirs = s.input(other, None, bound=8.0, sharing_id=ids[other])
+            a, b = (mine, theirs) if s.comm.name == "alice" else (theirs, mine)
+        else:
+            a, b = (s.input(p, data[p] if p == s.comm.name else None, bound=8.0) for p in ("alice", "bob"))
+        return (a + b).reveal().tolist()
+
+    one, two = (run_mpc(lambda s, t=t: program(s, t)) for t in (True, False))
+    assert first(one) == first(two) == [1.75, 2.0]
+    assert one.rounds == two.rounds - 1

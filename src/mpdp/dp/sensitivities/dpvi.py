@@ -105,5 +105,5 @@ def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: floa
         raise PrecisionError(explain("fixed-point margins", f"C' = {inner:.6g} for C = {C:g}",
                                      "C' >= C / 2 (rounding must not eat half the clipping bound)",
                                      "use more fractional bits in the low-precision format, a larger clip, or "
-                                     "more Newton-Raphson iterations"))
+                                     "a more accurate clipping factor (GradientPrecision.clip_degree)"))
     return inner

@@ -74,11 +74,11 @@ def wrap_shift_many(session: MPCSession, ring_in: Ring, ring_out: Ring, shares: 
             raise ParameterError(explain("shift", k, f"0 <= shift <= {ring_in.bits - 2}", "shift fewer bits"))
     provider.prefetch(specs)
     masks = [provider.wrap_mask(ring_in, ring_out, ring_in.shape(s), k) for s, k in zip(shares, shifts, strict=True)]
-    offset = ring_in.from_int(1 << (ring_in.bits - 2))
+    offset = 1 << (ring_in.bits - 2)
     masked = []
     for s, m in zip(shares, masks, strict=True):
         y = ring_in.add(s, m.r)
-        masked.append(ring_in.add(y, offset) if session.leader else y)
+        masked.append(ring_in.add_int(y, offset) if session.leader else y)
     opened = session.open(ring_in, masked, sharing_id=sharing_id, label="mpc.trunc")
     return [wrap_shift_output(ring_in, ring_out, c, m.msb, m.low, k, leader=session.leader)
             for c, m, k in zip(opened, masks, shifts, strict=True)]
@@ -162,7 +162,7 @@ def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, 
                             label=f"mpc.{kind}")
         masked = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader, matmul=kind == "matmul")
     if session.leader:
-        masked = ring.add(masked, ring.from_int(1 << (ring.bits - 2)))
+        masked = ring.add_int(masked, 1 << (ring.bits - 2))
     sid2 = session.new_id()
     (opened,) = session.open(ring, [masked], sharing_id=sid2, label="mpc.trunc")
     out = wrap_shift_output(ring, ring, opened, t.msb, t.low, drop, leader=session.leader)

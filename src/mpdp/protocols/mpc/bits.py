@@ -105,27 +105,42 @@ _WORD = Z2k(64)
 _LOW63 = np.uint64((1 << 63) - 1)
 
 
-def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring) -> RingArray:
+def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring, *,
+             rows: npt.NDArray[np.int64] | None = None) -> RingArray:
     """Additive shares in ``ring`` of ``[x >= t_j]`` for each public threshold: shape ``(len(t), *shape)``.
 
-    ``x`` holds this party's Z_2^64 shares (uint64 words) of a signed integer; every ``x - t_j`` must lie in
-    ``[-2^63, 2^63)`` (the caller's bounds guarantee it). Exact. With ``c = x + r`` opened once (``r`` a
-    comparison mask), ``x - t_j`` has the opening ``c - t_j`` under the same mask, and its sign is
-    ``msb(c - t_j) XOR msb(r) XOR [(c - t_j)_low < r_low]`` (module :mod:`.comparison`, step 2); nothing is
-    opened beyond ``c`` and the uniformly masked AND and daBit openings. 8 rounds.
+    ``x`` holds this party's Z_2^64 shares (uint64 words) of signed integers; every compared ``x - t_j`` must
+    lie in ``[-2^63, 2^63)`` (the caller's bounds guarantee it). With ``rows``, ``x`` is ``(n, *shape)`` and
+    threshold ``j`` is compared with ``x[rows[j]]`` only (shape ``(len(t), *shape)``). Exact. With
+    ``c = x + r`` opened once (``r`` a comparison mask), ``x - t_j`` has the opening ``c - t_j`` under the
+    same mask, and its sign is ``msb(c - t_j) XOR msb(r) XOR [(c - t_j)_low < r_low]`` (module
+    :mod:`.comparison`, step 2); nothing is opened beyond ``c`` and the uniformly masked AND and daBit
+    openings. 8 rounds.
     """
     x = np.asarray(x, dtype=np.uint64)
     shape = x.shape
-    t = np.asarray(thresholds, dtype=np.int64).reshape((-1,) + (1,) * len(shape))
-    wide = (len(t), *shape)
+    t = np.asarray(thresholds, dtype=np.int64)
+    if rows is None:
+        pick: npt.NDArray[np.int64] | slice = slice(None)
+        t = t.reshape((-1,) + (1,) * len(shape))
+        wide = (len(t), *shape)
+    else:
+        pick = np.asarray(rows, dtype=np.int64)
+        if pick.shape != t.shape or t.ndim != 1 or x.ndim < 1 or np.any((pick < 0) | (pick >= shape[0])):
+            raise ParameterError(explain("rows", pick.shape, f"one row of x (0..{shape[0] - 1}) per threshold",
+                                         "pass rows of the thresholds' length"))
+        t = t.reshape((-1,) + (1,) * (len(shape) - 1))
+        wide = (len(t), *shape[1:])
     provider = session.provider
     provider.prefetch([CorrelationSpec("compare", 64, shape), *_circuit_specs(1, wide),
                        CorrelationSpec("dabit", ring.bits, wide)])
     mask = provider.compare_mask(_WORD, shape)
     (c,) = session.open(_WORD, [_WORD.add(x, mask.r)], sharing_id=session.new_id(), label="mpc.thresholds")
+    r_all = mask.bits[0]
+    c_sel, r_sel = (c[None], r_all[None]) if rows is None else (c[pick], r_all[pick])
     with np.errstate(over="ignore"):
-        shifted = c[None] - t.astype(np.uint64)  # c - t_j mod 2^64, public
-    r = np.broadcast_to(mask.bits[0], wide)
+        shifted = c_sel - t.astype(np.uint64)  # c - t_j mod 2^64, public
+    r = np.broadcast_to(r_sel, wide)
     lt = less_than_public(session, (shifted & _LOW63)[None], (r & _LOW63)[None])
     below = (r >> np.uint64(63)) ^ lt  # XOR shares of [x < t_j]: msb(x - t_j)
     if session.leader:

@@ -219,10 +219,11 @@ def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: Shared
 def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPoint, params: ClipFactorParams,
                  *, low_exp: int) -> SharedFixedPoint:
     """``values_i / sqrt(max(a_i, b_i))`` for ``a, b`` of shape ``(B,)``, ``values`` ``(B, K)``, with
-    ``max(a, b)`` in ``[2^low_exp, 2^H]`` (``H = params.high_exp``; 0 below the domain).
+    ``max(a, b)`` in ``[2^low_exp, 2^H]`` (``H = params.high_exp``; 0 below the domain) and ``a < 2``.
 
     The bucket of ``m = max(a, b)`` without forming ``m`` first: :func:`.bits.at_least` compares ``a``,
-    ``b`` and ``a - b + 1`` with the thresholds ``2^j`` against one mask (8 rounds), giving the bits
+    ``b`` and ``a - b + 1`` with the thresholds ``2^j`` (``a`` with those below 2, ``a - b + 1`` with 1)
+    against one mask (8 rounds), giving the bits
     ``A_j``, ``B_j`` and ``G = [a >= b]``; one round of Beaver products of the bit ``G`` (exact: no
     truncation) gives ``[m >= 2^j] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
     :func:`clip_weights`: ``z = m 2^-k`` and ``values 2^(-k/2)`` in one product, the polynomial, one last
@@ -248,8 +249,8 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
         raise ParameterError(explain("shapes", (a.shape, b.shape, values.shape), "a, b of shape (B,), values (B, K)",
                                      "pass one pair per row of values"))
     H = params.high_exp
-    if max(a.bound, b.bound) > 2.0**H or not -40 <= low_exp < 0:
-        raise DomainError(explain("bounds", (a.bound, b.bound, low_exp), f"a, b <= 2^{H}, -40 <= low_exp < 0",
+    if max(a.bound, b.bound) > 2.0**H or a.bound >= 2.0 or not -40 <= low_exp < 0:
+        raise DomainError(explain("bounds", (a.bound, b.bound, low_exp), f"a < 2, b <= 2^{H}, -40 <= low_exp < 0",
                                   "declare tighter bounds or use ClipFactorParams.for_bound(...)"))
     session, fmt, ring = a.session, a.fmt, a.ring
     f = fmt.frac_bits
@@ -268,11 +269,18 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     per = 2 if params.half_powers else 1  # thresholds 2^(j / per)
     exps = np.arange(low_exp * per, H * per + 1)
     thresholds = np.array([_root(1 << (int(j) + per * reduced), per) for j in exps], dtype=np.int64)
-    bits = at_least(session, word, thresholds, ring)  # (n_t, 3, B)
+    # b against every threshold; a (< 2 whatever the rounding) against those below 2 only; a - b + 1 against 1
     n_t = len(exps)
-    sel = ring.sub(ring.apply(bits, lambda w: w[:, 0]), ring.apply(bits, lambda w: w[:, 1]))  # A_j - B_j
-    gate = ring.apply(bits, lambda w: w[int(np.flatnonzero(exps == 0)[0]), 2][None])  # G, (1, B)
-    lower = ring.apply(bits, lambda w: w[:, 1])
+    n_a = int(np.count_nonzero(exps < per))
+    zero = int(np.flatnonzero(exps == 0)[0])
+    rows = np.concatenate([np.ones(n_t), np.zeros(n_a), [2]]).astype(np.int64)
+    picked = np.concatenate([thresholds, thresholds[:n_a], thresholds[zero : zero + 1]])
+    bits = at_least(session, word, picked, ring, rows=rows)  # (n_t + n_a + 1, B)
+    lower = ring.apply(bits, lambda w: w[:n_t])  # B_j
+    upper = ring.combine([ring.apply(bits, lambda w: w[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))],
+                         np.concatenate)  # A_j ([a >= 2^(j / per)] = 0 from 2 on)
+    sel = ring.sub(upper, lower)  # A_j - B_j
+    gate = ring.apply(bits, lambda w: w[-1:])  # G = [a >= b], (1, B)
     # G (A - B) and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
     gap = ring.apply(ring.sub(a.share, b.share), lambda w: w[None])  # a - b, raw at scale f
     operands = ring.combine([sel, gap], lambda arrays: np.concatenate(arrays, axis=0))

@@ -16,6 +16,10 @@ Protocol
    their own stream and need no reply. The masks ``r`` of masked products (``*_wrap`` kinds) come from a
    stream keyed by the dealer alone and are never shared: party 0's correction of ``c = a b + r``
    is uniform to it because the other parties' ``c`` shares are.
+   A request of at least 8 correlations (a planned step, :mod:`~mpdp.protocols.mpc.planning`) is
+   remembered by both sides under its number among such requests (up to 256); sending the same list again
+   sends that number instead (a DPVI step: one int instead of ~70 encoded specs, which the dealer would
+   decode and validate again for every party).
 3. Teardown: every party sends ``"close"``.
 
 Security
@@ -61,6 +65,12 @@ _SEED = "mpc.dealer.seed"
 _REQUEST = "mpc.dealer.request"
 _REPLY = "mpc.dealer.correlations"
 _CLOSE = "close"
+_REMEMBER_MIN = 8  # requests at least this long are remembered by number (both sides apply the same rule)
+_REMEMBER_MAX = 256  # distinct requests remembered per session
+
+
+def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
+    return len(specs) >= _REMEMBER_MIN and known < _REMEMBER_MAX
 
 
 def reply_chunks(count: int) -> list[slice]:
@@ -114,6 +124,7 @@ class TrustedDealer(Party):
             comm.send(p, key, label=_SEED)
             streams.append(_stream(key, comm.rng.is_seeded))
         own = _stream(comm.rng.bytes(32), comm.rng.is_seeded)  # the masks of masked products: the dealer's only
+        known: list[list[CorrelationSpec]] = []  # remembered requests, by number
         batches = correlations = elements = 0
         while True:
             request = comm.recv(parties[0], label=_REQUEST)
@@ -126,10 +137,17 @@ class TrustedDealer(Party):
                     )
             if request == _CLOSE:
                 break
-            if not isinstance(request, list):
+            if type(request) is int and 0 <= request < len(known):
+                specs = known[request]
+            elif isinstance(request, list):
+                specs = [CorrelationSpec.from_wire(w) for w in request]
+                if _remembered(specs, len(known)):
+                    known.append(specs)
+            else:
                 raise MalformedMessageError(explain("dealer request", type(request).__name__,
-                                                    "a list of correlation specs or 'close'", "reject the sender"))
-            specs = [CorrelationSpec.from_wire(w) for w in request]
+                                                    f"a list of correlation specs, the number of one of the "
+                                                    f"{len(known)} remembered requests, or 'close'",
+                                                    "reject the sender"))
             for chunk in reply_chunks(len(specs)):
                 comm.send(parties[0], [deal(spec, streams, own=own) for spec in specs[chunk]], label=_REPLY)
             batches += 1
@@ -166,6 +184,7 @@ class DealerProvider(CorrelationProvider):
         self._stream = _stream(key, comm.rng.is_seeded)
         self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
         self._replies: deque[list[list[Any]]] = deque()  # party 0: the entries of each reply still to come
+        self._known: dict[tuple[CorrelationSpec, ...], int] = {}  # remembered requests (see the module docstring)
         self._closed = False
 
     # -- fetching -----------------------------------------------------------------------------------------
@@ -185,7 +204,14 @@ class DealerProvider(CorrelationProvider):
         specs = missing
         if not specs:
             return
-        self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
+        key = tuple(specs)
+        number = self._known.get(key)
+        if number is not None:
+            self.comm.send(self.dealer, number, label=_REQUEST)
+        else:
+            if _remembered(specs, len(self._known)):
+                self._known[key] = len(self._known)
+            self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
         entries = [[spec, draw(spec, self._stream, first=first), first] for spec in specs]
         self._ready += entries

@@ -200,20 +200,22 @@ class MPCSession:
 
     # -- creating shared values ---------------------------------------------------------------------------
     def input(self, owner: str, values: Any = None, *, bound: float | None = None,
-              fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+              fmt: FixedPointFormat | None = None, sharing_id: bytes | None = None) -> SharedFixedPoint:
         """Secret-share ``owner``'s private ``values`` (pass None on the other parties). One message from the
         owner to each other party.
 
         ``bound`` is a *public* upper bound on ``max |values|`` that every party passes (or None on the
         others to accept the owner's): it sets the capacity checks of later operations. The owner refuses
         values beyond it (:class:`~mpdp.errors.DomainError`). Default: the format's ``max_value``, which
-        is sound but makes products refuse to run; declare the real bound.
+        is sound but makes products refuse to run; declare the real bound. ``sharing_id``: one allocated
+        beforehand with :meth:`new_id` (every party in the same order), so that several owners may send their
+        inputs first and receive the others' after, all in one round.
         """
         fmt = fmt or self.fmt
         ring = fmt.ring
         if owner not in self.parties:
             raise ParameterError(explain("owner", owner, f"one of {self.parties}", "name a computing party"))
-        sharing_id = self.new_id()
+        sharing_id = self.new_id() if sharing_id is None else sharing_id
         label = "mpc.input"
         if self.comm.name == owner:
             if values is None:

@@ -156,6 +156,9 @@ class SharedFixedPoint:
         _broadcast(self.shape, c.shape)
         bound = self.bound + (float(np.max(np.abs(c))) if c.size else 0.0)
         encoded = self.fmt.encode(c, scale_bits=self.scale, name="public addend")
+        if c.ndim == 0:  # one constant (the common case): only the leader's shares change, no broadcasting
+            k = int(self.ring.to_object(encoded, signed=False))
+            return self.derive(self.ring.add_int(self.share, k) if self.session.leader else self.share, bound=bound)
         share = self.ring.add(self.share, encoded) if self.session.leader else \
             self.ring.add(self.share, self.ring.zeros(c.shape))
         return self.derive(share, bound=bound)
