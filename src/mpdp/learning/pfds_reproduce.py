@@ -6,6 +6,10 @@ datasets (Default of credit card, Diabetes, Bike sharing, Online News Popularity
 (:func:`mpdp.datasets.synthetic.mixed_tabular`) and says so in its notes. DiffGen (Figure 3) needs attribute
 taxonomies that are not available either and is left out.
 
+``004-table2`` reports two PFDS rows per setting from one protocol run: ``pfds (paper)``, the paper's fit,
+and ``pfds (mpdp)``, each agent's cross-validated fit (:mod:`mpdp.learning.pfds_fit`); both are held to the
+paper's PFDS figure. ``mpdp run pfds`` runs the mpdp fit unless given ``--option variant=paper``.
+
 References
 ----------
 004_c0399b84594d620b.txt, section 4 (Tables 1-2, Figures 3-4).
