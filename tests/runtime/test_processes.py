@@ -206,3 +206,60 @@ def test_abort_reaches_a_party_blocked_on_a_live_peer() -> None:
     with pytest.raises(ProtocolAbortError, match="carol gives up"):
         run_protocol({"alice": alice, "bob": bob, "carol": carol}, processes=True, timeout=30)
     assert time.monotonic() - start < 10
+
+
+def test_a_message_longer_than_the_limits_is_refused_naming_its_sender() -> None:
+    from mpdp.runtime import CodecLimits
+
+    def alice(comm: Comm) -> None:
+        comm.send("bob", b"x" * 10_000)
+
+    with pytest.raises(MalformedMessageError, match="from alice"):
+        run_protocol({"alice": alice, "bob": lambda c: c.recv("alice")}, processes=True,
+                     limits=CodecLimits(max_bytes=1_000))
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from mpdp.runtime import run_protocol
+
+def alice(comm):
+    with open(sys.argv[1], "w") as out:
+        out.write(str(os.getpid()))
+    time.sleep(60)
+
+run_protocol({"alice": alice, "bob": lambda c: c.recv("alice")}, processes=True, timeout=60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it is dead)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return not any(line.startswith("State:") and "Z" in line.split()[1] for line in status.splitlines())
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_the_parties_die_with_a_killed_runner(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "alice.pid"
+    runner = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT, str(pid_file)])
+    try:
+        deadline = time.monotonic() + 20
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alice = int(pid_file.read_text())
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+        deadline = time.monotonic() + 5
+        while _alive(alice) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(alice), "a party outlived its runner"
+    finally:
+        runner.kill()
+        runner.wait()

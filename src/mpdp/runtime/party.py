@@ -160,7 +160,8 @@ def run_protocol(
     if processes:
         from mpdp.runtime.processes import run_forked
 
-        return _outcome(names, *run_forked(names, run_one, timeout=timeout), time.perf_counter() - start)
+        forked = run_forked(names, run_one, timeout=timeout, max_bytes=limits.max_bytes)
+        return _outcome(names, *forked, time.perf_counter() - start)
     if transport is None:
         transport = InMemoryTransport(names)
     elif tuple(transport.parties) != names:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import resource
 import selectors
 import signal
 import socket
@@ -32,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mpdp.errors import (
+    MalformedMessageError,
     MpdpError,
     ParameterError,
     PartyUnavailableError,
@@ -56,7 +56,9 @@ Failure = tuple[float, str, BaseException]
 class _Inbox:
     """Length-prefixed frames read incrementally from one non-blocking socket."""
 
-    def __init__(self) -> None:
+    def __init__(self, sender: str, max_bytes: int) -> None:
+        self.sender = sender
+        self.max_bytes = max_bytes
         self.buf = bytearray()
         self.frames: deque[bytes] = deque()
         self.eof = False
@@ -82,6 +84,10 @@ class _Inbox:
         start = 0
         while len(self.buf) - start >= _FRAME.size:
             (size,) = _FRAME.unpack_from(self.buf, start)
+            if size > self.max_bytes:  # refused before it is buffered, as the codec refuses long messages
+                raise MalformedMessageError(explain(f"frame length from {self.sender}", size,
+                                                    f"at most max_bytes = {self.max_bytes}",
+                                                    "raise CodecLimits.max_bytes if such messages are expected"))
             end = start + _FRAME.size + size
             if end > len(self.buf):
                 break
@@ -105,13 +111,14 @@ class _SocketEndpoint(Endpoint):
     messages at once cannot deadlock.
     """
 
-    def __init__(self, name: str, peers: dict[str, socket.socket], control: socket.socket, timeout: float) -> None:
+    def __init__(self, name: str, peers: dict[str, socket.socket], control: socket.socket, timeout: float,
+                 max_bytes: int) -> None:
         self.name = name
         self._peers = peers
         self._control = control
         self._timeout = timeout
-        self._inbox = {p: _Inbox() for p in peers}
-        self._control_inbox = _Inbox()
+        self._inbox = {p: _Inbox(p, max_bytes) for p in peers}
+        self._control_inbox = _Inbox("the runner", 1 << 20)
         self._outbox: dict[str, deque[memoryview]] = {p: deque() for p in peers}
         self._gone: set[str] = set()  # peers whose socket refuses writes: they have exited
         self._abort_reason: str | None = None
@@ -254,6 +261,8 @@ def _check_platform(count: int) -> None:
                     "run the parties as threads (processes=False, the in-memory transport) or one process per "
                     "party over the network transport (mpdp.runtime.grpc_transport, `mpdp party`)")
         )
+    import resource  # POSIX only, like fork
+
     # Each pair of parties holds one socketpair, each party one to the parent: two descriptors per socketpair.
     needed = count * (count - 1) + 2 * count
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -263,6 +272,21 @@ def _check_platform(count: int) -> None:
                     f"{soft} file descriptors ({needed} needed)",
                     "raise the limit (ulimit -n), or run large cohorts as threads (processes=False)")
         )
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: have the kernel kill this child if the runner dies, so no party outlives a crashed runner."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return
+    if os.getppid() != parent:  # the runner died before prctl took effect
+        os._exit(1)
 
 
 def _describe_status(status: int) -> str:
@@ -311,11 +335,11 @@ def _rebuild(name: str, report: dict[str, Any]) -> BaseException:
 
 
 def _child(name: str, names: Sequence[str], run_one: RunOne, peers: dict[str, socket.socket],
-           control: socket.socket, timeout: float) -> None:
+           control: socket.socket, timeout: float, max_bytes: int) -> None:
     """Run one party in this (forked) process and send its report to the parent."""
     endpoint: _SocketEndpoint | None = None
     try:
-        endpoint = _SocketEndpoint(name, peers, control, timeout)
+        endpoint = _SocketEndpoint(name, peers, control, timeout, max_bytes)
         result, traffic = run_one(name, _ForkedTransport(names, endpoint))
         try:
             data = encode({"ok": True, "result": result,
@@ -337,7 +361,7 @@ def _child(name: str, names: Sequence[str], run_one: RunOne, peers: dict[str, so
     control.sendall(_FRAME.pack(len(data)) + data)
 
 
-def run_forked(names: Sequence[str], run_one: RunOne, *, timeout: float
+def run_forked(names: Sequence[str], run_one: RunOne, *, timeout: float, max_bytes: int = 1 << 32
                ) -> tuple[dict[str, Any], dict[str, PartyTraffic], list[Failure]]:
     """Fork one child per party, each calling ``run_one(name, transport)``; collect results, traffic and failures.
 
@@ -364,12 +388,13 @@ def run_forked(names: Sequence[str], run_one: RunOne, *, timeout: float
             if pid == 0:  # the child: never returns from this branch
                 code = 1
                 try:
+                    _die_with_parent(os.getppid())
                     own = {p: pairs[(n, p)] for p in names if p != n}
                     mine = {id(s) for s in own.values()} | {id(controls[n][1])}
                     for sock in sockets:
                         if id(sock) not in mine:
                             sock.close()
-                    _child(n, names, run_one, own, controls[n][1], timeout)
+                    _child(n, names, run_one, own, controls[n][1], timeout, max_bytes)
                     code = 0
                 finally:
                     try:
@@ -402,7 +427,7 @@ def _collect(names: tuple[str, ...], ends: dict[str, socket.socket], pids: dict[
     results: dict[str, Any] = {}
     traffic: dict[str, PartyTraffic] = {}
     failures: list[Failure] = []
-    inboxes = {n: _Inbox() for n in names}
+    inboxes = {n: _Inbox(n, 1 << 62) for n in names}  # reports from our own children: no cap
     selector = selectors.DefaultSelector()
     for n, sock in ends.items():
         sock.setblocking(False)
