@@ -263,3 +263,17 @@ def test_the_parties_die_with_a_killed_runner(tmp_path: Path) -> None:
     finally:
         runner.kill()
         runner.wait()
+
+
+def test_large_messages_crossing_at_once_do_not_deadlock() -> None:
+    # each side sends more than a socket buffer holds before reading: sends must not block
+    def role(comm: Comm) -> list[int]:
+        peer = comm.peers[0]
+        big = np.frombuffer(comm.rng.bytes(12_000_000), dtype=np.uint8)
+        comm.send(peer, big, label="big")
+        comm.send(peer, comm.index, label="small")
+        got = comm.recv(peer, label="big")
+        return [int(got[:1000].sum()), int(comm.recv(peer, label="small")), int(big[:1000].sum())]
+
+    threads, forked = _both({"alice": role, "bob": role}, 6)
+    assert forked.results == threads.results and forked.results["alice"][1] == 1
