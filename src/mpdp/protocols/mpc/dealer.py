@@ -37,6 +37,7 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -153,7 +154,7 @@ class TrustedDealer(Party):
                 comm.send(parties[0], [deal(spec, streams, own=own) for spec in specs[chunk]], label=_REPLY)
             batches += 1
             correlations += len(specs)
-            elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
+            elements += sum(math.prod(s.shape) + math.prod(s.shape_b) for s in specs)
         return {"batches": batches, "correlations": correlations, "elements": elements}
 
 
