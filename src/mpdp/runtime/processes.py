@@ -13,6 +13,18 @@ interpreter, as on one machine per party, while messages still cost microseconds
 Security: after the fork each party's state lives in its own address space; a child closes every socket
 but its own, so it can reach its peers only through its pair sockets. The parent holds every role before
 the fork (it built them) and receives each party's result and traffic counts, as the threaded runner does.
+
+Failures: a child that raises reports the exception's type, message and traceback to the parent, which tells
+the other children to abort (their waiting receives fail with ProtocolAbortError), gives them ``_GRACE``
+seconds, kills whoever is left and reaps every child. A child that dies without a report is a
+PartyUnavailableError; one that hangs is found by the receive timeouts of the parties waiting for it. On
+Linux the kernel kills the children if the runner itself dies (``PR_SET_PDEATHSIG``).
+
+Limitations: unlike :class:`~mpdp.runtime.transport.InMemoryTransport` there is no instant deadlock
+detection (a protocol whose parties all wait on each other fails after ``timeout``); fork copies only the
+calling thread, so call the runner from a process that holds no locks in other threads (no running
+threaded protocol or gRPC server in the same process); a party that outlives every receive aimed at it
+(computing forever with nobody waiting) keeps the run waiting, as a thread would.
 """
 
 from __future__ import annotations
