@@ -277,3 +277,9 @@ def test_large_messages_crossing_at_once_do_not_deadlock() -> None:
 
     threads, forked = _both({"alice": role, "bob": role}, 6)
     assert forked.results == threads.results and forked.results["alice"][1] == 1
+
+
+def test_without_fork_the_error_points_to_threads_or_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "fork")
+    with pytest.raises(ParameterError, match=r"processes=False.*network transport"):
+        run_protocol({"a": lambda c: 1, "b": lambda c: 2}, processes=True)
