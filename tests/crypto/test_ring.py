@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,3 +88,15 @@ def test_public_int_sums_and_products_of_the_wide_ring_are_exact(shape: tuple[in
         assert (ring.to_object(ring.mul_int(a, k), signed=False) == (exact * int(k)) % modulus).all()
         assert (ring.to_object(ring.add_int(a, int(k)), signed=False) == (exact + int(k)) % modulus).all()
     assert (ring.to_object(ring.neg(a), signed=False) == (-exact) % modulus).all()
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=repr)
+def test_vector_dot_product_wraps_silently(ring: Ring) -> None:
+    """1-D @ 1-D reduces to one residue; the wrap-around is the ring's, not a numpy overflow warning."""
+    rng = RandomSource.seeded(11)
+    a, b = ring.random(rng, (50,)), ring.random(rng, (50,))
+    with np.errstate(all="raise"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = ring.matmul(a, b)
+    assert _ints(ring, out) == _ints(ring, a).dot(_ints(ring, b)) % ring.modulus

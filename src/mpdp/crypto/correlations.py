@@ -37,6 +37,7 @@ correlations but never a masked value of the online phase (it receives no online
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_f
 from mpdp.errors import MalformedMessageError, ParameterError, explain
 
 __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "draw_shape",
-           "matmul_shape"]
+           "matmul_shape", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
@@ -183,6 +184,22 @@ class CorrelationSpec:
                        wire["out_ring_bits"], wire["shift"])
         except (ParameterError, TypeError) as exc:
             raise MalformedMessageError(f"invalid correlation request {wire!r}: {exc}") from exc
+
+
+def spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (), out_ring_bits: int = 0,
+         shift: int = 0) -> CorrelationSpec:
+    """``CorrelationSpec(...)``, one shared (immutable) object per distinct spec: the engine names the
+    correlation of every operation, often twice (a planning wrapper and the provider), thousands of times."""
+    try:
+        return _shared_spec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+    except TypeError:  # unhashable fields (a list shape): an unshared spec, which normalises them
+        return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...], out_ring_bits: int,
+                 shift: int) -> CorrelationSpec:
+    return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
 
 
 _VALIDATED: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...], int]] = {}

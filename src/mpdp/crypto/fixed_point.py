@@ -28,6 +28,7 @@ division, square roots), which need absolute errors near 1e-14 to hold a 1e-6 re
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -101,7 +102,7 @@ class FixedPointFormat:
 
     def raw_bound_ok(self, bound: float, scale_bits: int) -> bool:
         """True when values of magnitude at most ``bound`` at scale 2^scale_bits stay within capacity."""
-        return bool(np.isfinite(bound)) and bound * 2.0**scale_bits <= 2.0**self.raw_capacity_bits
+        return math.isfinite(bound) and bound * 2.0**scale_bits <= 2.0**self.raw_capacity_bits
 
     # -- encoding -----------------------------------------------------------------------------------------
     def encode(self, x: Any, *, scale_bits: int | None = None, name: str = "x") -> RingArray:

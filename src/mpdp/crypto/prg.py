@@ -13,6 +13,7 @@ Only the draws the correlation dealer needs are offered: uniform words, uniform 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import numpy as np
@@ -87,7 +88,7 @@ class AesCtrPrg:
 
     def uint64(self, shape: int | tuple[int, ...]) -> npt.NDArray[np.uint64]:
         dims = (shape,) if isinstance(shape, int) else tuple(shape)
-        return self._words(int(np.prod(dims, dtype=np.int64))).reshape(dims)
+        return self._words(int(math.prod(dims))).reshape(dims)
 
     def ring(self, shape: int | tuple[int, ...], bits: int = 64) -> npt.NDArray[np.uint64]:
         words = self.uint64(shape)
@@ -97,6 +98,6 @@ class AesCtrPrg:
 
     def bits(self, shape: int | tuple[int, ...]) -> npt.NDArray[np.uint8]:
         dims = (shape,) if isinstance(shape, int) else tuple(shape)
-        count = int(np.prod(dims, dtype=np.int64))
+        count = int(math.prod(dims))
         raw = self._words((count + 63) // 64).view(np.uint8)
         return np.unpackbits(raw, count=count, bitorder="little").reshape(dims)

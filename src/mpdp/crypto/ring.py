@@ -295,8 +295,9 @@ class Z2k(Ring):
         out: RingArray | None = None
         for i in range(3):
             for j in range(3 - i):
-                part = _exact_matmul(al[i], bl[j]) << _U64(_LIMB * (i + j))
-                out = part if out is None else out + part
+                # 0-d arrays, not numpy scalars: a vector . vector product must wrap silently like the others
+                part = np.asarray(_exact_matmul(al[i], bl[j])) << _U64(_LIMB * (i + j))
+                out = part if out is None else np.add(out, part, out=np.empty_like(part))
         if out is None:  # pragma: no cover
             raise ShapeMismatchError("empty matmul")
         return self._m(out)

@@ -55,7 +55,7 @@ from mpdp.datasets.dataset import Attribute, Dataset
 from mpdp.datasets.encoding import make_dataset
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.learning.dpvi_parties import NOISE_SOURCES, VerticalSetup, roles
+from mpdp.learning.dpvi_parties import NOISE_SOURCES, PartyOutcome, VerticalSetup, roles
 from mpdp.learning.dpvi_privacy import (
     ACCOUNTANTS,
     Privacy,
@@ -212,6 +212,11 @@ class _Base:
                             y, task=source.task, label_name=source.label_name, groups=dict(source.groups))
 
 
+def _outcome(result: object) -> PartyOutcome:
+    """A data party's outcome, rebuilt from its wire form when the party ran in its own process."""
+    return result if isinstance(result, PartyOutcome) else PartyOutcome.from_wire(result)
+
+
 class VerticalDPVI(_Base):
     """DPVI on vertically partitioned data with the combination under MPC (real shares, in-memory parties).
 
@@ -239,13 +244,17 @@ class VerticalDPVI(_Base):
         32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
         the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
         minibatches with the same samples.
+    processes:
+        Run every party (and the dealer) in its own forked OS process on this machine
+        (``run_protocol(..., processes=True)``, Linux/macOS) instead of threads of this process: the parties
+        compute in parallel, as on one machine each. Same seed, same posterior, bit for bit.
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
-                 **kwargs: Any) -> None:
+                 processes: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if noise not in NOISE_SOURCES:
             raise ParameterError(explain("noise", noise, f"one of {NOISE_SOURCES}", "pass noise='parties'"))
@@ -257,6 +266,7 @@ class VerticalDPVI(_Base):
         self.colluders = colluders
         self.party_names = tuple(party_names) if party_names is not None else None
         self.party_ledgers = dict(party_ledgers or {})
+        self.processes = processes
 
     communication_: dict[str, int]
     setup_: VerticalSetup
@@ -283,8 +293,8 @@ class VerticalDPVI(_Base):
             raise ParameterError(explain("party_ledgers", sorted(unknown), f"names among {names}", "key them by party"))
         privacy = self._privacy(plan, model.dim, z, names)
         self._charge(privacy, self.party_ledgers)
-        run = run_protocol(roles(setup, values), rng=resolve(self.rng))
-        outcomes = [run.results[p] for p in names]
+        run = run_protocol(roles(setup, values), rng=resolve(self.rng), processes=self.processes)
+        outcomes = [_outcome(run.results[p]) for p in names]
         for other in outcomes[1:]:
             if not np.array_equal(other.posterior.mu, outcomes[0].posterior.mu):  # pragma: no cover
                 raise ShapeMismatchError("the parties ended with different posteriors; report this bug")

@@ -142,10 +142,48 @@ class VerticalSetup:
 
 @dataclass
 class PartyOutcome:
-    """What a data party ends with: the (public) posterior and the training trace."""
+    """What a data party ends with: the (public) posterior and the training trace.
+
+    :meth:`to_wire` / :meth:`from_wire` carry it through the wire codec (a party run as its own process,
+    ``run_protocol(..., processes=True)``, returns it that way), bit for bit.
+    """
 
     posterior: MeanFieldGaussian
     trace: Trace
+
+    def to_wire(self) -> dict[str, object]:
+        return {"posterior": _gaussian_wire(self.posterior),
+                "epochs": [_gaussian_wire(q) for q in self.trace.epochs],
+                "step_seconds": np.asarray(self.trace.step_seconds, dtype=np.float64),
+                "batch_sizes": np.asarray(self.trace.batch_sizes, dtype=np.int64)}
+
+    @classmethod
+    def from_wire(cls, wire: object) -> PartyOutcome:
+        """Rebuild from :meth:`to_wire`'s form (decoded plain data); malformed input is a MalformedMessageError."""
+        if not isinstance(wire, dict) or set(wire) != {"posterior", "epochs", "step_seconds", "batch_sizes"} \
+                or not isinstance(wire["epochs"], list):
+            raise MalformedMessageError(explain("PartyOutcome wire form", type(wire).__name__,
+                                                "the dict PartyOutcome.to_wire() returns", "pass that, decoded"))
+        seconds, sizes = wire["step_seconds"], wire["batch_sizes"]
+        if not (isinstance(seconds, np.ndarray) and seconds.dtype == np.float64 and isinstance(sizes, np.ndarray)
+                and sizes.dtype == np.int64 and seconds.ndim == sizes.ndim == 1):
+            raise MalformedMessageError(explain("PartyOutcome step_seconds/batch_sizes", (seconds, sizes),
+                                                "float64 and int64 vectors", "pass PartyOutcome.to_wire()'s form"))
+        trace = Trace(epochs=[_gaussian_from_wire(q) for q in wire["epochs"]],
+                      step_seconds=[float(x) for x in seconds], batch_sizes=[int(b) for b in sizes])
+        return cls(_gaussian_from_wire(wire["posterior"]), trace)
+
+
+def _gaussian_wire(q: MeanFieldGaussian) -> dict[str, FloatArray]:
+    return {"mu": q.mu, "omega": q.omega}
+
+
+def _gaussian_from_wire(wire: object) -> MeanFieldGaussian:
+    if not (isinstance(wire, dict) and set(wire) == {"mu", "omega"}
+            and all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in wire.values())):
+        raise MalformedMessageError(explain("posterior wire form", wire, "{'mu', 'omega'}: float64 vectors",
+                                            "pass PartyOutcome.to_wire()'s form"))
+    return MeanFieldGaussian(wire["mu"], wire["omega"])
 
 
 class DataParty(Party):

@@ -1,4 +1,15 @@
-"""Parties, channels, transports and the wire codec. Knows nothing of cryptography or privacy."""
+"""Parties, channels, transports and the wire codec. Knows nothing of cryptography or privacy.
+
+:func:`run_protocol` runs every party's role as a thread over the in-memory transport, or with
+``processes=True`` each in its own forked OS process (:mod:`mpdp.runtime.processes`) over socketpairs.
+
+Security: with threads all parties share one address space (a simulation: the roles are trusted not to
+reach into each other's objects). With processes each party's state lives in its own address space after the
+fork; it reaches the others only through its sockets. The parent built every role, so it held their inputs
+before the fork, and afterwards sees each party's result, its failure (type, message, traceback) and its
+traffic counts, never the messages. A deployment across machines uses the network transport
+(:mod:`mpdp.runtime.grpc_transport`).
+"""
 
 from mpdp.runtime.codec import CodecLimits, decode, encode
 from mpdp.runtime.comm import Comm, PartyTraffic

@@ -275,10 +275,10 @@ def _public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1
     The constant gets as many fractional bits as the capacity leaves (at least f, at most what keeps the
     integers below 2^62), so its own rounding error stays far below the truncation's 2^-f.
     """
-    if c.size == 0 or np.all(c == np.rint(c)):
+    if c.size == 0 or (c == np.rint(c)).all():
         return _as_ints(c), 0
     fmt = x.fmt
-    top = float(np.max(np.abs(c)))
+    top = float(np.abs(c).max())
     headroom = fmt.raw_capacity_bits - x.scale - math.log2(max(x.bound * top * count, 2.0**-30)) - 1
     bits = int(min(headroom, 61 - math.log2(top), fmt.raw_capacity_bits - x.scale))
     bits = max(bits, fmt.frac_bits)
@@ -287,7 +287,7 @@ def _public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1
 
 def _as_ints(v: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
     """Integer-valued floats as int64, or as exact Python ints (object array) beyond 2^62."""
-    if v.size == 0 or float(np.max(np.abs(v))) < 2.0**62:
+    if v.size == 0 or float(np.abs(v).max()) < 2.0**62:
         return v.astype(np.int64)
     out = np.empty(v.shape, dtype=object)
     out.reshape(-1)[:] = [int(e) for e in v.reshape(-1)]
@@ -302,7 +302,7 @@ def mul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64]) -> SharedFixedPo
     """
     _broadcast(x.shape, c.shape)
     k, extra = _public_ints(c, x)
-    bound = x.bound * (float(np.max(np.abs(c))) if c.size else 0.0)
+    bound = x.bound * (float(np.abs(c).max()) if c.size else 0.0)
     scale = x.scale + extra
     _need(x.fmt, bound, scale, "product with a public constant")
     share = x.ring.mul_int(x.share, k)
@@ -319,7 +319,7 @@ def matmul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64], *, left: bool
     shape = matmul_shape(c.shape, x.shape) if left else matmul_shape(x.shape, c.shape)
     inner = x.shape[0] if left and x.ndim >= 1 else x.shape[-1]
     k, extra = _public_ints(c, x, inner)
-    bound = x.bound * (float(np.max(np.abs(c))) if c.size else 0.0) * inner
+    bound = x.bound * (float(np.abs(c).max()) if c.size else 0.0) * inner
     scale = x.scale + extra
     _need(x.fmt, bound, scale, "matrix product with a public matrix")
     kr = x.ring.from_int(k)

@@ -37,6 +37,7 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, deal, draw, draw_shape
+from mpdp.crypto.correlations import spec as _spec
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring
 from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError, explain
@@ -152,7 +154,7 @@ class TrustedDealer(Party):
                 comm.send(parties[0], [deal(spec, streams, own=own) for spec in specs[chunk]], label=_REPLY)
             batches += 1
             correlations += len(specs)
-            elements += sum(int(np.prod(s.shape)) + int(np.prod(s.shape_b)) for s in specs)
+            elements += sum(math.prod(s.shape) + math.prod(s.shape_b) for s in specs)
         return {"batches": batches, "correlations": correlations, "elements": elements}
 
 
@@ -258,7 +260,7 @@ class DealerProvider(CorrelationProvider):
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
         for entry in self._ready:
-            if entry[0] == spec:
+            if entry[0] is spec or entry[0] == spec:
                 part = self._receive(entry)
                 self._ready.remove(entry)
                 return part
@@ -270,37 +272,37 @@ class DealerProvider(CorrelationProvider):
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(CorrelationSpec("mul", ring.bits, a_shape, b_shape))
+        p = self._get(_spec("mul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(CorrelationSpec("matmul", ring.bits, a_shape, b_shape))
+        p = self._get(_spec("matmul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        p = self._get(CorrelationSpec("square", ring.bits, shape))
+        p = self._get(_spec("square", ring.bits, shape))
         return SquarePair(p["a"], p["c"])
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        p = self._get(CorrelationSpec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        p = self._get(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
         return WrapMask(p["r"], p["msb"], p["low"])
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        p = self._get(CorrelationSpec("compare", ring.bits, shape))
+        p = self._get(_spec("compare", ring.bits, shape))
         return CompareMask(p["r"], p["bits"])
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        p = self._get(CorrelationSpec("and", 64, shape))
+        p = self._get(_spec("and", 64, shape))
         return BitTriple(p["a"], p["b"], p["c"])
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        p = self._get(CorrelationSpec("dabit", ring.bits, shape))
+        p = self._get(_spec("dabit", ring.bits, shape))
         return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int) -> MaskedProduct:
         square = kind == "square"
-        p = self._get(CorrelationSpec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape, shift=shift))
+        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 
     def close(self) -> None:

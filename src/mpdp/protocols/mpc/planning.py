@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Hashable, Iterator, Sequence
 
 from mpdp.crypto.correlations import CorrelationSpec
+from mpdp.crypto.correlations import spec as _spec
 from mpdp.crypto.ring import Ring
 from mpdp.errors import ParameterError, explain
 from mpdp.protocols.mpc.provider import (
@@ -71,36 +72,36 @@ class PlannedProvider(CorrelationProvider):
         self.inner.prefetch(specs)
 
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        self._note(CorrelationSpec("mul", ring.bits, a_shape, b_shape))
+        self._note(_spec("mul", ring.bits, a_shape, b_shape))
         return self.inner.mul_triple(ring, a_shape, b_shape)
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        self._note(CorrelationSpec("matmul", ring.bits, a_shape, b_shape))
+        self._note(_spec("matmul", ring.bits, a_shape, b_shape))
         return self.inner.matmul_triple(ring, a_shape, b_shape)
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        self._note(CorrelationSpec("square", ring.bits, shape))
+        self._note(_spec("square", ring.bits, shape))
         return self.inner.square_pair(ring, shape)
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        self._note(CorrelationSpec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        self._note(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
         return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        self._note(CorrelationSpec("compare", ring.bits, shape))
+        self._note(_spec("compare", ring.bits, shape))
         return self.inner.compare_mask(ring, shape)
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        self._note(CorrelationSpec("and", 64, shape))
+        self._note(_spec("and", 64, shape))
         return self.inner.and_triple(shape)
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        self._note(CorrelationSpec("dabit", ring.bits, shape))
+        self._note(_spec("dabit", ring.bits, shape))
         return self.inner.dabit(ring, shape)
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int) -> MaskedProduct:
-        self._note(CorrelationSpec(kind + "_wrap", ring.bits, a_shape, () if kind == "square" else b_shape,
+        self._note(_spec(kind + "_wrap", ring.bits, a_shape, () if kind == "square" else b_shape,
                                    shift=shift))
         return self.inner.masked_product(kind, ring, a_shape, b_shape, shift)
 

@@ -131,7 +131,7 @@ class SharedFixedPoint:
 
     def _public(self, value: Operand) -> npt.NDArray[np.float64]:
         arr = np.asarray(value, dtype=np.float64)
-        if not np.all(np.isfinite(arr)):
+        if not np.isfinite(arr).all():
             raise ParameterError(explain("public operand", "NaN or inf", "finite numbers", "clean the constant"))
         return arr
 
@@ -154,7 +154,7 @@ class SharedFixedPoint:
             return a.derive(a.ring.add(a.share, b.share), bound=a.bound + b.bound)
         c = self._public(other)
         _broadcast(self.shape, c.shape)
-        bound = self.bound + (float(np.max(np.abs(c))) if c.size else 0.0)
+        bound = self.bound + (float(np.abs(c).max()) if c.size else 0.0)
         encoded = self.fmt.encode(c, scale_bits=self.scale, name="public addend")
         if c.ndim == 0:  # one constant (the common case): only the leader's shares change, no broadcasting
             k = int(self.ring.to_object(encoded, signed=False))
