@@ -183,7 +183,8 @@ def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
     return RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                      rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
                      label_party=args.label_party if algo.partitioning == "vertical" else 0, options=options,
-                     progress=interactive(args), row_partition=row_partition)
+                     progress=interactive(args), row_partition=row_partition,
+                     row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
 
 
 def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) -> HorizontalPartition:

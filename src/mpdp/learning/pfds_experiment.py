@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.datasets.dataset import Dataset
-from mpdp.datasets.partition import horizontal_by_anchors
+from mpdp.datasets.partition import HorizontalPartition, horizontal_by_anchors
 from mpdp.dp.accounting import PrivacyLedger
 from mpdp.errors import ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
 from mpdp.learning import erm, pfds_baselines
@@ -148,8 +148,11 @@ def _theta_error(schema: Schema, loss_name: str, theta: FloatArray, X: FloatArra
 
 
 def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: Sequence[str] = METHODS,
-                   losses: Sequence[str] = ("logistic", "svm"), rng: RandomSource) -> SplitResult:
-    """Run the methods on one train/test split (module docstring); errors are misclassification or MSE."""
+                   losses: Sequence[str] = ("logistic", "svm"), rng: RandomSource,
+                   rows: Sequence[npt.NDArray[np.int64]] | None = None) -> SplitResult:
+    """Run the methods on one train/test split (module docstring); errors are misclassification or MSE.
+
+    ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ParameterError(explain("methods", unknown, f"names from {METHODS}", "fix the method names"))
@@ -162,7 +165,13 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                                      "load the data with mpdp.datasets (attribute kinds are needed by the trees)"))
     start = time.perf_counter()
     schema = Schema(train.attributes, task)
-    part = horizontal_by_anchors(train, _anchor(train, setting.anchor), setting.agents, rng=rng.spawn("partition"))
+    if rows is None:
+        part = horizontal_by_anchors(train, _anchor(train, setting.anchor), setting.agents, rng=rng.spawn("partition"))
+    elif len(rows) != setting.agents:
+        raise ShapeMismatchError(explain("rows", len(rows), f"{setting.agents} index arrays (one per agent)",
+                                         "give one row array per agent"))
+    else:
+        part = HorizontalPartition(train, tuple(np.asarray(r, dtype=np.int64) for r in rows))
     nonempty = [k for k in range(setting.agents) if part.sizes[k] > 0]
     if not nonempty:
         raise ShapeMismatchError(explain("agents", setting.agents, "at least one agent with records",

@@ -119,8 +119,10 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
                                          "variant applies to `mpdp run pfds` only"))
         # `pfds` runs the variant the params name; evaluate_split's "pfds" key is the paper's fit.
         key = "pfds-mpdp" if method == "pfds" and setting.params.variant == "mpdp" else method
+        # The user's --fractions / --anchor split replaces the paper's default distance-to-anchor split.
+        rows = config.row_partition if config.row_split != "default" else None
         result = evaluate_split(config.train, config.test, setting, methods=(key,), losses=(loss,),
-                                rng=config.rng)
+                                rng=config.rng, rows=rows)
         metric = "mse" if loss == "linear" else "misclassification"
         spent_key = f"dp-pred/{loss}" if key == "dp-pred" else key
         spent = result.epsilon_spent.get(spent_key, 0.0)

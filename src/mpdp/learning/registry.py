@@ -103,6 +103,10 @@ class RunConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     progress: bool = False
     row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
+    #: How ``row_partition`` was made: ``"default"`` (the CLI's equal split, which an algorithm whose paper
+    #: prescribes its own split may replace), or the user's explicit ``"fractions"`` / ``"anchor"``, which it
+    #: must follow.
+    row_split: Literal["default", "fractions", "anchor"] = "default"
 
     def party_data(self) -> list[Dataset]:
         """Each horizontal party's training rows: ``row_partition`` when given, else an equal random split of
