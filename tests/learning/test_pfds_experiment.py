@@ -122,3 +122,11 @@ def test_explicit_row_split_replaces_the_anchor_split() -> None:
                                            row_split=split)) for split in ("fractions", "default")]
     # the same seed: only the explicit split changes what the agents hold (a 10-row agent scores differently)
     assert reports[0].metric.value != reports[1].metric.value
+
+
+def test_np_agt_cv_baseline_spends_nothing_and_scores() -> None:
+    train, test = _split()
+    result = evaluate_split(train, test, SETTING, methods=("np-agt", "np-agt-cv"), rng=RandomSource.seeded(9))
+    assert result.epsilon_spent["np-agt-cv"] == 0.0
+    for loss in ("logistic", "svm"):
+        assert 0.0 <= result.errors[("np-agt-cv", loss)] <= 1.0

@@ -75,7 +75,10 @@ mpdp variant (``variant="mpdp"``), departures and their cost:
   and 0.5 (by 0.003-0.005; a tie at 0.1, 0.193 both). The margin over NP-Agt is mostly the cross-validated
   regulariser: on fold 1 at ``eps = 1`` with ``w`` fixed at 0 the same procedure scores 0.185 (LR) and 0.185
   (SVM) against 0.183 and 0.188 with sharing, and CV picks ``w = 0`` for 40% (LR) to 55% (SVM) of the agents. The
-  synthetic data, not the weighting, is what limits PFDS here (the points above).
+  table's ``np-agt (cv)`` row (NP-Agt with the same CV'd regulariser, no shared data) measures this on the same
+  four folds: 0.189 / 0.190 / 0.193 (LR) and 0.194 / 0.199 / 0.198 (SVM), so the shared data itself moves the
+  error by +0.001 to -0.005, within the fold-to-fold spread. The synthetic data, not the weighting, is what
+  limits PFDS here (the points above).
 * Tried and not kept (no gain): labelling the synthetic records by the trees' pooled noisy leaf counts
   instead of their hard vote (error on real test records 0.235 vs 0.233 at ``eps = 1``; it is free
   post-processing, but the pooled score only ranks well, AUC 0.85, and is badly calibrated); adding that

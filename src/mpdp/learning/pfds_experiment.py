@@ -11,6 +11,8 @@ PFDS protocol over the in-memory transport (every agent a :class:`~mpdp.learning
   each agent trained by mpdp's cross-validated fit (:mod:`mpdp.learning.pfds_fit`);
 * ``dp-pred``: the error of the majority vote (committee average for regression) of the sharers' DP predictors;
 * ``np-agt``: the mean error of the agents' non-private predictors trained on their own data;
+* ``np-agt-cv`` (not in the paper): the same with the regulariser chosen as ``pfds-mpdp`` chooses it (k-fold CV
+  on the agent's own records), so that ``pfds-mpdp - np-agt-cv`` isolates what the shared data adds;
 * ``pfds-vote`` (diagnostic, not in the paper): the error of the majority vote of the shared trees themselves.
 
 Simulation shortcuts (results unchanged): every agent's ERM starts its solver from the solution on the shared
@@ -36,6 +38,7 @@ from mpdp.dp.accounting import PrivacyLedger
 from mpdp.errors import ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
 from mpdp.learning import erm, pfds_baselines
 from mpdp.learning.pfds import PFDSAgent, PFDSParams, Schema, features, vote_labels
+from mpdp.learning.pfds_fit import cv_fit
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
@@ -43,7 +46,7 @@ __all__ = ["LOSSES", "METHODS", "Setting", "SplitResult", "attribute_view", "eva
 
 FloatArray = npt.NDArray[np.float64]
 
-METHODS = ("pfds", "pfds-mpdp", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "pfds-vote")
+METHODS = ("pfds", "pfds-mpdp", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "np-agt-cv", "pfds-vote")
 LOSSES = ("logistic", "svm", "linear")
 
 
@@ -246,6 +249,24 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                 schema, data[n][0], data[n][1], loss_for(loss_name), setting.params.lam), X_test, y_test)
                 for n in evaluated]
             errors[("np-agt", loss_name)] = float(np.mean(errs))
+    if "np-agt-cv" in methods:  # NP-Agt with pfds (mpdp)'s regulariser choice: what sharing adds beyond tuning
+        per_party["np-agt-cv"] = {n: 0.0 for n in names}
+        spent["np-agt-cv"] = 0.0
+        p = setting.params
+        for loss_name in losses:
+            loss = loss_for(loss_name)
+            errs = []
+            for n in evaluated:
+                X_own, labels = features(schema, data[n][0]), data[n][1]
+                y_own = erm.to_pm1(labels) if task == "classification" else labels
+                if X_own.shape[0] < 2:  # cannot cross-validate one record: the fixed regulariser, as NP-Agt
+                    theta = pfds_baselines.np_agent_model(schema, data[n][0], labels, loss, p.lam)
+                else:
+                    theta = cv_fit(loss, X_own, y_own, X_own[:0], y_own[:0], weights=(0.0,), lams=p.lams,
+                                   folds=min(p.cv_folds, X_own.shape[0]), prior_correction=False,
+                                   rng=rng.spawn(f"np-agt-cv {n} {loss_name}")).theta
+                errs.append(_theta_error(schema, loss_name, theta, X_test, y_test))
+            errors[("np-agt-cv", loss_name)] = float(np.mean(errs))
     if "dp-pred" in methods:
         vote_rng = rng.spawn("dp-pred votes")
         for loss_name in losses:
