@@ -8,9 +8,10 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   dealer, threads over the in-memory transport, real additive shares in Z_2^128 (f = 48) exchanged as
   messages; one iteration = the parties' local log-densities, norms and statistics, the secure
   responsibilities, clipping, gradient assembly, distributed noise and the opening. ``seconds`` is party 0's
-  median wall time per iteration over the timed iterations (after two warm-up iterations, so the step's
-  correlations are prefetched in one dealer request); the note adds the process CPU time per iteration
-  (all parties and the dealer), online bytes and rounds.
+  median wall time per iteration over the timed iterations (after two warm-up iterations; each
+  iteration's correlations are requested from the dealer in one request at the end of the iteration
+  before); the note adds the process CPU time per iteration (all parties and the dealer), online bytes and
+  rounds.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
@@ -108,13 +109,16 @@ def run(quick: bool = False) -> list[BenchResult]:
         def run_party(comm: Any) -> dict[str, Any]:
             session, provider = party.open_session(comm)
             with session:
-                for _ in range(2):  # warm-up: the second iteration already uses the prefetched plan
-                    party.secure_step(session, provider, theta, batch)
+                # warm-up: the first iteration records the step's plan, every later one finds its correlations
+                # requested at the end of the one before (next_batch_size)
+                for _ in range(2):
+                    party.secure_step(session, provider, theta, batch, next_batch_size=BATCH)
                 times, cpus, own = [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
-                for _ in range(timed):
+                for i in range(timed):
                     start, cpu, mine = time.perf_counter(), time.process_time(), time.thread_time()
-                    out = party.secure_step(session, provider, theta, batch)
+                    out = party.secure_step(session, provider, theta, batch,
+                                            next_batch_size=BATCH if i + 1 < timed else None)
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
                     own.append(time.thread_time() - mine)

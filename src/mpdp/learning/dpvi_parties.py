@@ -234,9 +234,14 @@ class DataParty(Party):
         return MPCSession(comm, provider=provider, parties=setup.parties, fmt=setup.precision.fmt), provider
 
     def secure_step(self, session: MPCSession, provider: PlannedProvider, theta: FloatArray,
-                    batch: IntArray) -> FloatArray:
-        """One DP-SGD step's noisy gradient sum, in the model's parameter order (all parties call it together)."""
-        with provider.planned(("dpvi.step", int(batch.size))):
+                    batch: IntArray, *, next_batch_size: int | None = None) -> FloatArray:
+        """One DP-SGD step's noisy gradient sum, in the model's parameter order (all parties call it together).
+
+        ``next_batch_size``, when the next step's minibatch size is known (the same at every party), has that
+        step's correlations requested at the end of this one (:meth:`PlannedProvider.planned`'s ``ahead``).
+        """
+        ahead = None if next_batch_size is None else ("dpvi.step", int(next_batch_size))
+        with provider.planned(("dpvi.step", int(batch.size)), ahead=ahead):
             return self._step(session, theta, batch)
 
     def _public_seed(self, comm: Comm) -> RandomSource:

@@ -16,8 +16,13 @@ from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
 
-def _run(planned: bool) -> tuple[list[np.ndarray], int]:
-    def role(comm: Any) -> list[np.ndarray]:
+def _run(planned: bool, ahead: int = 0) -> tuple[list[np.ndarray], int]:
+    """Four blocks; with ``ahead``, the first ``ahead`` of them request the next block's plan ahead."""
+    return _run_counted(planned, ahead)[:2]
+
+
+def _run_counted(planned: bool, ahead: int = 0) -> tuple[list[np.ndarray], int, int]:
+    def role(comm: Any) -> tuple[list[np.ndarray], int]:
         inner = DealerProvider(comm)
         provider = PlannedProvider(inner) if planned else inner
         out = []
@@ -27,13 +32,14 @@ def _run(planned: bool) -> tuple[list[np.ndarray], int]:
                 x = s.input("alice", mine, bound=8.0)
                 block: AbstractContextManager[None] = nullcontext()
                 if isinstance(provider, PlannedProvider):
-                    block = provider.planned("step")
+                    block = provider.planned("step", ahead="step" if step < ahead else None)
                 with block:
                     out.append(((x * x) * x + x.square()).reveal())
-        return out
+        return out, comm.traffic.rounds
 
     run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(3))
-    return run.results["alice"], run.results["dealer"]["batches"]
+    out, rounds = run.results["alice"]
+    return out, run.results["dealer"]["batches"], rounds
 
 
 def test_planned_blocks_fetch_once_and_compute_the_same() -> None:
@@ -56,3 +62,16 @@ def test_nested_blocks_are_refused() -> None:
         pass
     with pytest.raises(ParameterError, match="CorrelationProvider"):
         PlannedProvider(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ahead", [3, 4])
+def test_blocks_fetched_ahead_compute_the_same_in_fewer_rounds(ahead: int) -> None:
+    """Requesting the next block's plan ahead changes when correlations are fetched, not which: the results
+    are identical; the repeats need no round trip of their own. With ``ahead=4`` the last block requests a
+    block that never runs: its corrections are taken at close and the run still ends."""
+    planned, planned_batches, planned_rounds = _run_counted(planned=True)
+    early, early_batches, early_rounds = _run_counted(planned=True, ahead=ahead)
+    for a, b in zip(planned, early, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert early_batches == planned_batches + (ahead == 4)
+    assert early_rounds < planned_rounds

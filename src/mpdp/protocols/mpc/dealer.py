@@ -307,5 +307,7 @@ class DealerProvider(CorrelationProvider):
 
     def close(self) -> None:
         if not self._closed:
+            if self._replies:  # corrections prefetched but never used: take them, so no reply is left unread
+                self.receive_prefetched()
             self._closed = True
             self.comm.send(self.dealer, _CLOSE, label=_REQUEST)

@@ -47,13 +47,24 @@ class PlannedProvider(CorrelationProvider):
         self._recording: list[CorrelationSpec] | None = None
 
     @contextlib.contextmanager
-    def planned(self, key: Hashable) -> Iterator[None]:
-        """Run a block whose correlations are prefetched together (from the second time ``key`` is seen)."""
+    def planned(self, key: Hashable, *, ahead: Hashable | None = None) -> Iterator[None]:
+        """Run a block whose correlations are prefetched together (from the second time ``key`` is seen).
+
+        With ``ahead``, the key of the block that will run next, that block's plan (when known) is requested
+        together with this block's, as this block starts (or as it ends, the block that records the plan): the
+        dealer prepares the next block's corrections while the parties compute this one, and the next block
+        starts without a request/reply round trip of its own. Every party must then run a block with key
+        ``ahead`` next (pass it only when that is certain); otherwise the correlations stay queued until
+        consumed or the provider is closed. The correlations are the same either way: requests keep their order.
+        """
         if self._recording is not None:
             raise ParameterError(explain("planned blocks", "nested", "one block at a time", "do not nest planned()"))
         plan = self.plans.get(key)
         if plan is not None:
-            self.inner.prefetch(plan)
+            upcoming = self.plans.get(ahead, []) if ahead is not None else []
+            # Correlations already queued are not fetched again (providers skip pending ones, counting
+            # repeats): when the previous block requested this one's plan ahead, only the next plan is fetched.
+            self.inner.prefetch(plan + upcoming)
             yield
             return
         self._recording = []
@@ -62,6 +73,8 @@ class PlannedProvider(CorrelationProvider):
             self.plans[key] = self._recording
         finally:
             self._recording = None
+        if ahead is not None and ahead in self.plans:
+            self.inner.prefetch(self.plans[ahead])
 
     def _note(self, spec: CorrelationSpec) -> None:
         if self._recording is not None:
