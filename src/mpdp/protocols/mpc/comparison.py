@@ -6,11 +6,13 @@ The primitive is ``ltz(x) = [x < 0]``, the top bit of ``x``'s two's complement, 
 2. Over the integers ``x + r = c + w 2^l``; the top bit of ``x`` is
    ``msb(x) = c_msb XOR r_msb XOR [c_low < r_low]`` where ``low`` drops the top bit: the carry into the top
    position of ``x_low + r_low`` happens exactly when the sum's low part ``c_low`` is below ``r_low``.
-3. ``[c_low < r_low]`` for public ``c`` and XOR-shared bits of ``r`` is a carry-lookahead circuit on
-   bit-packed 64-bit words: per bit ``G = r AND NOT c`` (r wins here) and ``P = NOT (r XOR c)`` (tie),
-   combined pairwise from the top, ``(G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)`` (the two terms of
-   the OR are exclusive, so OR = XOR). Six levels inside a word (one round each, two word-ANDs per element
-   with Beaver-style bit triples), plus one level across the two words of Z_2^128.
+3. ``[c_low < r_low]`` for public ``c`` and XOR-shared bits of ``r`` is a carry-lookahead circuit: per bit
+   ``G = r AND NOT c`` (r wins here) and ``P = NOT (r XOR c)`` (tie), combined pairwise from the top,
+   ``(G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)`` (the two terms of the OR are exclusive, so
+   OR = XOR), as a binary tree: six levels for 64 bits, seven for the two words of Z_2^128 (one round each,
+   Beaver-style bit triples). The bits are sliced across elements (one 64-bit word holds one bit position of
+   64 elements), so a level costs only the ANDs of its pairs: about two bit-ANDs per bit in all, against
+   two per bit *per level* for a Kogge-Stone prefix over packed words.
 4. The XOR-shared result bit becomes an additive share with a daBit (one round).
 
 The result is a shared *bit* at scale 2^0 (a :class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint` with
@@ -69,42 +71,82 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
     """XOR shares (0/1 per element) of ``[c_low < r_low]`` for public words ``c_low`` and XOR-shared ``r_low``.
 
     Both are ``(words, *shape)`` uint64 arrays, word 0 least significant; ``words`` is 1 or 2. The carry
-    circuit of step 3 of the module docstring: 6 rounds (7 for two words), consuming the AND triples
-    listed by :func:`_circuit_specs` (prefetch them to fetch all in one dealer exchange).
+    circuit of step 3 of the module docstring as a binary tree over the ``L = 64 words`` bit positions, on
+    bit-sliced words (row ``i`` holds bit ``i`` of 64 elements): level ``k`` combines adjacent blocks of
+    ``2^(k-1)`` bits pairwise, so only the ANDs the final carry needs are computed, ``2 (L - 1) - 1`` bit-ANDs
+    per element in all (against ``2 L`` per level for a Kogge-Stone prefix of every position). 6 rounds (7
+    for two words), consuming the AND triples listed by :func:`_circuit_specs` (prefetch them to fetch all
+    in one dealer exchange).
     """
+    shape = c_low.shape[1:]
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype=np.uint64)
     # G: r has a 1 where c has a 0; P: equal bits. XOR with the public c is done by the leader only.
-    g = r_low & ~c_low
-    p = r_low ^ c_low ^ _ALL if session.leader else r_low.copy()
-    words = g.shape[0]
-    shift = 1
-    while shift < 64:
-        hi_p, hi_g = p >> np.uint64(shift), g >> np.uint64(shift)
-        last = shift == 32 and words == 1
-        if last:  # the final P is not needed
-            g = hi_g ^ _and_many(session, hi_p, g, session.new_id())
-        else:
-            both = _and_many(session, np.stack([hi_p, hi_p]), np.stack([g, p]), session.new_id())
+    g_words = r_low & ~c_low
+    p_words = r_low ^ c_low ^ _ALL if session.leader else r_low
+    g, p = _slice_bits(np.stack([g_words, p_words]), n)  # (L, W) each
+    while g.shape[0] > 1:
+        lo_g, hi_g, lo_p, hi_p = g[0::2], g[1::2], p[0::2], p[1::2]
+        if g.shape[0] == 2:  # the final P is not needed
+            g = hi_g ^ _and_many(session, hi_p, lo_g, session.new_id())
+        else:  # (G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)
+            both = _and_many(session, np.stack([hi_p, hi_p]), np.stack([lo_g, lo_p]), session.new_id())
             g, p = hi_g ^ both[0], both[1]
-        shift *= 2
-    g &= np.uint64(1)
-    if words == 2:  # combine the two words: G = G_hi XOR (P_hi AND G_lo)
-        p &= np.uint64(1)
-        combined: RingArray = g[1] ^ _and_many(session, p[1], g[0], session.new_id())
-        return combined
-    low: RingArray = g[0]
-    return low
+    bits = np.unpackbits(np.ascontiguousarray(g[0], dtype="<u8").view(np.uint8), count=n, bitorder="little")
+    out: RingArray = bits.reshape(shape).astype(np.uint64)
+    return out
+
+
+def _slice_bits(w: RingArray, n: int) -> RingArray:
+    """``(2, words, *shape)`` uint64 words -> ``(2, 64 words, ceil(n / 64))``: row ``i`` packs bit ``i``
+    (bit ``i - 64`` of word 1 from ``i = 64``) of the ``n`` elements, element ``j`` at bit ``j mod 64`` of
+    word ``j // 64``.
+
+    Each block of 64 elements is a 64 x 64 bit matrix (element, bit), transposed in place by six rounds of
+    block swaps (Hacker's Delight, section 7-3): at distance ``j`` the entries ``(r, c)`` with ``r & j = 0``
+    and ``c & j != 0`` trade places with ``(r + j, c - j)``.
+    """
+    words = w.shape[1]
+    count = -(-n // 64)
+    x = np.zeros((2, words, 64 * count), dtype=np.uint64)
+    x[:, :, :n] = w.reshape(2, words, n)
+    for j, shift, keep in _TRANSPOSE_STEPS:
+        v = x.reshape(2, words, count, 64 // (2 * j), 2, j)
+        lo, hi = v[..., 0, :], v[..., 1, :]
+        t = ((lo >> shift) ^ hi) & keep  # at column c (bit j clear): lo's column c + j XOR hi's column c
+        lo ^= t << shift
+        hi ^= t
+    sliced: RingArray = np.ascontiguousarray(x.reshape(2, words, count, 64).transpose(0, 1, 3, 2))
+    return sliced.reshape(2, 64 * words, count)
+
+
+def _transpose_steps() -> list[tuple[int, np.uint64, np.uint64]]:
+    steps, j, keep = [], 32, 0x00000000FFFFFFFF  # keep: the columns whose bit j is clear
+    while j:
+        steps.append((j, np.uint64(j), np.uint64(keep)))
+        j //= 2
+        keep ^= (keep << j) & 0xFFFFFFFFFFFFFFFF
+    return steps
+
+
+_TRANSPOSE_STEPS = _transpose_steps()
 
 
 _less_than_public = less_than_public  # the former private name, kept until every branch has merged the new one
 
 
 def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
-    """The AND triples :func:`less_than_public` consumes, in order."""
-    specs = [CorrelationSpec("and", 64, (2, words, *shape)) for _ in range(5)]
-    specs.append(CorrelationSpec("and", 64, (words, *shape)) if words == 1 else
-                 CorrelationSpec("and", 64, (2, words, *shape)))
-    if words == 2:
-        specs.append(CorrelationSpec("and", 64, shape))
+    """The AND triples :func:`less_than_public` consumes, in order: one bit-sliced word array per tree level."""
+    count = -(-int(np.prod(shape, dtype=np.int64)) // 64)
+    if count == 0:
+        return []
+    width = 64 * words
+    specs = []
+    while width > 2:
+        width //= 2
+        specs.append(CorrelationSpec("and", 64, (2, width, count)))
+    specs.append(CorrelationSpec("and", 64, (1, count)))
     return specs
 
 
