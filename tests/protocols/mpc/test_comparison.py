@@ -12,6 +12,7 @@ from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession
 from mpdp.protocols.mpc import comparison as cmp
 from mpdp.protocols.mpc.bits import at_least, bit_decompose
+from mpdp.randomness import RandomSource
 from tests.protocols.mpc.harness import first, run_mpc
 
 FORMATS = [FAST, HIGH_PRECISION, FixedPointFormat(24, 6)]
@@ -153,3 +154,33 @@ def test_less_than_public_compares_public_words_with_xor_shared_words(words: int
         return [int(v) for v in opened]
 
     assert first(run_mpc(program)) == expected
+
+
+@pytest.mark.parametrize("words", [1, 2])
+def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(words: int) -> None:
+    # 3 x 70 elements: four blocks of 64 bit-sliced elements, the last one partial; r agrees with c on a
+    # random number of top bits, so every level of the tree decides some comparisons.
+    rng = RandomSource.seeded("less-than-public-many")
+    shape = (3, 70)
+    c = rng.uint64((words, *shape))
+    flips = rng.uint64((words, *shape))
+    keep = rng.integers(0, 64 * words, shape)
+    wide_c = [sum(int(c[w].flat[i]) << 64 * w for w in range(words)) for i in range(c[0].size)]
+    wide_f = [sum(int(flips[w].flat[i]) << 64 * w for w in range(words)) for i in range(c[0].size)]
+    wide_r = [a ^ (f & ((1 << int(k)) - 1)) for a, f, k in zip(wide_c, wide_f, keep.flat, strict=True)]
+    r = np.array([[(v >> 64 * w) & ((1 << 64) - 1) for v in wide_r] for w in range(words)],
+                 dtype=np.uint64).reshape(words, *shape)
+    expected = np.array([int(a < b) for a, b in zip(wide_c, wide_r, strict=True)]).reshape(shape)
+
+    def program(s: MPCSession) -> np.ndarray:
+        mask = s.comm.rng.uint64(r.shape) if s.leader else None
+        if s.leader:
+            s.comm.send(s.peers[0], mask, label="test.r")
+            share = r ^ mask
+        else:
+            share = s.comm.recv(s.parties[0], label="test.r")
+        bits = cmp.less_than_public(s, c, share)
+        (opened,) = s.open_xor([bits], sharing_id=s.new_id(), label="test")
+        return opened
+
+    np.testing.assert_array_equal(first(run_mpc(program)), expected)
