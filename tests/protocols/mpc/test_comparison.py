@@ -142,18 +142,7 @@ def test_less_than_public_compares_public_words_with_xor_shared_words(words: int
     wide_r = [int(r[-1, i]) << 64 * (words - 1) | int(r[0, i]) for i in range(len(pairs))]
     expected = [int(a < b) for a, b in zip(wide, wide_r, strict=True)]
 
-    def program(s: MPCSession) -> list[int]:
-        mask = s.comm.rng.uint64(r.shape) if s.leader else None
-        if s.leader:
-            s.comm.send(s.peers[0], mask, label="test.r")
-            share = r ^ mask
-        else:
-            share = s.comm.recv(s.parties[0], label="test.r")
-        bits = cmp.less_than_public(s, c, share)
-        (opened,) = s.open_xor([bits], sharing_id=s.new_id(), label="test")
-        return [int(v) for v in opened]
-
-    assert first(run_mpc(program)) == expected
+    assert [int(v) for v in _open_less_than_public(c, r)] == expected
 
 
 @pytest.mark.parametrize("words", [1, 2])
@@ -172,6 +161,12 @@ def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(wo
                  dtype=np.uint64).reshape(words, *shape)
     expected = np.array([int(a < b) for a, b in zip(wide_c, wide_r, strict=True)]).reshape(shape)
 
+    np.testing.assert_array_equal(_open_less_than_public(c, r), expected)
+
+
+def _open_less_than_public(c: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``[c < r]`` opened, for public words ``c`` and words ``r`` that party 0 XOR-shares with party 1."""
+
     def program(s: MPCSession) -> np.ndarray:
         mask = s.comm.rng.uint64(r.shape) if s.leader else None
         if s.leader:
@@ -183,4 +178,5 @@ def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(wo
         (opened,) = s.open_xor([bits], sharing_id=s.new_id(), label="test")
         return opened
 
-    np.testing.assert_array_equal(first(run_mpc(program)), expected)
+    result: np.ndarray = first(run_mpc(program))
+    return result
