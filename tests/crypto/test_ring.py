@@ -100,3 +100,15 @@ def test_vector_dot_product_wraps_silently(ring: Ring) -> None:
             warnings.simplefilter("error")
             out = ring.matmul(a, b)
     assert _ints(ring, out) == _ints(ring, a).dot(_ints(ring, b)) % ring.modulus
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((3, 1100), (1100, 2)), ((2, 4, 100), (100, 3)),
+                                                  ((1, 180_000), (180_000, 1))])
+def test_z2_128_matmul_of_largest_residues_is_exact(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """Every limb at its maximum: the largest partial sums, of several inner chunks, summed per shift (and,
+    from 2^20 / 6 inner terms on, placed one product at a time); batched operands too."""
+    ring = Z2_128()
+    m = ring.modulus
+    a_int, b_int = np.full(a_shape, m - 1, dtype=object), np.full(b_shape, m - 1, dtype=object)
+    expected = np.matmul(a_int, b_int) % m
+    assert (_ints(ring, ring.matmul(ring.from_int(a_int), ring.from_int(b_int))) == expected).all()

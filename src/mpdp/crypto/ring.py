@@ -507,14 +507,26 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         bl = _float_limbs(b[0], 3) + _float_limbs(b[1], 3)
         # limb i of a 128-bit element: low word limbs 0..2 (bits 0, 22, 44), high word limbs at 64, 86, 108
         weights = [0, 22, 44, 64, 86, 108]
+        # The 21 products of weight < 128 fall on 8 distinct shifts (0, 22, 44, 64, 66, 86, 88, 108): those of
+        # one shift are summed as words first (at most 6 terms, each below k 2^44: exact while 6 k < 2^20),
+        # so only 8 are placed into the 128-bit result.
+        grouped = 6 * a.shape[-1] < 1 << 20
+        sums: dict[int, RingArray] = {}
         out: RingArray | None = None
         for i in range(6):
             for j in range(6):
                 shift = weights[i] + weights[j]
                 if shift >= 128:
                     continue
-                part = self._place(_exact_matmul(al[i], bl[j]), shift)
-                out = part if out is None else self.add(out, part)
+                product = _exact_matmul(al[i], bl[j])
+                if grouped:
+                    sums[shift] = product if shift not in sums else sums[shift] + product
+                else:
+                    part = self._place(product, shift)
+                    out = part if out is None else self.add(out, part)
+        for shift, total in sums.items():
+            part = self._place(total, shift)
+            out = part if out is None else self.add(out, part)
         if out is None:  # pragma: no cover
             raise ShapeMismatchError("empty matmul")
         return out
