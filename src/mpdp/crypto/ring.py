@@ -75,8 +75,18 @@ def _mulhi(a: RingArray, b: RingArray | np.uint64) -> RingArray:
     a0, a1 = a & _M32, a >> _U64(32)
     b0, b1 = b & _M32, b >> _U64(32)
     p01, p10 = a0 * b1, a1 * b0
-    mid = ((a0 * b0) >> _U64(32)) + (p01 & _M32) + (p10 & _M32)
-    high: RingArray = a1 * b1 + (p01 >> _U64(32)) + (p10 >> _U64(32)) + (mid >> _U64(32))
+    # in place on the fresh temporaries (a third fewer allocations): mid < 3 2^32, high < 2^64
+    mid = a0 * b0
+    mid >>= _U64(32)
+    mid += p01 & _M32
+    mid += p10 & _M32
+    mid >>= _U64(32)
+    p01 >>= _U64(32)
+    p10 >>= _U64(32)
+    high: RingArray = a1 * b1
+    high += p01
+    high += p10
+    high += mid
     return high
 
 
