@@ -24,21 +24,24 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 
 Where the time goes (measured by wrapping the step's phases, batch 100, K = 10, 2 parties): 39 rounds per
 iteration (78 before the division-free step): 2 sharing the inputs, 2 the products across parties, 8 the
-normalisation of ``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product giving
-``q~ = q 2^-k`` and ``(q - pi S) 2^-k``, 4 the squared norm ``n~ = n S~^2`` and ``S~^2``, 17 the clipped
-weights ``q~ / sqrt(max(S~^2, n~))`` (8 comparisons with half powers of two, 1 selecting the maximum, 2 for
-``z``, 4 for the powers of the degree-4 polynomial, 2 for the last product), 2 the matrix product, 1 the
-truncation onto the grid and 1 the opening. Party 0's thread, about 24 ms CPU per iteration with the
-machine loaded (1-minute load ~10): ~19 ms in the secure computation (normalisation ~3 ms, inverse square
-root of the maximum ~7.5 ms of which ~2.5 ms its comparisons and ~3.6 ms its polynomial and products,
-matrix product ~2.7 ms, every other product ~0.6-0.9 ms), ~1 ms its local log-densities, norms and
-statistics, the rest planning and noise; the float step takes ~3 ms. Most of the MPC's CPU is
+normalisation of ``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product giving ``q~ =
+q 2^-k`` and ``(q - pi S) 2^-k``, 4 the squared norm ``n~ = n S~^2`` and ``S~^2``, 17 the clipped weights ``q~ /
+sqrt(max(S~^2, n~))`` (8 comparisons with half powers of two, 1 selecting the maximum, 2 for ``z``, 4 for the
+powers of the degree-4 polynomial, 2 for the last product), 2 the matrix product, 1 the truncation onto the grid
+and 1 the opening. Party 0's thread, about 24 ms CPU per iteration with the machine loaded (1-minute load ~10):
+~19 ms in the secure computation (normalisation ~3 ms, inverse square root of the maximum ~7.5 ms of which ~2.5
+ms its comparisons and ~3.6 ms its polynomial and products, matrix product ~2 ms (2.7 ms until the Z_2^128 matmul
+summed the limb products of each shift as words and placed 8 sums instead of 21 products), every other product
+~0.6-0.9 ms), ~1 ms its local log-densities, norms and statistics, the rest planning and noise; the float step
+takes ~3 ms. Measured with each function's thread CPU time (30 iterations, load ~3): the comparisons' carry
+circuits (``less_than_public``, 6 AND rounds each, 2 per step) ~4.4 ms, Z_2^128 elementwise products ~2 ms,
+encoding and decoding the ~40 messages each way ~3.5 ms, the step's public plan ~1 ms. Most of the MPC's CPU is
 per-operation overhead (message encoding, correlation expansion) rather than arithmetic: an operation on 100
 elements costs about as much as one on 1,000. Party 0 sends ~1.17 MB per iteration (2.34 MB while the
-comparisons' carry circuits were Kogge-Stone prefixes over packed words; as binary trees over bit-sliced
-words they AND only what the final carry needs: their openings fell from ~1.4 MB to ~0.26 MB, and the
-dealer's AND-triple corrections likewise), and sees 38 logical rounds (39 until each step's correlations
-were requested during the step before).
+comparisons' carry circuits were Kogge-Stone prefixes over packed words; as binary trees over bit-sliced words
+they AND only what the final carry needs: their openings fell from ~1.4 MB to ~0.26 MB, and the dealer's
+AND-triple corrections likewise), and sees 38 logical rounds (39 until each step's correlations were requested
+during the step before).
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
