@@ -1,4 +1,4 @@
-"""Bit decomposition, leading-one detection and many-threshold comparison of shared values in Z_2^l (l <= 64).
+"""Bit decomposition and many-threshold comparison of shared values in Z_2^l (l <= 64).
 
 ``bit_decompose(x)`` returns XOR shares of the bits of ``x``'s residue, packed in one 64-bit word per
 element: open ``c = x + r`` with a comparison mask (``r`` shared additively and bitwise), then
@@ -7,19 +7,16 @@ per bit ``G = r AND NOT c`` (a borrow starts), ``P = NOT (r XOR c)`` (a borrow p
 ``s = 1, 2, ..., 32``: ``G <- G XOR (P AND G << s)``, ``P <- P AND P << s``. Bit ``i`` of ``x`` is
 ``c_i XOR r_i XOR G_(i-1)``. Six rounds, two word-ANDs per element per round.
 
-``leading_one(bits)`` turns those bits into the one-hot word of the highest set bit with a prefix OR
-from the top (``o <- o OR o >> s``, one word-AND per round, six rounds) and ``h = o XOR (o >> 1)``.
-
 ``lanes_to_ring`` converts chosen lanes of such XOR-shared words into additive shares in any ring with
-daBits (one round), ready for public linear combinations such as ``sum_i h_i 2^-i``.
+daBits (one round), ready for public linear combinations of the bits.
 
 ``at_least(x, thresholds)`` compares one shared word with many public thresholds at once, the cheaper
 route to the same bucket bits (:func:`~mpdp.protocols.mpc.functions._normalise` uses it): one opened
 ``c = x + r`` serves every threshold, since ``x - t + r = c - t`` (the public part shifts, the mask
 stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_than_public` for all
 thresholds run side by side in the same six rounds; one daBit round turns the bits additive. Eight rounds
-for any number of thresholds, against 7 (decomposition) + 6 (leading one) + 1 (daBits) for the one-hot
-route, at the price of one carry circuit per threshold instead of one decomposition per element.
+for any number of thresholds, against 14 for the former route (decomposition, a prefix-OR leading-one word,
+daBits), at the price of one carry circuit per threshold instead of one decomposition per element.
 
 Security: semi-honest, up to n - 1 colluding parties; all opened values are uniformly masked.
 References: Kogge and Stone, IEEE Trans. Computers 1973 (parallel prefix); Escudero et al., CRYPTO 2020
@@ -39,7 +36,7 @@ from mpdp.protocols.mpc.comparison import _and_many, _circuit_specs, less_than_p
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
-__all__ = ["at_least", "bit_decompose", "lanes_to_ring", "leading_one"]
+__all__ = ["at_least", "bit_decompose", "lanes_to_ring"]
 
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -77,19 +74,6 @@ def bit_decompose(x: SharedFixedPoint) -> RingArray:
         out &= np.uint64((1 << ring.bits) - 1)
     words: RingArray = out
     return words
-
-
-def leading_one(session: MPCSession, bits: RingArray) -> RingArray:
-    """XOR shares of the one-hot word of the highest set bit of each XOR-shared word (zero stays zero)."""
-    o = bits.copy()
-    shift = 1
-    while shift < 64:
-        s = np.uint64(shift)
-        shifted = o >> s
-        # OR = a XOR b XOR (a AND b)
-        o = o ^ shifted ^ _and_many(session, o, shifted, session.new_id())
-        shift *= 2
-    return o ^ (o >> np.uint64(1))
 
 
 def lanes_to_ring(session: MPCSession, words: RingArray, lanes: npt.NDArray[np.int64], ring: Ring) -> RingArray:
