@@ -46,9 +46,11 @@ __all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wr
 def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,
                    leader: bool, matmul: bool = False) -> RingArray:
     """This party's share of ``x * y`` (or ``x @ y``) from opened ``d = x - a``, ``e = y - b``."""
-    op = ring.matmul if matmul else ring.mul
     # the leader's d b + d e is one product: d (b + e)
-    return ring.add(ring.add(c, op(d, ring.add(b, e) if leader else b)), op(a, e))
+    f = ring.add(b, e) if leader else b
+    if matmul:  # d @ f + a @ e as one product over the joined inner dimension
+        return ring.add(c, ring.matmul_sum([(d, f), (a, e)]))
+    return ring.add(ring.add(c, ring.mul(d, f)), ring.mul(a, e))
 
 
 def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
