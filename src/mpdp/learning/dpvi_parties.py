@@ -20,7 +20,7 @@ whole posterior trajectory), uniformly masked openings inside the MPC and, with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 
@@ -203,14 +203,17 @@ class DataParty(Party):
         super().__init__(name)
         if name not in setup.parties:
             raise ParameterError(explain("name", name, f"one of {setup.parties}", "name a data party of the setup"))
-        self.setup = setup
+        # Its own copy of the public agreement (equal to ``setup``): the theta-derived tables the model caches
+        # per step (shared by step_plan and local_input) are this party's own, as on separate machines.
+        self.setup = replace(setup, model=replace(setup.model))
         self.index = setup.parties.index(name)
-        self.block = setup.blocks()[self.index]  # the block step_plan uses: one cache of theta-derived values
+        self.block = self.setup.blocks()[self.index]
         self.data = self.block.encode(values)
         if self.data.n != setup.n:
             raise ShapeMismatchError(explain(f"{name}'s records", self.data.n, f"{setup.n} (aligned records)",
                                              "every party must hold the same records in the same order"))
         self.stats = self.block.stats(self.data)
+        self.rows = self.block.prepare(self.data)  # theta-independent, once: each step gathers its minibatch
         self.renorm = setup.precision.renormalization(len(setup.parties))
 
     def run(self, comm: Comm) -> PartyOutcome:
@@ -260,13 +263,12 @@ class DataParty(Party):
 
     def local_input(self, theta: FloatArray, batch: IntArray, public: StepPublic) -> PartyInput:
         """What this party contributes to a step, computed on its own attributes only."""
-        rows = self.data.rows(batch)
-        logs = self.block.log_densities(theta, rows)
+        logs, sq_norms = self.block.local_terms(theta, self.rows.rows(batch))
         if self.setup.precision.renormalize:
             factors, _ = renormalize(logs, self.renorm)
         else:  # paper 002's Figure 2: no per-record constants (a public scale only, see GradientPrecision)
             factors = np.minimum(np.exp(logs - UNRENORMALIZED_SHIFT * np.log(2.0)), 1.0)
-        norms = self.block.sq_norms(theta, rows) / public.clip**2
+        norms = sq_norms / public.clip**2
         return PartyInput(factors=factors, sq_norms=norms, stats=self.stats[batch])
 
     def _noise(self, session: MPCSession, dim: int) -> npt.NDArray[np.uint64] | None:

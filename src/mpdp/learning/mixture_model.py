@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
@@ -52,6 +52,7 @@ __all__ = [
     "EncodedBlock",
     "Feature",
     "FeatureBlock",
+    "LocalRows",
     "MixtureModel",
     "MixturePriors",
     "adult_model",
@@ -271,121 +272,93 @@ class FeatureBlock:
         return EncodedBlock(beta.astype(np.float64), codes.astype(np.int64))
 
     # -- local computations -------------------------------------------------------------------------------
-    def _cached(self, theta: FloatArray, what: str, f: int, make: Callable[[], Any]) -> Any:
-        # A step asks for each feature's parameters (and digammas) at the same theta several times (log-densities,
-        # norms, the public map and bound): computed once per theta, keyed by its bytes, and read-only.
-        key = theta.tobytes()
-        cache = self.__dict__.get("_theta_cache")
-        if cache is None or cache[0] != key:
-            cache = (key, {})
-            object.__setattr__(self, "_theta_cache", cache)
-        values: dict[tuple[str, int], Any] = cache[1]
-        if (what, f) not in values:
-            made = make()
-            for array in made if isinstance(made, tuple) else (made,):
-                array.flags.writeable = False
-            values[(what, f)] = made
-        return values[(what, f)]
+    # Everything below reads the model's per-theta tables (:meth:`MixtureModel._tables`: every feature's
+    # parameters, digammas, probabilities, map coefficients and bound terms, computed once per theta in a few
+    # vectorised calls) through this block's theta-independent index arrays.
+    @cached_property
+    def _layout(self) -> _BlockLayout:
+        return _BlockLayout.of(self)
+
+    def _at(self, theta: FloatArray) -> _BlockTables:
+        return self.model._tables(theta).block(self)
+
+    def prepare(self, data: EncodedBlock) -> LocalRows:
+        """The block's records as its per-step computations read them (theta-independent): compute once for a
+        party's whole data and take :meth:`LocalRows.rows` per minibatch."""
+        n, nb = data.beta.shape
+        pairs = np.empty((2 * nb, n))
+        pairs[0::2] = np.log(data.beta.T)
+        pairs[1::2] = np.log1p(-data.beta.T)
+        flat = np.ascontiguousarray((data.codes + self._layout.cat_starts).T, dtype=np.int64)
+        return LocalRows(pairs, flat)
 
     def _beta(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray]:
-        def make() -> tuple[FloatArray, FloatArray]:
-            block = theta[self.model.slice(f)].reshape(self.model.components, 2)
-            return np.exp(block[:, 0]), np.exp(block[:, 1])
-
-        result: tuple[FloatArray, FloatArray] = self._cached(theta, "beta", f, make)
-        return result
-
-    def _digammas(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(psi(a), psi(b), psi(a + b))`` of a Beta feature."""
-        def make() -> tuple[FloatArray, FloatArray, FloatArray]:
-            a, b = self._beta(theta, f)
-            return special.digamma(a), special.digamma(b), special.digamma(a + b)
-
-        result: tuple[FloatArray, FloatArray, FloatArray] = self._cached(theta, "digamma", f, make)
-        return result
+        """``(a_k, b_k)`` of Beta feature ``f`` (read-only views)."""
+        tables = self.model._tables(theta)
+        j = self.model._layout.beta_features.index(f)
+        return tables.gain[:, j, 0], tables.gain[:, j, 1]
 
     def _probs(self, theta: FloatArray, f: int) -> FloatArray:
-        def make() -> FloatArray:
-            z = theta[self.model.slice(f)].reshape(self.model.components, -1)
-            return _softmax_last_zero(z)
+        """``p_k`` of categorical feature ``f``, shape ``(K, C)`` (a read-only view)."""
+        layout = self.model._layout
+        start = int(layout.cat_starts[layout.cat_features.index(f)])
+        probs: FloatArray = self.model._tables(theta).probs[:, start:start + self.model.features[f].n_stats + 1]
+        return probs
 
-        result: FloatArray = self._cached(theta, "probs", f, make)
-        return result
-
-    def log_densities(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
+    def log_densities(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
         """``a_ik = sum_(f in block) log f_f(x_if | theta_kf)``, shape ``(n, K)``."""
-        out = np.zeros((data.n, self.model.components))
-        for col, f in enumerate(self.beta_features):
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            out += np.outer(lx, a - 1.0) + np.outer(l1x, b - 1.0) - special.betaln(a, b)
-        for col, f in enumerate(self.categorical_features):
-            logp = np.log(self._probs(theta, f))  # (K, C)
-            out += logp[:, data.codes[:, col]].T
-        return out
+        return self.local_terms(theta, data)[0]
 
-    def per_example_grads(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
+    def sq_norms(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
+        """``N_ik = ||g_ik||^2`` over the block's coordinates, shape ``(n, K)`` (no ``(n, K, d)`` array)."""
+        return self.local_terms(theta, data)[1]
+
+    def local_terms(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> tuple[FloatArray, FloatArray]:
+        """``(log_densities, sq_norms)`` in one pass (what a party computes per step on its minibatch).
+
+        With ``t = (log x, log(1 - x))`` per Beta feature: ``a_ik = t_i . (a_k - 1, b_k - 1) - log B(a_k, b_k)``
+        and ``N_ik = sum (a_k (log x_i + psi(a_k + b_k) - psi(a_k)))^2 + (b_k (...))^2``; a categorical feature
+        adds ``log p_k[c_i]`` and ``sum_(c < C-1) p_kc^2 + [c_i < C - 1] (1 - 2 p_k[c_i])``, read from one table
+        of the model's flat category axis (one gather for both).
+        """
+        rows = data if isinstance(data, LocalRows) else self.prepare(data)
+        at = self._at(theta)
+        K = self.model.components
+        # feature-major arrays, so that numpy's inner loops run over the records
+        cat = np.take(at.tables.cat_terms, rows.codes, axis=0).sum(axis=0)  # (n, 2K)
+        logs = cat[:, :K] + (at.log_weights @ rows.log_pairs).T
+        logs += at.log_const
+        grads = _beta_grads(at, rows)
+        grads *= grads
+        norms = cat[:, K:] + grads.sum(axis=0).T
+        return logs, norms
+
+    def per_example_grads(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
         """``g_ikd = d a_ik / d theta_(block d)``, shape ``(n, K, per-component block width)`` in block order.
 
         The block's coordinate ``indices`` are ordered feature by feature, each feature ``(K, p_f)``
         row-major; coordinate ``(k, j)`` of feature ``f`` is entry ``[:, k, offset_f + j]`` here.
         """
-        parts = []
-        for f in self.features:
-            parts.append(self._feature_grads(theta, data, f))
-        return np.concatenate(parts, axis=2) if parts else np.zeros((data.n, self.model.components, 0))
-
-    def _feature_grads(self, theta: FloatArray, data: EncodedBlock, f: int) -> FloatArray:
-        feature = self.model.features[f]
-        if isinstance(feature, BetaFeature):
-            col = self.beta_features.index(f)
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            ga = a * (lx[:, None] - psi_a + dab)
-            gb = b * (l1x[:, None] - psi_b + dab)
-            return np.stack([ga, gb], axis=2)
-        col = self.categorical_features.index(f)
-        p = self._probs(theta, f)[:, :-1]  # (K, C-1)
-        onehot = np.zeros((data.n, feature.size))
-        onehot[np.arange(data.n), data.codes[:, col]] = 1.0
-        return onehot[:, None, :-1] - p[None, :, :]
-
-    def sq_norms(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
-        """``N_ik = ||g_ik||^2`` over the block's coordinates, shape ``(n, K)`` (no ``(n, K, d)`` array)."""
-        out = np.zeros((data.n, self.model.components))
-        for col, f in enumerate(self.beta_features):
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            out += (a * (lx[:, None] - psi_a + dab)) ** 2
-            out += (b * (l1x[:, None] - psi_b + dab)) ** 2
-        for col, f in enumerate(self.categorical_features):
-            p = self._probs(theta, f)  # (K, C)
-            size = p.shape[1]
-            code = data.codes[:, col]
-            base = np.sum(p[:, :-1] ** 2, axis=1)  # (K,)
-            hit = np.where(code[:, None] < size - 1, 1.0 - 2.0 * p[:, np.minimum(code, size - 2)].T, 0.0)
-            out += base[None, :] + hit
+        rows = data if isinstance(data, LocalRows) else self.prepare(data)
+        at, lay = self._at(theta), self._layout
+        n, K = rows.n, self.model.components
+        out = np.empty((n, K, lay.width))
+        out[:, :, lay.beta_cols] = _beta_grads(at, rows).transpose(2, 1, 0)
+        out[:, :, lay.cat_cols] = -at.tables.probs[:, lay.cat_free][None, :, :]
+        col = lay.onehot_col[rows.codes.T]  # the one-hot column of each (record, feature), -1 for the last level
+        hit = col >= 0
+        out[np.nonzero(hit)[0], :, col[hit]] += 1.0
         return out
 
     def sq_norm_bound(self, theta: FloatArray) -> float:
-        """A public bound on every ``N_ik`` (from ``theta`` and the features' public domains alone)."""
-        total = np.zeros(self.model.components)
-        for f in self.beta_features:
-            feature = self.model.features[f]
-            squeeze = feature.squeeze if isinstance(feature, BetaFeature) else 0.5
-            a, b = self._beta(theta, f)
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            low = math.log(squeeze)  # log x and log(1 - x) lie in [low, log(1 - s)] within [low, 0]
-            da, db = dab - psi_a, dab - psi_b
-            ga = a * np.maximum(np.abs(low + da), np.abs(da))
-            gb = b * np.maximum(np.abs(low + db), np.abs(db))
-            total += ga**2 + gb**2
-        for f in self.categorical_features:
-            p = self._probs(theta, f)
-            total += 1.0 + np.sum(p[:, :-1] ** 2, axis=1)
-        return float(np.max(total)) if total.size else 0.0
+        """A public bound on every ``N_ik`` (from ``theta`` and the features' public domains alone).
+
+        ``max_k sum_f B_kf`` with, for a Beta feature, ``B = (a max(|log s + d_a|, |d_a|))^2 + (b ...)^2``
+        (``d_a = psi(a + b) - psi(a)``; ``log x`` and ``log(1 - x)`` lie in ``[log s, 0]`` and the gradient
+        ``a (log x + d_a)`` is affine in them, so its modulus peaks at an end), and for a categorical feature
+        ``B = 1 + sum_(c < C-1) p_c^2`` (``1 - 2 p_c <= 1``).
+        """
+        return self._at(theta).sq_norm_bound
 
     def stats(self, data: EncodedBlock) -> FloatArray:
         """Sufficient statistics ``T``, shape ``(n, n_stats)``: ``(log x, log(1 - x))`` per Beta feature and the
@@ -406,42 +379,9 @@ class FeatureBlock:
         """The public map from ``(M = T^T w, s = sum_i w_i)`` to ``sum_i w_ik g_ik`` (see :class:`StatMap`).
 
         Beta: ``d/dlog a_k = a_k (M[log x, k] - (psi(a_k) - psi(a_k + b_k)) s_k)`` (and likewise for ``b``);
-        Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``.
+        Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``. Built once per ``theta`` (its arrays are read-only).
         """
-        K = self.model.components
-        cs, cz = [], []
-        for f in self.features:
-            feature = self.model.features[f]
-            if isinstance(feature, BetaFeature):
-                a, b = self._beta(theta, f)
-                psi_a, psi_b, dab = self._digammas(theta, f)
-                cs.append(np.stack([a, b], axis=1).ravel())
-                cz.append(np.stack([-a * (psi_a - dab), -b * (psi_b - dab)], axis=1).ravel())
-            else:
-                cs.append(np.ones(K * (feature.size - 1)))
-                cz.append(-self._probs(theta, f)[:, :-1].ravel())
-        stat, comp = self._stat_layout
-        if not cs:
-            empty = np.zeros(0)
-            return StatMap(stat.copy(), comp.copy(), empty, empty)
-        return StatMap(stat.copy(), comp.copy(), np.concatenate(cs), np.concatenate(cz))
-
-    @cached_property
-    def _stat_layout(self) -> tuple[IntArray, IntArray]:
-        """The statistic and component index of each entry of :meth:`stat_map` (independent of ``theta``)."""
-        K = self.model.components
-        ks = np.arange(K)
-        stat, comp = [], []
-        offset = 0
-        for f in self.features:
-            feature = self.model.features[f]
-            width = 2 if isinstance(feature, BetaFeature) else feature.size - 1
-            stat.append(np.tile(np.arange(offset, offset + width), K))
-            comp.append(np.repeat(ks, width))
-            offset += feature.n_stats
-        if not stat:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64)
+        return self._at(theta).stat_map
 
     def sample(self, theta: FloatArray, components: IntArray, rng: RandomSource) -> FloatArray:
         """Synthetic attribute values ``(n, len(features))`` for records drawn from the given components."""
@@ -468,6 +408,258 @@ def _softmax_last_zero(z: FloatArray) -> FloatArray:
     e = np.exp(ext)
     out: FloatArray = e / np.sum(e, axis=-1, keepdims=True)
     return out
+
+
+# -- theta-derived tables (computed once per theta, vectorised over features and components) --------------------
+@dataclass(frozen=True)
+class LocalRows:
+    """A block's records as its per-step computations read them (see :meth:`FeatureBlock.prepare`).
+
+    ``log_pairs``: ``log x`` and ``log(1 - x)`` of each Beta feature, interleaved, ``(2 x Beta features, n)``;
+    ``codes``: each categorical code as a position on the model's flat category axis, ``(categorical
+    features, n)``. Both feature-major and independent of ``theta``.
+    """
+
+    log_pairs: FloatArray
+    codes: IntArray
+
+    @property
+    def n(self) -> int:
+        return int(self.log_pairs.shape[1])
+
+    def rows(self, index: npt.ArrayLike) -> LocalRows:
+        idx = np.asarray(index)
+        return LocalRows(self.log_pairs[:, idx], self.codes[:, idx])
+
+
+def _beta_grads(at: _BlockTables, rows: LocalRows) -> FloatArray:
+    """``a_k (log x_i + psi(a_k + b_k) - psi(a_k))`` (and likewise for ``b``), shape ``(2 x Beta features, K, n)``."""
+    out: FloatArray = rows.log_pairs[:, None, :] + at.shift[:, :, None]
+    out *= at.gain[:, :, None]
+    return out
+
+
+def _read_only(*arrays: npt.NDArray[Any]) -> None:
+    for array in arrays:
+        array.flags.writeable = False
+
+
+@dataclass(frozen=True)
+class _ModelLayout:
+    """Theta-independent index arrays that let :class:`_Tables` treat every feature of a kind at once.
+
+    Beta features are columns ``j`` of ``(K, Beta features, 2)`` arrays (``log a``, ``log b``); categorical
+    features are segments of one flat category axis (feature ``j`` at ``cat_starts[j] : + C_j``), whose
+    *free* categories (all but each feature's last, whose logit is the fixed 0) are the parameters.
+    """
+
+    beta_features: tuple[int, ...]
+    cat_features: tuple[int, ...]
+    beta_theta: IntArray  # (K, nb, 2): theta index of log a_kj and log b_kj
+    beta_low: FloatArray  # (nb,): log squeeze, the low end of log x and log(1 - x)
+    cat_starts: IntArray  # (nc,)
+    cat_seg: IntArray  # (C,): the categorical feature (0..nc-1) of each flat category
+    cat_src: IntArray  # (K, C): index into [theta, 0] of each logit (the last level of each feature reads the 0)
+    cat_free: IntArray  # (F,): flat categories that are not the last of their feature
+    cat_free_mask: FloatArray  # (C,): 1.0 for free categories, 0.0 for last levels
+    cat_free_size: FloatArray  # (F,): C_j of each free category's feature
+    cat_theta: IntArray  # (K, F): theta index of each free logit
+    beta_coef: IntArray  # beta_theta - (K - 1): positions among the non-weight coordinates
+    cat_coef: IntArray  # cat_theta - (K - 1)
+
+    @classmethod
+    def of(cls, model: MixtureModel) -> _ModelLayout:
+        K, feats = model.components, model.features
+        beta = tuple(f for f, feat in enumerate(feats) if isinstance(feat, BetaFeature))
+        cat = tuple(f for f, feat in enumerate(feats) if isinstance(feat, CategoricalFeature))
+        ks = np.arange(K, dtype=np.int64)
+        beta_theta = np.zeros((K, len(beta), 2), dtype=np.int64)
+        for j, f in enumerate(beta):
+            beta_theta[:, j, 0] = model.slice(f).start + 2 * ks
+            beta_theta[:, j, 1] = model.slice(f).start + 2 * ks + 1
+        lows = [math.log(feat.squeeze) for f in beta if isinstance(feat := feats[f], BetaFeature)]
+        sizes = [feat.size for f in cat if isinstance(feat := feats[f], CategoricalFeature)]
+        starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64) if sizes else np.zeros(0, dtype=np.int64)
+        total = int(sum(sizes))
+        src = np.full((K, total), model.dim, dtype=np.int64)
+        free: list[int] = []
+        free_size: list[int] = []
+        for j, f in enumerate(cat):
+            size, s0 = sizes[j], int(starts[j])
+            src[:, s0:s0 + size - 1] = model.slice(f).start + ks[:, None] * (size - 1) + np.arange(size - 1)
+            free += range(s0, s0 + size - 1)
+            free_size += [size] * (size - 1)
+        free_idx = np.asarray(free, dtype=np.int64)
+        mask = np.zeros(total)
+        mask[free_idx] = 1.0
+        layout = cls(beta, cat, beta_theta, np.asarray(lows, dtype=np.float64), starts,
+                     np.repeat(np.arange(len(cat), dtype=np.int64), sizes), src, free_idx, mask,
+                     np.asarray(free_size, dtype=np.float64), src[:, free_idx], beta_theta - (K - 1),
+                     src[:, free_idx] - (K - 1))
+        _read_only(layout.beta_theta, layout.beta_low, layout.cat_starts, layout.cat_seg, layout.cat_src,
+                   layout.cat_free, layout.cat_free_mask, layout.cat_free_size, layout.cat_theta, layout.beta_coef,
+                   layout.cat_coef)
+        return layout
+
+
+class _Tables:
+    """Every theta-derived quantity of the model at one ``theta`` (read-only arrays).
+
+    ``gain = (a, b)`` and ``shift = (psi(a + b) - psi(a), psi(a + b) - psi(b))`` per Beta feature
+    (``(K, nb, 2)``) and ``betaln = log B(a, b)``; ``probs`` and ``log_probs`` on the flat category axis
+    (``(K, C)``, softmax of ``[z, 0]`` per feature); ``cat_terms`` (``(C, 2K)``): per category its
+    log-probability and its part of the squared gradient norm; ``weights``, the mixture weights ``pi``; the
+    :class:`StatMap` coefficients of every non-weight coordinate in model order; ``bound_terms`` (``(K,
+    features)``), the per-feature terms of :meth:`FeatureBlock.sq_norm_bound`.
+    """
+
+    def __init__(self, model: MixtureModel, theta: FloatArray) -> None:
+        L, K = model._layout, model.components
+        self.weights = _softmax_last_zero(theta[: K - 1])
+        self.gain = np.exp(theta[L.beta_theta])
+        a, b = self.gain[..., 0], self.gain[..., 1]
+        psi = special.digamma(np.stack([a, b, a + b]))
+        self.shift = np.stack([psi[2] - psi[0], psi[2] - psi[1]], axis=-1)
+        self.betaln = special.betaln(a, b)
+        if L.cat_features:
+            ext = np.append(theta, 0.0)[L.cat_src]
+            z = ext - np.maximum.reduceat(ext, L.cat_starts, axis=1)[:, L.cat_seg]
+            e = np.exp(z)
+            sums = np.add.reduceat(e, L.cat_starts, axis=1)
+            self.probs = e / sums[:, L.cat_seg]
+            self.log_probs = z - np.log(sums)[:, L.cat_seg]
+            sq = np.add.reduceat(self.probs * self.probs * L.cat_free_mask, L.cat_starts, axis=1)  # (K, nc)
+        else:
+            self.probs = self.log_probs = np.zeros((K, 0))
+            sq = np.zeros((K, 0))
+        hit = sq[:, L.cat_seg] + L.cat_free_mask * (1.0 - 2.0 * self.probs)
+        self.cat_terms = np.ascontiguousarray(np.concatenate([self.log_probs, hit], axis=0).T)
+        # StatMap coefficients in model order (weights excluded): Beta (a, b) and (a d_a, b d_b); categorical 1, -p
+        self.coef_stat = np.ones(model.dim - (K - 1))
+        self.coef_stat[L.beta_coef] = self.gain
+        self.coef_sum = np.empty(model.dim - (K - 1))
+        self.coef_sum[L.beta_coef] = self.gain * self.shift
+        self.coef_sum[L.cat_coef] = -self.probs[:, L.cat_free]
+        # sq_norm_bound's per-feature terms: (a max(|log s + d|, |d|))^2 + (b ...)^2, and 1 + sum_(c<C-1) p_c^2
+        reach = np.maximum(np.abs(L.beta_low[None, :, None] + self.shift), np.abs(self.shift))
+        beta_terms = (self.gain * reach) ** 2
+        self.bound_terms = np.empty((K, len(model.features)))
+        self.bound_terms[:, L.beta_features] = beta_terms[..., 0] + beta_terms[..., 1]
+        self.bound_terms[:, L.cat_features] = 1.0 + sq
+        _read_only(self.weights, self.gain, self.shift, self.betaln, self.probs, self.log_probs, self.cat_terms,
+                   self.coef_stat, self.coef_sum, self.bound_terms)
+        self._blocks: dict[tuple[int, ...], _BlockTables] = {}
+
+    def block(self, block: FeatureBlock) -> _BlockTables:
+        found = self._blocks.get(block.features)
+        if found is None:
+            found = self._blocks[block.features] = _BlockTables(self, block._layout)
+        return found
+
+
+class _BlockTables:
+    """One block's view of :class:`_Tables` (each part computed on first use, read-only)."""
+
+    def __init__(self, tables: _Tables, layout: _BlockLayout) -> None:
+        self.tables = tables
+        self.layout = layout
+
+    @cached_property
+    def gain(self) -> FloatArray:
+        """``(2 x Beta features, K)``: ``a, b`` of each Beta feature of the block, interleaved."""
+        return self._pairs(self.tables.gain)
+
+    @cached_property
+    def shift(self) -> FloatArray:
+        """``(2 x Beta features, K)``: ``psi(a + b) - psi(a), psi(a + b) - psi(b)``, interleaved."""
+        return self._pairs(self.tables.shift)
+
+    def _pairs(self, values: FloatArray) -> FloatArray:
+        out = np.ascontiguousarray(values[:, self.layout.beta_index, :].reshape(values.shape[0], -1).T)
+        _read_only(out)
+        return out
+
+    @cached_property
+    def log_weights(self) -> FloatArray:
+        """``(K, 2 x Beta features)``: ``a - 1, b - 1``, the log-density's weights of ``(log x, log(1 - x))``."""
+        out = np.ascontiguousarray(self.gain.T - 1.0)
+        _read_only(out)
+        return out
+
+    @cached_property
+    def log_const(self) -> FloatArray:
+        out: FloatArray = -self.tables.betaln[:, self.layout.beta_index].sum(axis=1)
+        _read_only(out)
+        return out
+
+    @cached_property
+    def stat_map(self) -> StatMap:
+        lay = self.layout
+        coef_stat, coef_sum = self.tables.coef_stat[lay.coords], self.tables.coef_sum[lay.coords]
+        _read_only(coef_stat, coef_sum)
+        return StatMap(lay.stat, lay.comp, coef_stat, coef_sum)
+
+    @cached_property
+    def sq_norm_bound(self) -> float:
+        terms = self.tables.bound_terms[:, self.layout.bound_features]
+        return float(np.max(terms.sum(axis=1))) if terms.size else 0.0
+
+
+@dataclass(frozen=True)
+class _BlockLayout:
+    """A block's theta-independent index arrays into :class:`_Tables` and :meth:`FeatureBlock.per_example_grads`."""
+
+    beta_index: IntArray  # the block's Beta features (block order) among the model's
+    cat_starts: IntArray  # flat start of the block's categorical features (block order)
+    beta_cols: IntArray  # per_example_grads columns of the interleaved (a, b) pairs
+    cat_free: IntArray  # flat free categories of the block (block order)
+    cat_cols: IntArray  # their per_example_grads columns
+    onehot_col: IntArray  # (C,): per_example_grads column of a flat category of the block; -1 otherwise
+    coords: IntArray  # the block's coordinates among the model's non-weight ones
+    bound_features: IntArray  # the block's features, Beta first
+    stat: IntArray  # StatMap.stat
+    comp: IntArray  # StatMap.comp
+    width: int
+
+    @classmethod
+    def of(cls, block: FeatureBlock) -> _BlockLayout:
+        model, L = block.model, block.model._layout
+        K = model.components
+        total = int(L.cat_seg.size)
+        starts = {f: int(L.cat_starts[j]) for j, f in enumerate(L.cat_features)}
+        offsets, offset = {}, 0
+        stat: list[IntArray] = []
+        comp: list[IntArray] = []
+        stat_offset = 0
+        for f in block.features:
+            offsets[f] = offset
+            width = model.features[f].n_params
+            stat.append(np.tile(np.arange(stat_offset, stat_offset + width), K))
+            comp.append(np.repeat(np.arange(K), width))
+            offset += width
+            stat_offset += model.features[f].n_stats
+        beta_cols = [c for f in block.beta_features for c in (offsets[f], offsets[f] + 1)]
+        cat_free: list[int] = []
+        cat_cols: list[int] = []
+        onehot = np.full(total, -1, dtype=np.int64)
+        for f in block.categorical_features:
+            free = model.features[f].n_params
+            cat_free += range(starts[f], starts[f] + free)
+            cat_cols += range(offsets[f], offsets[f] + free)
+            onehot[starts[f]:starts[f] + free] = np.arange(offsets[f], offsets[f] + free)
+
+        def ints(values: Sequence[int] | list[IntArray]) -> IntArray:
+            if values and isinstance(values[0], np.ndarray):
+                return np.concatenate(values).astype(np.int64)
+            return np.asarray(values, dtype=np.int64).reshape(-1)
+
+        layout = cls(ints([L.beta_features.index(f) for f in block.beta_features]),
+                     ints([starts[f] for f in block.categorical_features]), ints(beta_cols), ints(cat_free),
+                     ints(cat_cols), onehot, block.indices - (K - 1),
+                     ints([*block.beta_features, *block.categorical_features]), ints(stat), ints(comp), offset)
+        _read_only(layout.beta_index, layout.cat_starts, layout.beta_cols, layout.cat_free, layout.cat_cols,
+                   layout.onehot_col, layout.coords, layout.bound_features, layout.stat, layout.comp)
+        return layout
 
 
 # -- the model --------------------------------------------------------------------------------------------------
@@ -539,7 +731,7 @@ class MixtureModel:
     # -- weights ----------------------------------------------------------------------------------------------
     def weights(self, theta: FloatArray) -> FloatArray:
         """``pi = softmax([beta, 0])``."""
-        return _softmax_last_zero(theta[self.weights_slice])
+        return self._tables(theta).weights.copy()
 
     def check_theta(self, theta: npt.ArrayLike) -> FloatArray:
         t = np.asarray(theta, dtype=np.float64)
@@ -557,19 +749,38 @@ class MixtureModel:
         ``d/du = shape - rate a``.
         """
         pr = self.priors
-        grad = np.zeros(self.dim)
         K = self.components
+        layout, tables = self._layout, self._tables(theta)
+        grad = np.zeros(self.dim)
         pi = self.weights(theta)
         grad[self.weights_slice] = pr.weights_concentration * (1.0 - K * pi[:-1])
-        for f, feature in enumerate(self.features):
-            block = theta[self.slice(f)].reshape(K, -1)
-            if isinstance(feature, BetaFeature):
-                g = pr.beta_shape - pr.beta_rate * np.exp(block)
-            else:
-                p = _softmax_last_zero(block)
-                g = pr.categorical_concentration * (1.0 - feature.size * p[:, :-1])
-            grad[self.slice(f)] = g.reshape(-1)
+        grad[layout.beta_theta] = pr.beta_shape - pr.beta_rate * tables.gain
+        grad[layout.cat_theta] = pr.categorical_concentration * (
+            1.0 - layout.cat_free_size * tables.probs[:, layout.cat_free])
         return grad
+
+    # -- theta-derived tables -----------------------------------------------------------------------------------
+    @cached_property
+    def _layout(self) -> _ModelLayout:
+        return _ModelLayout.of(self)
+
+    def _tables(self, theta: FloatArray) -> _Tables:
+        """Every theta-derived quantity at ``theta``, computed once per theta value.
+
+        Keyed by the bytes of ``theta`` (not its identity: a vector modified in place gets fresh tables); one
+        entry, replaced atomically, so concurrent users each read a consistent set.
+        """
+        t = np.asarray(theta, dtype=np.float64)
+        if t.shape != (self.dim,):
+            raise ShapeMismatchError(explain("theta", t.shape, f"({self.dim},)", "pass the model's parameter vector"))
+        key = t.tobytes()
+        cached = self.__dict__.get("_theta_tables")
+        if cached is not None and cached[0] == key:
+            tables: _Tables = cached[1]
+            return tables
+        tables = _Tables(self, t)
+        object.__setattr__(self, "_theta_tables", (key, tables))
+        return tables
 
     # -- evaluation and generation (float, for the experimenter and the releasing party) --------------------------
     def log_likelihood(self, theta: FloatArray, values: npt.ArrayLike) -> FloatArray:
