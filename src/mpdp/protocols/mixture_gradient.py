@@ -11,18 +11,22 @@ component ``k``, party ``j`` computes *locally*
 * its sufficient statistics ``T_i^(j)`` (exponential families: the gradient of a weighted sum of
   log-densities needs only weighted sums of ``T``, see :class:`StatMap`).
 
-Under MPC (every value below is secret-shared in the high-precision format, Z_2^128 with f = 48 by default):
+Under MPC (every value below is secret-shared: up to the normalisation in the high-precision format, Z_2^128
+with f = 48 by default; from it on, where every value is of order 1, in the tail format, Z_2^64 with f = 24 by
+default, see :class:`GradientPrecision`):
 
 1. ``q_ik = pi_k prod_j e_ikj`` (secure products; party 0 multiplies the public ``pi`` into its own factors
    before sharing them) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
    responsibilities are ``r_ik = q_ik / S_i``, but no division is computed: the normalisation finds
    ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
    _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
-   ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``);
+   ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``); that product's truncation delivers ``q~`` and ``v``
+   in the tail format directly (no extra round), and the parties share their ``N_ikj`` and statistics in it
+   in the input round;
 2. the whole per-example gradient's squared norm over ``C'^2`` is
    ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
    (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``); computed is
-   ``n~_i = n_i S~_i^2 = sum_k q~^2 N + sum_(k<K) v^2 / C'^2``, and ``S~_i^2``, in two rounds of products;
+   ``n~_i = n_i S~_i^2 = sum_k q~ (q~ N) + sum_(k<K) v^2 / C'^2``, and ``S~_i^2``, in two rounds of products;
 3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
    ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
    comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
@@ -43,15 +47,22 @@ indices and ``theta`` are public to the computing parties.
 Accuracy
 --------
 :class:`GradientPrecision` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
-bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``), so the roundings stay
-absolute errors of order ``u = 2^-f``; the inverse square root carries its relative error ``eps_c``
-(:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound`). :func:`plan_step` turns those and
-every rounding into the clipping constant ``C'`` that keeps the released sum's sensitivity at ``C``
-(:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed ``n~`` is within ``e_n`` of the exact
-one of the shared ``q~`` (:func:`_tilde_norm_error`), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at
-most ``C' (1 + eps_c) sqrt(1 + 4.1 e_n)``. Compared with the float64 computation on the same (floored)
-factors, each released coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u) + 2^-release_bits``
-and the coefficients' roundings, see :func:`gradient_error_bound`.
+bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``) in the tail format, so
+its roundings are absolute errors of order ``u = 2^-f_tail`` (the switch's own truncation included: it
+rounds ``q~`` and ``v`` by less than ``u``); the inverse square root carries its relative error ``eps_c``
+(:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound` for the tail format). The roundings
+before the switch (``2^-f``) only move the shared ``q~``, a valid input whatever it is: the clipping is
+exact relative to it. :func:`plan_step` turns the tail's errors into the clipping constant ``C'`` that keeps
+the released sum's sensitivity at ``C`` (:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed
+``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`_tilde_norm_error`, independent of the
+size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C' (1 + eps_c) sqrt(1 + 4.1
+e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
+``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
+``C'`` is ~6e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
+up to ``2^24``) ~0.1%. Compared with the float64 computation on the same (floored) factors, each released
+coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u + (K + 1) e_q / min S_i)`` plus the encodings,
+the coefficients' roundings and ``2^-release_bits``, see :func:`gradient_error_bound` (``e_q ~ 2.5 2^-f``:
+records whose parties' factors barely overlap, ``S_i`` near the floor, keep only ``f + floor_log2`` bits).
 
 References
 ----------
