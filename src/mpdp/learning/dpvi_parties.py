@@ -273,7 +273,7 @@ class DataParty(Party):
 
     def _noise(self, session: MPCSession, dim: int) -> npt.NDArray[np.uint64] | None:
         setup = self.setup
-        ring = setup.precision.fmt.ring
+        ring = setup.precision.release_fmt.ring
         if setup.settings.noise_multiplier == 0:
             return None
         if setup.noise == "parties":
@@ -289,8 +289,8 @@ class DataParty(Party):
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
             session.comm.send(setup.noise_party, {"dim": public.dim}, label=_NOISE_REQUEST)
         if batch.size == 0:  # an empty Poisson minibatch still releases (noise only)
-            total = session.from_shares(setup.precision.fmt.ring.zeros((public.dim,)), bound=0.0,
-                                        scale=setup.precision.release_bits)
+            total = session.from_shares(setup.precision.release_fmt.ring.zeros((public.dim,)), bound=0.0,
+                                        fmt=setup.precision.release_fmt, scale=setup.precision.release_bits)
         else:
             total = clipped_gradient_sum(session, public, self.local_input(theta, batch, public), setup.precision)
         released = release(total, self._noise(session, public.dim))
@@ -315,7 +315,7 @@ class NoiseParty(Party):
 
     def run(self, comm: Comm) -> int:
         setup = self.setup
-        ring = setup.precision.fmt.ring
+        ring = setup.precision.release_fmt.ring
         variance = setup.noise_std_units**2
         # separate streams: the noise itself (``dg``, the same stream a non-partitioned run seeded alike draws
         # from, see DPVI) and the masks that share it
