@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import special
 
 from mpdp.datasets.synthetic import standard_normal
-from mpdp.errors import ShapeMismatchError
+from mpdp.errors import DomainError, ShapeMismatchError
 from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, EncodedBlock, MixtureModel
 from mpdp.learning.mixture_tables import softmax_last_zero
 from mpdp.randomness import RandomSource
@@ -140,3 +140,21 @@ def test_prepared_rows_are_the_encoded_rows() -> None:
     assert block.prepare(data).rows(idx).n == 4
     np.testing.assert_array_equal(block.local_terms(theta, block.prepare(data).rows(idx))[0],
                                   block.log_densities(theta, data.rows(idx)))
+
+
+def test_malformed_encoded_blocks_are_refused() -> None:
+    # a code beyond its feature's levels would read the next feature's row of the flat tables: refused instead
+    model, theta, values = _problem(7)
+    block = model.block(["c", "d"])
+    data = block.encode(values[:, [1, 3]])
+    bad = data.codes.copy()
+    bad[2, 0] = 3  # feature c has 3 levels
+    with pytest.raises(DomainError, match="codes"):
+        block.log_densities(theta, EncodedBlock(data.beta, bad))
+    bad[2, 0] = -1
+    with pytest.raises(DomainError, match="codes"):
+        block.prepare(EncodedBlock(data.beta, bad))
+    with pytest.raises(ShapeMismatchError, match="encoded block"):
+        block.sq_norms(theta, EncodedBlock(data.beta, data.codes[:, :1]))
+    with pytest.raises(ShapeMismatchError, match="encoded block"):
+        model.block(["a", "c"]).sq_norms(theta, data)

@@ -294,11 +294,19 @@ class FeatureBlock:
     def prepare(self, data: EncodedBlock) -> LocalRows:
         """The block's records as its per-step computations read them (theta-independent): compute once for a
         party's whole data and take :meth:`LocalRows.rows` per minibatch."""
+        lay = self._layout
         n, nb = data.beta.shape
+        if nb != len(self.beta_features) or data.codes.shape != (n, len(self.categorical_features)):
+            raise ShapeMismatchError(explain("encoded block", (data.beta.shape, data.codes.shape),
+                                             f"{len(self.beta_features)} Beta and {len(self.categorical_features)} "
+                                             "categorical columns", "encode the values with this block"))
+        if np.any(data.codes < 0) or np.any(data.codes >= lay.cat_sizes):
+            raise DomainError(explain("categorical codes", data.codes[(data.codes < 0) | (data.codes >= lay.cat_sizes)]
+                                      [:3], "codes 0..C-1 of each feature", "encode the values with this block"))
         pairs = np.empty((2 * nb, n))
         pairs[0::2] = np.log(data.beta.T)
         pairs[1::2] = np.log1p(-data.beta.T)
-        flat = np.ascontiguousarray((data.codes + self._layout.cat_starts).T, dtype=np.int64)
+        flat = np.ascontiguousarray((data.codes + lay.cat_starts).T, dtype=np.int64)
         return LocalRows(pairs, flat)
 
     def _beta(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray]:

@@ -248,6 +248,7 @@ class BlockLayout:
 
     beta_index: IntArray  # the block's Beta features (block order) among the model's
     cat_starts: IntArray  # flat start of the block's categorical features (block order)
+    cat_sizes: IntArray  # their numbers of levels
     beta_cols: IntArray  # per_example_grads columns of the interleaved (a, b) pairs
     cat_free: IntArray  # flat free categories of the block (block order)
     cat_cols: IntArray  # their per_example_grads columns
@@ -291,9 +292,11 @@ class BlockLayout:
             return np.asarray(values, dtype=np.int64).reshape(-1)
 
         layout = cls(ints([L.beta_features.index(f) for f in block.beta_features]),
-                     ints([starts[f] for f in block.categorical_features]), ints(beta_cols), ints(cat_free),
+                     ints([starts[f] for f in block.categorical_features]),
+                     ints([model.features[f].n_params + 1 for f in block.categorical_features]), ints(beta_cols),
+                     ints(cat_free),
                      ints(cat_cols), onehot, block.indices - (K - 1),
                      ints([*block.beta_features, *block.categorical_features]), ints(stat), ints(comp), offset)
-        _read_only(layout.beta_index, layout.cat_starts, layout.beta_cols, layout.cat_free, layout.cat_cols,
-                   layout.onehot_col, layout.coords, layout.bound_features, layout.stat, layout.comp)
+        _read_only(layout.beta_index, layout.cat_starts, layout.cat_sizes, layout.beta_cols, layout.cat_free,
+                   layout.cat_cols, layout.onehot_col, layout.coords, layout.bound_features, layout.stat, layout.comp)
         return layout
