@@ -15,7 +15,10 @@ Accuracy
   The bounds are checked before computing (:class:`~mpdp.errors.PrecisionError` otherwise).
 * :func:`mul_split` (paper 002, Algorithm 2): the same error bound, for products up to the value capacity
   ``2^(l-2-f)`` instead of the product capacity ``2^(l-2-2f)``.
-* :func:`convert` between rings: exact when lifting, one stochastic rounding when dropping bits.
+* :func:`convert` between rings: exact when lifting, one stochastic rounding when dropping bits. A product's
+  own truncation may also drop into a narrower ring and fewer fractional bits at once
+  (:func:`~mpdp.protocols.mpc.functions.mul_known` with ``fmt``): the same two rounds, error below the
+  target format's ``2^-f``.
 
 Rounds: a product costs 2 (open the Beaver masks, open the truncation mask); ``mul_split`` 3.
 
