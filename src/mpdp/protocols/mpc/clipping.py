@@ -137,12 +137,14 @@ class ClipFactorParams:
         """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``, for values up to
         ``values_bound``."""
         u = fmt.resolution
-        # half powers: thresholds are rounded down (z within 2^(-f - low_exp) of its interval); the scales and
-        # roots, on f + e fractional bits, move z by at most u 2^(H - e) and root / sqrt(scale) by
-        # u 2^-e (2^(H/2 + 1/4) + 2^(H - 1/2)) <= u 2^(H - e)
+        # half powers: thresholds are rounded down (z within 2^(-f - low_exp) of its interval); the scales
+        # 2^(-k/2) >= 2^(-H - 1/2) and roots 2^(-k/4) >= 2^(-H/2 - 1/4), on f + e fractional bits, move
+        # z = m scale (m <= 2^H) by at most u 2^(H - e) and root / sqrt(scale) by u 2^-e (2^(H/2 + 1/4) +
+        # 2^(H - 1/2)) relatively
+        H = self.high_exp
         fine = u * 2.0 ** -self.constant_bits(fmt, low_exp, values_bound)
-        half = (2.0 ** (-fmt.frac_bits - low_exp) + fine * 2.0**self.high_exp) if self.half_powers else 0.0
-        constants = fine * 2.0**self.high_exp if self.half_powers else 0.0
+        half = (2.0 ** (-fmt.frac_bits - low_exp) + fine * 2.0**H) if self.half_powers else 0.0
+        constants = fine * (2.0 ** (H / 2 + 0.25) + 2.0 ** (H - 0.5)) if self.half_powers else 0.0
         constants += u  # Q's own rounding where the format needs it truncated before the last product (Q >= 1)
         # the products' own roundings are the absolute 3.5 u of the results; with half powers the root's is in
         # ``constants``, otherwise (root on f bits) it is u 2^(H/2) relative, as in _bound
