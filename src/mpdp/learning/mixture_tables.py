@@ -10,8 +10,9 @@ it saw (:meth:`~mpdp.learning.mixture_model.MixtureModel._tables`, keyed by the 
 
 The index arrays that make this possible depend only on the model's layout (:class:`ModelLayout`,
 :class:`BlockLayout`); a party's records, in the feature-major form the per-step computations read, only on
-its data (:class:`LocalRows`). Every array here is read-only: shared by the computations of a step, never
-modified.
+its data (:class:`LocalRows`). The tables are shared by the computations of a step and never modified: what
+leaves them (the parameter views of ``FeatureBlock._beta`` and ``_probs``, the :class:`StatMap` arrays, the
+layouts) is read-only; the mixture weights are handed out as copies.
 """
 
 from __future__ import annotations
@@ -144,14 +145,15 @@ class ModelLayout:
 
 
 class ThetaTables:
-    """Every theta-derived quantity of the model at one ``theta`` (read-only arrays).
+    """Every theta-derived quantity of the model at one ``theta`` (never modified once built).
 
     ``gain = (a, b)`` and ``shift = (psi(a + b) - psi(a), psi(a + b) - psi(b))`` per Beta feature
     (``(K, nb, 2)``) and ``betaln = log B(a, b)``; ``probs`` and ``log_probs`` on the flat category axis
     (``(K, C)``, softmax of ``[z, 0]`` per feature); ``cat_terms`` (``(C, 2K)``): per category its
     log-probability and its part of the squared gradient norm; ``weights``, the mixture weights ``pi``; the
     :class:`StatMap` coefficients of every non-weight coordinate in model order; ``bound_terms`` (``(K,
-    features)``), the per-feature terms of :meth:`FeatureBlock.sq_norm_bound`.
+    features)``), the per-feature terms of :meth:`FeatureBlock.sq_norm_bound`; ``gain_rows`` and
+    ``shift_rows``, ``gain`` and ``shift`` as ``(2 nb, K)`` rows (a block's Beta pairs are one gather of them).
     """
 
     def __init__(self, model: MixtureModel, theta: FloatArray) -> None:
