@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.correlations import CorrelationSpec, convert_unsigned, deal, draw, matmul_shape
+from mpdp.crypto.correlations import CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
@@ -187,11 +187,12 @@ def test_convert_unsigned() -> None:
 
 
 @pytest.mark.parametrize("kind", ["mul_wrap", "matmul_wrap", "square_wrap"])
-@pytest.mark.parametrize("bits", [64, 128])
-def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bits: int) -> None:
-    ring = ring_for_bits(bits)
+@pytest.mark.parametrize(("bits", "out_bits"), [(64, 64), (128, 128), (128, 64)])
+def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bits: int, out_bits: int) -> None:
+    # (128, 64): the truncation also narrows the ring, so msb and low are shared in Z_2^64
+    ring, out = ring_for_bits(bits), ring_for_bits(out_bits)
     shape_b = () if kind == "square_wrap" else (3, 4) if kind == "matmul_wrap" else (5, 3)
-    spec = CorrelationSpec(kind, bits, (5, 3), shape_b, shift=20)
+    spec = CorrelationSpec(kind, bits, (5, 3), shape_b, out_ring_bits=out_bits, shift=20)
     streams = [RandomSource.seeded(f"m-{i}") for i in range(3)]
     with pytest.raises(ParameterError, match="own"):
         deal(spec, streams)
@@ -202,11 +203,12 @@ def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bit
     b = a if kind == "square_wrap" else _sum(ring, [p["b"] for p in parts])
     product = ring.matmul(a, b) if kind == "matmul_wrap" else ring.mul(a, b)
     r = ring.to_object(ring.sub(_sum(ring, [p["c"] for p in parts]), product), signed=False)
-    msb = ring.to_object(_sum(ring, [p["msb"] for p in parts]), signed=False)
-    low = ring.to_object(_sum(ring, [p["low"] for p in parts]), signed=False)
+    msb = out.to_object(_sum(out, [p["msb"] for p in parts]), signed=False)
+    low = out.to_object(_sum(out, [p["low"] for p in parts]), signed=False)
     half = 1 << (bits - 1)
+    assert all(draw_shape(spec, k) == np.shape(fix[k]) for k in ("msb", "low"))
     assert len({int(v) for v in r.ravel()}) == r.size  # a fresh uniform mask per value
     assert all(m == v >> (bits - 1) for m, v in zip(msb.ravel(), r.ravel(), strict=True))
-    assert all(lo == (v % half) >> 20 for lo, v in zip(low.ravel(), r.ravel(), strict=True))
-    with pytest.raises(ParameterError, match="out_ring_bits"):
-        CorrelationSpec(kind, bits, (5, 3), shape_b, out_ring_bits=64 if bits == 128 else 128, shift=20)
+    assert all(lo == ((v % half) >> 20) % (1 << out_bits) for lo, v in zip(low.ravel(), r.ravel(), strict=True))
+    with pytest.raises(ParameterError, match="out_ring_bits"):  # widening: a 'wrap' conversion's job
+        CorrelationSpec(kind, 64, (5, 3), shape_b, out_ring_bits=128, shift=20)

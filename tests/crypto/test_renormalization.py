@@ -38,6 +38,12 @@ def test_bad_inputs() -> None:
         renormalize(np.array([[-np.inf, -np.inf]]), params)
     with pytest.raises(DomainError, match="NaN"):
         renormalize(np.array([[np.nan, 0.0]]), params)
+    with pytest.raises(DomainError, match=r"\+inf"):  # found from the row maxima, whichever the row
+        renormalize(np.array([[0.0, -1.0], [-2.0, np.inf]]), params)
+    with pytest.raises(DomainError, match="NaN"):  # a NaN beside -inf rows is reported as the NaN
+        renormalize(np.array([[-np.inf, -np.inf], [np.nan, 1.0]]), params)
+    e, _ = renormalize(np.array([[-np.inf, 0.0]]), params)  # -inf beside a finite value: a zero factor
+    assert np.array_equal(e, [[0.0, 1.0]])
     with pytest.raises(ParameterError, match="min_log2"):
         RenormalizationParams(parties=2, min_log2=1.0)
     with pytest.raises(ParameterError, match="floor_log2"):

@@ -16,9 +16,9 @@ from mpdp.learning.mixture_model import (
     CategoricalFeature,
     MixtureModel,
     MixturePriors,
-    _softmax_last_zero,
     adult_model,
 )
+from mpdp.learning.mixture_tables import softmax_last_zero
 from mpdp.randomness import RandomSource
 
 FEATURES = (BetaFeature("a", (0.0, 10.0)), CategoricalFeature("c", ("x", "y", "z")), BetaFeature("b", (-1.0, 1.0)),
@@ -110,7 +110,7 @@ def test_prior_gradient_matches_finite_differences() -> None:
             if isinstance(feature, BetaFeature):
                 total += np.sum(pr.beta_shape * block - pr.beta_rate * np.exp(block))
             else:
-                total += pr.categorical_concentration * np.sum(np.log(_softmax_last_zero(block)))
+                total += pr.categorical_concentration * np.sum(np.log(softmax_last_zero(block)))
         return float(total)
 
     h = 1e-6
@@ -203,3 +203,4 @@ def test_theta_derived_values_follow_theta_even_when_it_is_modified_in_place() -
     a, _ = block._beta(theta, 0)
     with pytest.raises(ValueError, match="read-only"):
         a[0] = 1.0  # shared between the computations of a step: never modified
+

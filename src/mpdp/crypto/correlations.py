@@ -25,9 +25,10 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
 ``dabit``   a random bit shared both ways: XOR-shared (uint8 0/1) and additively in the ring
 ``*_wrap``  ``mul_wrap``, ``matmul_wrap``, ``square_wrap``: a product correlation whose ``c`` is the
             product *plus* a wrap mask ``r`` (a uniform ring element only the dealer knows), with
-            ``msb`` and ``low`` of that ``r`` as in ``wrap`` (output ring = the ring): a Beaver product
-            then yields shares of ``x y + r`` directly, ready to open for its truncation, and ``r`` is
-            never shared (one uniform element per value fewer than a triple plus a wrap mask)
+            ``msb`` and ``low`` of that ``r`` as in ``wrap`` (in the output ring: the ring, or a narrower
+            one when the truncation also leaves the ring): a Beaver product then yields shares of
+            ``x y + r`` directly, ready to open for its truncation, and ``r`` is never shared (one
+            uniform element per value fewer than a triple plus a wrap mask)
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -139,9 +140,10 @@ class CorrelationSpec:
         if total > MAX_ELEMENTS:
             raise ParameterError(explain("correlation size", total, f"<= {MAX_ELEMENTS} elements",
                                          "split the computation into smaller batches"))
-        if self.kind.endswith("_wrap") and self.out_ring_bits != self.ring_bits:
-            raise ParameterError(explain("out_ring_bits", self.out_ring_bits, f"{self.ring_bits} for {self.kind}",
-                                         "truncate within the product's ring"))
+        if self.kind.endswith("_wrap") and self.out_ring_bits > self.ring_bits:
+            raise ParameterError(explain("out_ring_bits", self.out_ring_bits, f"<= {self.ring_bits} for {self.kind}",
+                                         "truncate within the product's ring or into a narrower one; widen with a "
+                                         "'wrap' conversion"))
         if self.kind in ("mul", "mul_wrap"):
             try:
                 np.broadcast_shapes(self.shape, self.shape_b)
@@ -247,8 +249,8 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
             put("b", lambda: ring.random(stream, spec.shape_b))
         put("c", lambda: ring.random(stream, c_shape))
         if kind.endswith("_wrap"):
-            put("msb", lambda: ring.random(stream, c_shape))
-            put("low", lambda: ring.random(stream, c_shape))
+            put("msb", lambda: spec.out_ring.random(stream, c_shape))
+            put("low", lambda: spec.out_ring.random(stream, c_shape))
     elif kind == "wrap":
         out_ring = spec.out_ring
         put("r", lambda: ring.random(stream, shape))
@@ -275,6 +277,8 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
 
     kind, ring = spec.kind, spec.ring
     if spec.product:
+        if name in ("msb", "low"):  # the truncation's parts, in the output ring
+            return layout(spec.out_ring, _c_shape(spec))
         return layout(ring, {"a": spec.shape, "b": spec.shape_b}[name] if name in ("a", "b") else _c_shape(spec))
     if kind == "wrap" and name != "r":
         return layout(spec.out_ring, spec.shape)
@@ -346,7 +350,7 @@ def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource],
         if own is None or not kind.endswith("_wrap"):
             return {"c": ring.sub(c, others("c"))}
         r = ring.random(own, _c_shape(spec))
-        return {"c": ring.sub(ring.add(c, r), others("c")), **wrap_parts(r, ring)}
+        return {"c": ring.sub(ring.add(c, r), others("c")), **wrap_parts(r, spec.out_ring)}
     if kind == "wrap":
         return wrap_parts(total("r"), spec.out_ring)
     if kind == "compare":

@@ -20,7 +20,7 @@ whole posterior trajectory), uniformly masked openings inside the MPC and, with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 
@@ -203,14 +203,17 @@ class DataParty(Party):
         super().__init__(name)
         if name not in setup.parties:
             raise ParameterError(explain("name", name, f"one of {setup.parties}", "name a data party of the setup"))
-        self.setup = setup
+        # Its own copy of the public agreement (equal to ``setup``): the theta-derived tables the model caches
+        # per step (shared by step_plan and local_input) are this party's own, as on separate machines.
+        self.setup = replace(setup, model=replace(setup.model))
         self.index = setup.parties.index(name)
-        self.block = setup.blocks()[self.index]  # the block step_plan uses: one cache of theta-derived values
+        self.block = self.setup.blocks()[self.index]
         self.data = self.block.encode(values)
         if self.data.n != setup.n:
             raise ShapeMismatchError(explain(f"{name}'s records", self.data.n, f"{setup.n} (aligned records)",
                                              "every party must hold the same records in the same order"))
         self.stats = self.block.stats(self.data)
+        self.rows = self.block.prepare(self.data)  # theta-independent, once: each step gathers its minibatch
         self.renorm = setup.precision.renormalization(len(setup.parties))
 
     def run(self, comm: Comm) -> PartyOutcome:
@@ -260,18 +263,17 @@ class DataParty(Party):
 
     def local_input(self, theta: FloatArray, batch: IntArray, public: StepPublic) -> PartyInput:
         """What this party contributes to a step, computed on its own attributes only."""
-        rows = self.data.rows(batch)
-        logs = self.block.log_densities(theta, rows)
+        logs, sq_norms = self.block.local_terms(theta, self.rows.rows(batch))
         if self.setup.precision.renormalize:
             factors, _ = renormalize(logs, self.renorm)
         else:  # paper 002's Figure 2: no per-record constants (a public scale only, see GradientPrecision)
             factors = np.minimum(np.exp(logs - UNRENORMALIZED_SHIFT * np.log(2.0)), 1.0)
-        norms = self.block.sq_norms(theta, rows) / public.clip**2
+        norms = sq_norms / public.clip**2
         return PartyInput(factors=factors, sq_norms=norms, stats=self.stats[batch])
 
     def _noise(self, session: MPCSession, dim: int) -> npt.NDArray[np.uint64] | None:
         setup = self.setup
-        ring = setup.precision.fmt.ring
+        ring = setup.precision.release_fmt.ring
         if setup.settings.noise_multiplier == 0:
             return None
         if setup.noise == "parties":
@@ -287,8 +289,8 @@ class DataParty(Party):
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
             session.comm.send(setup.noise_party, {"dim": public.dim}, label=_NOISE_REQUEST)
         if batch.size == 0:  # an empty Poisson minibatch still releases (noise only)
-            total = session.from_shares(setup.precision.fmt.ring.zeros((public.dim,)), bound=0.0,
-                                        scale=setup.precision.release_bits)
+            total = session.from_shares(setup.precision.release_fmt.ring.zeros((public.dim,)), bound=0.0,
+                                        fmt=setup.precision.release_fmt, scale=setup.precision.release_bits)
         else:
             total = clipped_gradient_sum(session, public, self.local_input(theta, batch, public), setup.precision)
         released = release(total, self._noise(session, public.dim))
@@ -313,7 +315,7 @@ class NoiseParty(Party):
 
     def run(self, comm: Comm) -> int:
         setup = self.setup
-        ring = setup.precision.fmt.ring
+        ring = setup.precision.release_fmt.ring
         variance = setup.noise_std_units**2
         # separate streams: the noise itself (``dg``, the same stream a non-partitioned run seeded alike draws
         # from, see DPVI) and the masks that share it

@@ -24,17 +24,18 @@ gradient of a *weighted sum* of log-densities needs only the weighted sums of th
 ``t(x)``: ``sum_i w_ik d/dtheta_k log f(x_i | theta_k) = J_k^T (T^T w)_k - grad A_k sum_i w_ik``.
 :class:`FeatureBlock` (one party's features) computes, locally, what the secure protocol needs from a party:
 log-densities, per-(record, component) squared gradient norms, the statistics ``T`` and the public linear
-map from ``(T^T w, sum_i w)`` to the gradient (:meth:`FeatureBlock.stat_map`).
+map from ``(T^T w, sum_i w)`` to the gradient (:meth:`FeatureBlock.stat_map`). Every function of ``theta`` they
+read is computed once per theta for all features at once (:mod:`.mixture_tables`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +43,14 @@ from scipy import special
 
 from mpdp.datasets.dataset import Dataset
 from mpdp.errors import DomainError, ParameterError, ShapeMismatchError, explain
+from mpdp.learning.mixture_tables import (
+    BlockLayout,
+    BlockTables,
+    LocalRows,
+    ModelLayout,
+    ThetaTables,
+    beta_grads,
+)
 from mpdp.protocols.mixture_gradient import StatMap
 from mpdp.randomness import RandomSource
 
@@ -52,6 +61,7 @@ __all__ = [
     "EncodedBlock",
     "Feature",
     "FeatureBlock",
+    "LocalRows",
     "MixtureModel",
     "MixturePriors",
     "adult_model",
@@ -271,121 +281,101 @@ class FeatureBlock:
         return EncodedBlock(beta.astype(np.float64), codes.astype(np.int64))
 
     # -- local computations -------------------------------------------------------------------------------
-    def _cached(self, theta: FloatArray, what: str, f: int, make: Callable[[], Any]) -> Any:
-        # A step asks for each feature's parameters (and digammas) at the same theta several times (log-densities,
-        # norms, the public map and bound): computed once per theta, keyed by its bytes, and read-only.
-        key = theta.tobytes()
-        cache = self.__dict__.get("_theta_cache")
-        if cache is None or cache[0] != key:
-            cache = (key, {})
-            object.__setattr__(self, "_theta_cache", cache)
-        values: dict[tuple[str, int], Any] = cache[1]
-        if (what, f) not in values:
-            made = make()
-            for array in made if isinstance(made, tuple) else (made,):
-                array.flags.writeable = False
-            values[(what, f)] = made
-        return values[(what, f)]
+    # Everything below reads the model's per-theta tables (:meth:`MixtureModel._tables`: every feature's
+    # parameters, digammas, probabilities, map coefficients and bound terms, computed once per theta in a few
+    # vectorised calls) through this block's theta-independent index arrays.
+    @cached_property
+    def _layout(self) -> BlockLayout:
+        return BlockLayout.of(self)
+
+    def _at(self, theta: FloatArray) -> BlockTables:
+        return self.model._tables(theta).block(self)
+
+    def prepare(self, data: EncodedBlock) -> LocalRows:
+        """The block's records as its per-step computations read them (theta-independent): compute once for a
+        party's whole data and take :meth:`LocalRows.rows` per minibatch."""
+        lay = self._layout
+        n, nb = data.beta.shape
+        if nb != len(self.beta_features) or data.codes.shape != (n, len(self.categorical_features)):
+            raise ShapeMismatchError(explain("encoded block", (data.beta.shape, data.codes.shape),
+                                             f"{len(self.beta_features)} Beta and {len(self.categorical_features)} "
+                                             "categorical columns", "encode the values with this block"))
+        if np.any(data.codes < 0) or np.any(data.codes >= lay.cat_sizes):
+            raise DomainError(explain("categorical codes", data.codes[(data.codes < 0) | (data.codes >= lay.cat_sizes)]
+                                      [:3], "codes 0..C-1 of each feature", "encode the values with this block"))
+        pairs = np.empty((2 * nb, n))
+        pairs[0::2] = np.log(data.beta.T)
+        pairs[1::2] = np.log1p(-data.beta.T)
+        flat = np.ascontiguousarray((data.codes + lay.cat_starts).T, dtype=np.int64)
+        return LocalRows(pairs, flat)
 
     def _beta(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray]:
-        def make() -> tuple[FloatArray, FloatArray]:
-            block = theta[self.model.slice(f)].reshape(self.model.components, 2)
-            return np.exp(block[:, 0]), np.exp(block[:, 1])
-
-        result: tuple[FloatArray, FloatArray] = self._cached(theta, "beta", f, make)
-        return result
-
-    def _digammas(self, theta: FloatArray, f: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(psi(a), psi(b), psi(a + b))`` of a Beta feature."""
-        def make() -> tuple[FloatArray, FloatArray, FloatArray]:
-            a, b = self._beta(theta, f)
-            return special.digamma(a), special.digamma(b), special.digamma(a + b)
-
-        result: tuple[FloatArray, FloatArray, FloatArray] = self._cached(theta, "digamma", f, make)
-        return result
+        """``(a_k, b_k)`` of Beta feature ``f`` (read-only views)."""
+        tables = self.model._tables(theta)
+        j = self.model._layout.beta_features.index(f)
+        return tables.gain[:, j, 0], tables.gain[:, j, 1]
 
     def _probs(self, theta: FloatArray, f: int) -> FloatArray:
-        def make() -> FloatArray:
-            z = theta[self.model.slice(f)].reshape(self.model.components, -1)
-            return _softmax_last_zero(z)
+        """``p_k`` of categorical feature ``f``, shape ``(K, C)`` (a read-only view)."""
+        layout = self.model._layout
+        start = int(layout.cat_starts[layout.cat_features.index(f)])
+        probs: FloatArray = self.model._tables(theta).probs[:, start:start + self.model.features[f].n_stats + 1]
+        return probs
 
-        result: FloatArray = self._cached(theta, "probs", f, make)
-        return result
-
-    def log_densities(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
+    def log_densities(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
         """``a_ik = sum_(f in block) log f_f(x_if | theta_kf)``, shape ``(n, K)``."""
-        out = np.zeros((data.n, self.model.components))
-        for col, f in enumerate(self.beta_features):
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            out += np.outer(lx, a - 1.0) + np.outer(l1x, b - 1.0) - special.betaln(a, b)
-        for col, f in enumerate(self.categorical_features):
-            logp = np.log(self._probs(theta, f))  # (K, C)
-            out += logp[:, data.codes[:, col]].T
-        return out
+        return self.local_terms(theta, data)[0]
 
-    def per_example_grads(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
+    def sq_norms(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
+        """``N_ik = ||g_ik||^2`` over the block's coordinates, shape ``(n, K)`` (no ``(n, K, d)`` array)."""
+        return self.local_terms(theta, data)[1]
+
+    def local_terms(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> tuple[FloatArray, FloatArray]:
+        """``(log_densities, sq_norms)`` in one pass (what a party computes per step on its minibatch).
+
+        With ``t = (log x, log(1 - x))`` per Beta feature: ``a_ik = t_i . (a_k - 1, b_k - 1) - log B(a_k, b_k)``
+        and ``N_ik = sum (a_k (log x_i + psi(a_k + b_k) - psi(a_k)))^2 + (b_k (...))^2``; a categorical feature
+        adds ``log p_k[c_i]`` and ``sum_(c < C-1) p_kc^2 + [c_i < C - 1] (1 - 2 p_k[c_i])``, read from one table
+        of the model's flat category axis (one gather for both).
+        """
+        rows = data if isinstance(data, LocalRows) else self.prepare(data)
+        at = self._at(theta)
+        K = self.model.components
+        # feature-major arrays, so that numpy's inner loops run over the records
+        cat = np.take(at.tables.cat_terms, rows.codes, axis=0).sum(axis=0)  # (n, 2K)
+        logs = cat[:, :K] + (at.log_weights @ rows.log_pairs).T
+        logs += at.log_const
+        grads = beta_grads(at, rows)
+        grads *= grads
+        norms = cat[:, K:] + grads.sum(axis=0).T
+        return logs, norms
+
+    def per_example_grads(self, theta: FloatArray, data: EncodedBlock | LocalRows) -> FloatArray:
         """``g_ikd = d a_ik / d theta_(block d)``, shape ``(n, K, per-component block width)`` in block order.
 
         The block's coordinate ``indices`` are ordered feature by feature, each feature ``(K, p_f)``
         row-major; coordinate ``(k, j)`` of feature ``f`` is entry ``[:, k, offset_f + j]`` here.
         """
-        parts = []
-        for f in self.features:
-            parts.append(self._feature_grads(theta, data, f))
-        return np.concatenate(parts, axis=2) if parts else np.zeros((data.n, self.model.components, 0))
-
-    def _feature_grads(self, theta: FloatArray, data: EncodedBlock, f: int) -> FloatArray:
-        feature = self.model.features[f]
-        if isinstance(feature, BetaFeature):
-            col = self.beta_features.index(f)
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            ga = a * (lx[:, None] - psi_a + dab)
-            gb = b * (l1x[:, None] - psi_b + dab)
-            return np.stack([ga, gb], axis=2)
-        col = self.categorical_features.index(f)
-        p = self._probs(theta, f)[:, :-1]  # (K, C-1)
-        onehot = np.zeros((data.n, feature.size))
-        onehot[np.arange(data.n), data.codes[:, col]] = 1.0
-        return onehot[:, None, :-1] - p[None, :, :]
-
-    def sq_norms(self, theta: FloatArray, data: EncodedBlock) -> FloatArray:
-        """``N_ik = ||g_ik||^2`` over the block's coordinates, shape ``(n, K)`` (no ``(n, K, d)`` array)."""
-        out = np.zeros((data.n, self.model.components))
-        for col, f in enumerate(self.beta_features):
-            a, b = self._beta(theta, f)
-            lx, l1x = np.log(data.beta[:, col]), np.log1p(-data.beta[:, col])
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            out += (a * (lx[:, None] - psi_a + dab)) ** 2
-            out += (b * (l1x[:, None] - psi_b + dab)) ** 2
-        for col, f in enumerate(self.categorical_features):
-            p = self._probs(theta, f)  # (K, C)
-            size = p.shape[1]
-            code = data.codes[:, col]
-            base = np.sum(p[:, :-1] ** 2, axis=1)  # (K,)
-            hit = np.where(code[:, None] < size - 1, 1.0 - 2.0 * p[:, np.minimum(code, size - 2)].T, 0.0)
-            out += base[None, :] + hit
+        rows = data if isinstance(data, LocalRows) else self.prepare(data)
+        at, lay = self._at(theta), self._layout
+        n, K = rows.n, self.model.components
+        out = np.empty((n, K, lay.width))
+        out[:, :, lay.beta_cols] = beta_grads(at, rows).transpose(2, 1, 0)
+        out[:, :, lay.cat_cols] = -at.tables.probs[:, lay.cat_free][None, :, :]
+        col = lay.onehot_col[rows.codes.T]  # the one-hot column of each (record, feature), -1 for the last level
+        hit = col >= 0
+        out[np.nonzero(hit)[0], :, col[hit]] += 1.0
         return out
 
     def sq_norm_bound(self, theta: FloatArray) -> float:
-        """A public bound on every ``N_ik`` (from ``theta`` and the features' public domains alone)."""
-        total = np.zeros(self.model.components)
-        for f in self.beta_features:
-            feature = self.model.features[f]
-            squeeze = feature.squeeze if isinstance(feature, BetaFeature) else 0.5
-            a, b = self._beta(theta, f)
-            psi_a, psi_b, dab = self._digammas(theta, f)
-            low = math.log(squeeze)  # log x and log(1 - x) lie in [low, log(1 - s)] within [low, 0]
-            da, db = dab - psi_a, dab - psi_b
-            ga = a * np.maximum(np.abs(low + da), np.abs(da))
-            gb = b * np.maximum(np.abs(low + db), np.abs(db))
-            total += ga**2 + gb**2
-        for f in self.categorical_features:
-            p = self._probs(theta, f)
-            total += 1.0 + np.sum(p[:, :-1] ** 2, axis=1)
-        return float(np.max(total)) if total.size else 0.0
+        """A public bound on every ``N_ik`` (from ``theta`` and the features' public domains alone).
+
+        ``max_k sum_f B_kf`` with, for a Beta feature, ``B = (a max(|log s + d_a|, |d_a|))^2 + (b ...)^2``
+        (``d_a = psi(a + b) - psi(a)``; ``log x`` and ``log(1 - x)`` lie in ``[log s, 0]`` and the gradient
+        ``a (log x + d_a)`` is affine in them, so its modulus peaks at an end), and for a categorical feature
+        ``B = 1 + sum_(c < C-1) p_c^2`` (``1 - 2 p_c <= 1``).
+        """
+        return self._at(theta).sq_norm_bound
 
     def stats(self, data: EncodedBlock) -> FloatArray:
         """Sufficient statistics ``T``, shape ``(n, n_stats)``: ``(log x, log(1 - x))`` per Beta feature and the
@@ -406,42 +396,9 @@ class FeatureBlock:
         """The public map from ``(M = T^T w, s = sum_i w_i)`` to ``sum_i w_ik g_ik`` (see :class:`StatMap`).
 
         Beta: ``d/dlog a_k = a_k (M[log x, k] - (psi(a_k) - psi(a_k + b_k)) s_k)`` (and likewise for ``b``);
-        Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``.
+        Categorical: ``d/dz_kc = M[c, k] - p_kc s_k``. Built once per ``theta`` (its arrays are read-only).
         """
-        K = self.model.components
-        cs, cz = [], []
-        for f in self.features:
-            feature = self.model.features[f]
-            if isinstance(feature, BetaFeature):
-                a, b = self._beta(theta, f)
-                psi_a, psi_b, dab = self._digammas(theta, f)
-                cs.append(np.stack([a, b], axis=1).ravel())
-                cz.append(np.stack([-a * (psi_a - dab), -b * (psi_b - dab)], axis=1).ravel())
-            else:
-                cs.append(np.ones(K * (feature.size - 1)))
-                cz.append(-self._probs(theta, f)[:, :-1].ravel())
-        stat, comp = self._stat_layout
-        if not cs:
-            empty = np.zeros(0)
-            return StatMap(stat.copy(), comp.copy(), empty, empty)
-        return StatMap(stat.copy(), comp.copy(), np.concatenate(cs), np.concatenate(cz))
-
-    @cached_property
-    def _stat_layout(self) -> tuple[IntArray, IntArray]:
-        """The statistic and component index of each entry of :meth:`stat_map` (independent of ``theta``)."""
-        K = self.model.components
-        ks = np.arange(K)
-        stat, comp = [], []
-        offset = 0
-        for f in self.features:
-            feature = self.model.features[f]
-            width = 2 if isinstance(feature, BetaFeature) else feature.size - 1
-            stat.append(np.tile(np.arange(offset, offset + width), K))
-            comp.append(np.repeat(ks, width))
-            offset += feature.n_stats
-        if not stat:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        return np.concatenate(stat).astype(np.int64), np.concatenate(comp).astype(np.int64)
+        return self._at(theta).stat_map
 
     def sample(self, theta: FloatArray, components: IntArray, rng: RandomSource) -> FloatArray:
         """Synthetic attribute values ``(n, len(features))`` for records drawn from the given components."""
@@ -459,15 +416,6 @@ class FeatureBlock:
                 codes = np.minimum(np.sum(cdf < u[:, None], axis=1), feature.size - 1)
                 out[:, i] = feature.decode(codes, rng.spawn(f"bins/{feature.name}"))
         return out
-
-
-def _softmax_last_zero(z: FloatArray) -> FloatArray:
-    """``softmax([z, 0])`` along the last axis."""
-    ext = np.concatenate([z, np.zeros((*z.shape[:-1], 1))], axis=-1)
-    ext -= np.max(ext, axis=-1, keepdims=True)
-    e = np.exp(ext)
-    out: FloatArray = e / np.sum(e, axis=-1, keepdims=True)
-    return out
 
 
 # -- the model --------------------------------------------------------------------------------------------------
@@ -539,7 +487,7 @@ class MixtureModel:
     # -- weights ----------------------------------------------------------------------------------------------
     def weights(self, theta: FloatArray) -> FloatArray:
         """``pi = softmax([beta, 0])``."""
-        return _softmax_last_zero(theta[self.weights_slice])
+        return self._tables(theta).weights.copy()
 
     def check_theta(self, theta: npt.ArrayLike) -> FloatArray:
         t = np.asarray(theta, dtype=np.float64)
@@ -557,19 +505,38 @@ class MixtureModel:
         ``d/du = shape - rate a``.
         """
         pr = self.priors
-        grad = np.zeros(self.dim)
         K = self.components
+        layout, tables = self._layout, self._tables(theta)
+        grad = np.zeros(self.dim)
         pi = self.weights(theta)
         grad[self.weights_slice] = pr.weights_concentration * (1.0 - K * pi[:-1])
-        for f, feature in enumerate(self.features):
-            block = theta[self.slice(f)].reshape(K, -1)
-            if isinstance(feature, BetaFeature):
-                g = pr.beta_shape - pr.beta_rate * np.exp(block)
-            else:
-                p = _softmax_last_zero(block)
-                g = pr.categorical_concentration * (1.0 - feature.size * p[:, :-1])
-            grad[self.slice(f)] = g.reshape(-1)
+        grad[layout.beta_theta] = pr.beta_shape - pr.beta_rate * tables.gain
+        grad[layout.cat_theta] = pr.categorical_concentration * (
+            1.0 - layout.cat_free_size * tables.probs[:, layout.cat_free])
         return grad
+
+    # -- theta-derived tables -----------------------------------------------------------------------------------
+    @cached_property
+    def _layout(self) -> ModelLayout:
+        return ModelLayout.of(self)
+
+    def _tables(self, theta: FloatArray) -> ThetaTables:
+        """Every theta-derived quantity at ``theta``, computed once per theta value.
+
+        Keyed by the bytes of ``theta`` (not its identity: a vector modified in place gets fresh tables); one
+        entry, replaced atomically, so concurrent users each read a consistent set.
+        """
+        t = np.asarray(theta, dtype=np.float64)
+        if t.shape != (self.dim,):
+            raise ShapeMismatchError(explain("theta", t.shape, f"({self.dim},)", "pass the model's parameter vector"))
+        key = t.tobytes()
+        cached = self.__dict__.get("_theta_tables")
+        if cached is not None and cached[0] == key:
+            tables: ThetaTables = cached[1]
+            return tables
+        tables = ThetaTables(self, t)
+        object.__setattr__(self, "_theta_tables", (key, tables))
+        return tables
 
     # -- evaluation and generation (float, for the experimenter and the releasing party) --------------------------
     def log_likelihood(self, theta: FloatArray, values: npt.ArrayLike) -> FloatArray:

@@ -11,18 +11,22 @@ component ``k``, party ``j`` computes *locally*
 * its sufficient statistics ``T_i^(j)`` (exponential families: the gradient of a weighted sum of
   log-densities needs only weighted sums of ``T``, see :class:`StatMap`).
 
-Under MPC (every value below is secret-shared in the high-precision format, Z_2^128 with f = 48 by default):
+Under MPC (every value below is secret-shared: up to the normalisation in the high-precision format, Z_2^128
+with f = 48 by default; from it on, where every value is of order 1, in the tail format, Z_2^64 with f = 24 by
+default, see :class:`GradientPrecision`):
 
 1. ``q_ik = pi_k prod_j e_ikj`` (secure products; party 0 multiplies the public ``pi`` into its own factors
    before sharing them) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
    responsibilities are ``r_ik = q_ik / S_i``, but no division is computed: the normalisation finds
    ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
    _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
-   ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``);
+   ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``); that product's truncation delivers ``q~`` and ``v``
+   in the tail format directly (no extra round), and the parties share their ``N_ikj`` and statistics in it
+   in the input round;
 2. the whole per-example gradient's squared norm over ``C'^2`` is
    ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
    (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``); computed is
-   ``n~_i = n_i S~_i^2 = sum_k q~^2 N + sum_(k<K) v^2 / C'^2``, and ``S~_i^2``, in two rounds of products;
+   ``n~_i = n_i S~_i^2 = sum_k q~ (q~ N) + sum_(k<K) v^2 / C'^2``, and ``S~_i^2``, in two rounds of products;
 3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
    ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
    comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
@@ -43,15 +47,22 @@ indices and ``theta`` are public to the computing parties.
 Accuracy
 --------
 :class:`GradientPrecision` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
-bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``), so the roundings stay
-absolute errors of order ``u = 2^-f``; the inverse square root carries its relative error ``eps_c``
-(:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound`). :func:`plan_step` turns those and
-every rounding into the clipping constant ``C'`` that keeps the released sum's sensitivity at ``C``
-(:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed ``n~`` is within ``e_n`` of the exact
-one of the shared ``q~`` (:func:`_tilde_norm_error`), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at
-most ``C' (1 + eps_c) sqrt(1 + 4.1 e_n)``. Compared with the float64 computation on the same (floored)
-factors, each released coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u) + 2^-release_bits``
-and the coefficients' roundings, see :func:`gradient_error_bound`.
+bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``) in the tail format, so
+its roundings are absolute errors of order ``u = 2^-f_tail`` (the switch's own truncation included: it
+rounds ``q~`` and ``v`` by less than ``u``); the inverse square root carries its relative error ``eps_c``
+(:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound` for the tail format). The roundings
+before the switch (``2^-f``) only move the shared ``q~``, a valid input whatever it is: the clipping is
+exact relative to it. :func:`plan_step` turns the tail's errors into the clipping constant ``C'`` that keeps
+the released sum's sensitivity at ``C`` (:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed
+``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`_tilde_norm_error`, independent of the
+size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C' (1 + eps_c) sqrt(1 + 4.1
+e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
+``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
+``C'`` is ~6e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
+up to ``2^24``) ~0.1%. Compared with the float64 computation on the same (floored) factors, each released
+coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u + (K + 1) e_q / min S_i)`` plus the encodings,
+the coefficients' roundings and ``2^-release_bits``, see :func:`gradient_error_bound` (``e_q ~ 2.5 2^-f``:
+records whose parties' factors barely overlap, ``S_i`` near the floor, keep only ``f + floor_log2`` bits).
 
 References
 ----------
@@ -99,6 +110,13 @@ UNRENORMALIZED_SHIFT = 8
 PI_BITS = 29
 #: ``max(S~^2, n~) >= S~^2 >= 1/4 - (rounding)``: the normaliser's domain starts at ``2^NORM_LOW_EXP``.
 NORM_LOW_EXP = -3
+#: The default format after the normalisation (:attr:`GradientPrecision.tail_fmt`): Z_2^64 with 24 fractional bits.
+TAIL_FORMAT = FixedPointFormat(64, 24)
+#: The tail's least fractional bits (its roundings enter ``C'``; below ~2^-16 they eat visible clipping margin).
+TAIL_MIN_FRAC_BITS = 16
+#: :func:`_linear_to_grid` gives the gradient coefficients at least this many fractional bits (else it refuses),
+#: so the release grid may be up to this much finer than the tail's.
+GRID_EXTRA_BITS = 20
 
 
 @dataclass(frozen=True)
@@ -141,10 +159,21 @@ class GradientPrecision:
     Parameters
     ----------
     fmt:
-        The format of every shared value (default Z_2^128, f = 48: ``S_i`` down to ``2^floor_log2`` keeps
-        ``48 + floor_log2`` significant bits; products of values up to ``2^30`` need no split).
+        The format of the inputs' factors and of everything up to the normalisation of ``S_i`` (default
+        Z_2^128, f = 48: ``S_i`` down to ``2^floor_log2`` keeps ``48 + floor_log2`` significant bits).
     release_bits:
-        The released sum lies on the grid ``2^-release_bits``, where the noise is drawn; at most ``f``.
+        The released sum lies on the grid ``2^-release_bits``, where the noise is drawn; at most ``f`` and at
+        most ``f_tail + 20`` (the gradient's coefficients get 20 or more fractional bits of their own, so the
+        grid may be finer than the tail's own resolution; its roundings are accounted separately).
+    tail_fmt:
+        The format of everything after the normalisation (default Z_2^64, f = 24, :data:`TAIL_FORMAT`): the
+        product ``q 2^-k`` truncates straight into it (no extra round), and the parties share their
+        ``N_ikj`` and statistics in it; the released sum and the noise shares live in its ring
+        (:attr:`release_fmt`). Every value there is of order 1, so its roundings ``u_tail = 2^-f_tail`` are
+        absolute errors far below the DP noise; they enter ``C'`` (:func:`plan_step`). ``None``: everything
+        in ``fmt`` (the all-Z_2^128 step). At least 16 fractional bits (squares of values of order 1 fit any
+        valid format: ``f <= 30`` in Z_2^64); the matrix product ``T^T w`` must hold ``B max|T|`` at scale
+        ``2 f_tail`` (:func:`plan_step` checks it: ``B max|T| < 2^14`` for f = 24).
     floor_log2:
         Each party floors its renormalized factors at ``2^(floor_log2 / P)`` (paper 002, Algorithm 4), so
         ``S_i >= 2^floor_log2`` by construction and its normalisation needs no secure domain check.
@@ -165,13 +194,20 @@ class GradientPrecision:
     floor_log2: float = -36.0
     clip_degree: int = 4
     renormalize: bool = True
+    tail_fmt: FixedPointFormat | None = TAIL_FORMAT
 
     def __post_init__(self) -> None:
         if not isinstance(self.fmt, FixedPointFormat):
             raise ParameterError(explain("fmt", self.fmt, "a FixedPointFormat", "pass e.g. HIGH_PRECISION"))
+        if self.tail_fmt is not None:
+            self._check_tail(self.tail_fmt)
+        tail = self.tail
+        top = min(self.fmt.frac_bits, tail.frac_bits + GRID_EXTRA_BITS)
         if isinstance(self.release_bits, bool) or not isinstance(self.release_bits, int) \
-                or not 8 <= self.release_bits <= self.fmt.frac_bits:
-            raise PrecisionError(explain("release_bits", self.release_bits, f"an int in [8, f = {self.fmt.frac_bits}]",
+                or not 8 <= self.release_bits <= top:
+            raise PrecisionError(explain("release_bits", self.release_bits,
+                                         f"an int in [8, {top}] (min(f, f_tail + {GRID_EXTRA_BITS}) for {self.fmt} "
+                                         f"and the tail {tail})",
                                          "release on a grid no finer than the shares' (e.g. 30)"))
         if not (math.isfinite(self.floor_log2) and -60 <= self.floor_log2 < 0):
             raise ParameterError(explain("floor_log2", self.floor_log2, "a number in [-60, 0)", "pass e.g. -36"))
@@ -188,6 +224,29 @@ class GradientPrecision:
             raise PrecisionError(explain("fmt", str(self.fmt),
                                          f"2 f + {PI_BITS + 1} <= {self.fmt.raw_capacity_bits} bits of capacity",
                                          "use FixedPointFormat(128, 48) or fewer fractional bits"))
+
+    def _check_tail(self, tail: FixedPointFormat) -> None:
+        if not isinstance(tail, FixedPointFormat):
+            raise ParameterError(explain("tail_fmt", tail, "a FixedPointFormat or None",
+                                         f"pass e.g. {TAIL_FORMAT!r} or None (everything in fmt)"))
+        if tail.ring_bits > self.fmt.ring_bits or tail.frac_bits > self.fmt.frac_bits:
+            raise PrecisionError(explain("tail_fmt", str(tail), f"a ring and f no larger than {self.fmt}'s",
+                                         "the tail runs after the normalisation at lower precision: pass e.g. "
+                                         f"{TAIL_FORMAT} or None"))
+        # (every valid format holds products up to 4 at f <= 30 in Z_2^64, the squares of values of order 1)
+        if tail.frac_bits < TAIL_MIN_FRAC_BITS:
+            raise PrecisionError(explain("tail_fmt", str(tail), f"f >= {TAIL_MIN_FRAC_BITS}",
+                                         "use FixedPointFormat(64, 24) (the default) or None"))
+
+    @property
+    def tail(self) -> FixedPointFormat:
+        """The format of everything after the normalisation (``tail_fmt``, or ``fmt`` when None)."""
+        return self.fmt if self.tail_fmt is None else self.tail_fmt
+
+    @property
+    def release_fmt(self) -> FixedPointFormat:
+        """The format (ring) of the released sum and of the noise shares added to it: the tail's."""
+        return self.tail
 
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
@@ -231,14 +290,17 @@ class PartyInput:
     stats: FloatArray  # (B, s_j)
 
 
-def _tilde_norm_error(K: int, P: int, scaled: float, inv_c2: float, u: float) -> float:
-    """Absolute error bound of the computed ``n~ = sum_k q~^2 N + sum_(k<K) v^2 / C'^2`` against the same sums of
-    the shared ``q~``, ``S~ = sum_k q~`` with the exact ``N`` and ``pi``: per component ``u N`` (the square's
-    rounding), ``P u / 2`` (the inputs' encodings), ``u`` (the product); per weight coordinate, ``v`` within
-    ``dv = (2 + K) u + 2^-(PI_BITS + 1)`` of ``q~ - pi S~``, so ``v^2`` within ``2 dv + u``, times ``1/C'^2``
-    (encoded within ``u / 2``), plus the product's ``u``."""
+def _tilde_norm_error(K: int, P: int, inv_c2: float, u: float) -> float:
+    """Absolute error bound of the computed ``n~ = sum_k q~ (q~ N) + sum_(k<K) v^2 / C'^2`` against the same sums
+    of the shared ``q~``, ``S~ = sum_k q~`` with the exact ``N`` and ``pi``, all in the tail (``u = 2^-f_tail``):
+    per component ``P u / 2`` (the inputs' encodings of ``N``, times ``q~^2 <= 1``), ``u`` (the product
+    ``q~ N``, times ``q~ <= 1``) and ``u`` (the product with ``q~``), whatever the size of ``N``; per weight
+    coordinate, ``v`` within ``dv = (2 + K) u + 2^-(PI_BITS + 1)`` of ``q~ - pi S~`` (the switch's roundings
+    of ``v`` and ``q~`` and ``K`` of ``S~``, and the weights' own on ``PI_BITS`` bits), so ``v^2`` within
+    ``2 dv + 2 u`` (with its rounding), times ``1/C'^2`` (encoded within ``u / 2``: ``u / 2`` more), plus the
+    product's ``u``."""
     dv = (2 + K) * u + 2.0 ** -(PI_BITS + 1)
-    return K * u * (scaled + P / 2 + 1) + (K - 1) * ((2 * dv + u) * inv_c2 + 2 * u)
+    return K * u * (P / 2 + 2) + (K - 1) * ((2 * dv + 2 * u) * inv_c2 + 2 * u)
 
 
 def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
@@ -253,21 +315,30 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
                                          len(sq_norm_bounds)], "one entry per computing party", "align them"))
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ParameterError(explain("batch", batch, "an int >= 1", "an empty minibatch releases noise only"))
-    fmt = precision.fmt
-    u = fmt.resolution
+    tail = precision.tail
+    u = tail.resolution  # every rounding that reaches the release happens at or after the switch to the tail
     n_total = float(sum(sq_norm_bounds))
     P = len(maps)
+    t_max = max((float(b) for b in stat_bounds), default=0.0)
+    if not tail.raw_bound_ok(t_max * batch * (1 + 1e-3), 2 * tail.frac_bits):
+        raise PrecisionError(explain("batch x statistics bound", f"{batch} x {t_max:.6g}",
+                                     f"T^T w within the product capacity of the tail {tail}",
+                                     "use smaller minibatches, or a tail format with fewer fractional bits "
+                                     "(GradientPrecision(tail_fmt=FixedPointFormat(64, 20))) or none (tail_fmt=None)"))
     scaled = 4.0 * n_total / clip**2  # C' >= C / 2 assumed (mpc_clip_constant checks it)
-    norm_error = 4.1 * _tilde_norm_error(K, P, scaled, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
-    coef = np.concatenate([np.ones(K - 1)] + [np.abs(m.coef_stat) for m in maps])
+    norm_error = 4.1 * _tilde_norm_error(K, P, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
+    coef_t = np.concatenate([np.zeros(K - 1)] + [np.abs(m.coef_stat) for m in maps])
+    coef = np.concatenate([np.ones(K - 1), coef_t[K - 1 :]])
     coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])
     sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
+    # one record's statistics, encoded in the tail within u / 2, move its contribution by (u / 2) |coef| w
+    record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
     # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
     x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
     clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
-    eps_c = clip_params.max_error_bound(fmt, NORM_LOW_EXP)
+    eps_c = clip_params.max_error_bound(tail, NORM_LOW_EXP)
     inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,
-                              components=K, sq_norm_bound=n_total, sum_errors=sum_errors)
+                              components=K, sq_norm_bound=n_total, sum_errors=sum_errors, record_error=record_error)
     return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
                       stat_bounds=tuple(float(b) for b in stat_bounds),
                       sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
@@ -277,26 +348,42 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
 Shares = list[SharedFixedPoint]
 
 
-def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput,
-                  fmt: FixedPointFormat) -> tuple[Shares, Shares, Shares]:
-    """Every party's ``(factors, sq_norms, stats)``, each party's three arrays in one message."""
+def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
+                  tail: FixedPointFormat) -> tuple[Shares, Shares, Shares]:
+    """Every party's ``(factors, sq_norms, stats)``: the factors in ``fmt``, the rest in ``tail``; each party's
+    arrays in one message per format, every party's in the same round."""
     K, B = public.components, public.batch
     me = session.parties.index(session.comm.name)
     row = _check_input(mine, public, me)
     if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
         row[:, :K] *= public.weights
+    split = tail != fmt
     factors, norms, stats = [], [], []
     # ids in the parties' order, own input sent first: every party's input travels in the same round
     ids = [session.new_id() for _ in session.parties]
+    tail_ids = [session.new_id() for _ in session.parties] if split else ids
     bounds = [max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j]) for j in range(len(session.parties))]
-    mine_shared = session.input(session.comm.name, row, bound=bounds[me], fmt=fmt, sharing_id=ids[me])
+
+    def share(j: int, values: FloatArray | None) -> tuple[SharedFixedPoint, SharedFixedPoint]:
+        owner = session.parties[j]
+        if not split:
+            both = session.input(owner, values, bound=bounds[j], fmt=fmt, sharing_id=ids[j])
+            return both[:, :K], both[:, K:]
+        head = session.input(owner, None if values is None else values[:, :K], bound=1.0, fmt=fmt,
+                             sharing_id=ids[j])
+        rest = session.input(owner, None if values is None else values[:, K:], bound=bounds[j], fmt=tail,
+                             sharing_id=tail_ids[j])
+        return head, rest
+
+    own = share(me, row)
     for j, owner in enumerate(session.parties):
-        shared = mine_shared if j == me else session.input(owner, None, bound=bounds[j], fmt=fmt, sharing_id=ids[j])
-        factors.append(shared[:, :K].assume_bound(float(public.weights.max()) if j == 0 else 1.0))
-        norms.append(shared[:, K : 2 * K].assume_bound(public.sq_norm_bounds[j]))
-        stats.append(shared[:, 2 * K :].assume_bound(public.stat_bounds[j]))
-        if shared.shape != (B, 2 * K + public.stat_counts[j]):  # pragma: no cover - input() checks shapes
-            raise ShapeMismatchError(explain(f"{owner}'s input", shared.shape, "(B, 2K + statistics)", "report this"))
+        head, rest = own if j == me else share(j, None)
+        factors.append(head.assume_bound(float(public.weights.max()) if j == 0 else 1.0))
+        norms.append(rest[:, :K].assume_bound(public.sq_norm_bounds[j]))
+        stats.append(rest[:, K:].assume_bound(public.stat_bounds[j]))
+        if head.shape != (B, K) or rest.shape != (B, K + public.stat_counts[j]):  # pragma: no cover
+            raise ShapeMismatchError(explain(f"{owner}'s input", (head.shape, rest.shape),
+                                             "(B, K) and (B, K + statistics)", "report this"))
     return factors, norms, stats
 
 
@@ -330,13 +417,13 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     Every computing party of ``session`` calls it with the same ``public`` and its own ``mine``. The result's
     coordinates are ordered as :attr:`StepPublic.dim` says.
     """
-    fmt = precision.fmt
+    fmt, tail = precision.fmt, precision.tail
     P, K, B = session.n, public.components, public.batch
     if len(public.maps) != P:
         raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
                                          "plan the step for this session's parties"))
     pi = public.weights
-    factors, norms, stats = _share_inputs(session, public, mine, fmt)
+    factors, norms, stats = _share_inputs(session, public, mine, fmt, tail)
 
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
     q = factors[0]
@@ -353,19 +440,25 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
                        ring.mul_int(ring.apply(total.rescale().share, lambda a: a[:, None]), pi_ints))
     both = q.derive(ring.combine([lifted, centred], lambda arrays: np.concatenate(arrays, axis=1)),
                     scale=q.scale + PI_BITS, bound=1.0)
-    normalised = mul_known(both, scale.reshape(B, 1), 1.0)
+    # ... truncated straight into the tail format: from here on every value is of order 1
+    normalised = mul_known(both, scale.reshape(B, 1), 1.0, fmt=None if tail == fmt else tail)
     qt = normalised[:, :K]
-    st = qt.sum(axis=1).reshape(B, 1).assume_bound(1.0 + K * fmt.resolution)
-    # 2. n~ = n_i S~^2 = sum_k q~^2 N + sum_(k<K) (q~ - pi S~)^2 / C'^2 and S~^2
-    squares = concatenate([normalised, st], axis=1).square()
+    st = qt.sum(axis=1).reshape(B, 1).assume_bound(1.0 + K * tail.resolution)
+    # 2. n~ = n_i S~^2 = sum_k q~ (q~ N) + sum_(k<K) (q~ - pi S~)^2 / C'^2 and S~^2, in two rounds of products;
+    # q~ N first, then times q~, so that N's size does not multiply a rounding
     n_sum = norms[0]
     for other in norms[1:]:
         n_sum = n_sum + other
-    inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=fmt)
-    n_tilde = _mul(squares[:, : 2 * K - 1], concatenate([n_sum, inv_c2], axis=1)).sum(axis=1)
-    n_tilde = n_tilde.assume_bound(2.0 ** public.clip_params.high_exp)
+    v = normalised[:, K:]
+    prods = _mul(concatenate([qt, st, v], axis=1), concatenate([n_sum, st, v], axis=1))  # q~ N, S~^2, v^2
+    inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=tail)
+    qn, v2 = prods[:, :K], prods[:, K + 1 :].assume_bound(1.0 + 4 * tail.resolution)
+    known = max(qn.bound * qt.bound, v2.bound * inv_c2.bound)  # the products' own bounds, not their maximum's
+    left, right = concatenate([qn, v2], axis=1), concatenate([qt, inv_c2], axis=1)
+    terms = mul_known(left, right, known) if tail.raw_bound_ok(known, 2 * tail.frac_bits) else _mul(left, right)
+    n_tilde = terms.sum(axis=1).assume_bound(2.0 ** public.clip_params.high_exp)
     # 3. w = q~ / sqrt(max(S~^2, n~)) = c r and c = S~ / sqrt(max(S~^2, n~)) = 1 / sqrt(max(1, n_i))
-    out = inv_sqrt_max(squares[:, 2 * K - 1].assume_bound(1.0 + 4 * K * fmt.resolution), n_tilde,
+    out = inv_sqrt_max(prods[:, K].assume_bound(1.0 + 4 * K * tail.resolution), n_tilde,
                        concatenate([qt, st], axis=1), public.clip_params, low_exp=NORM_LOW_EXP)
     w, c = out[:, :K].assume_bound(1.0 + 1e-3), out[:, K].assume_bound(1.0 + 1e-3)
     # 4. the statistics' weighted sums
@@ -402,9 +495,9 @@ def _linear_to_grid(x: SharedFixedPoint, coefs: FloatArray, bits: int) -> Shared
     bound = x.bound * top * coefs.shape[0]
     headroom = fmt.raw_capacity_bits - x.scale - math.ceil(math.log2(max(bound, 2.0**-30))) - 1
     extra = int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
-    if extra < 20:
+    if extra < GRID_EXTRA_BITS:
         raise PrecisionError(explain("gradient coefficients", f"max |coef| = {top:.6g} on values up to {x.bound:.6g}",
-                                     f"room for 20 fractional bits of the constants in {fmt}",
+                                     f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {fmt}",
                                      "lower the learning rate (the model's parameters are exploding) or use a "
                                      "wider format"))
     ints = np.rint(coefs * 2.0**extra).astype(np.int64)
@@ -424,26 +517,41 @@ def release(total: SharedFixedPoint, noise_units: RingArray | None) -> FloatArra
     return total.derive(ring.add(total.share, noise_units)).reveal()
 
 
-def gradient_error_bound(public: StepPublic, precision: GradientPrecision) -> FloatArray:
+def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
+                         min_sum: float | None = None) -> FloatArray:
     """Per released coordinate: how far the secure sum (without noise) may lie from the float64 computation of
     the same step on the same (floored) factors, stated sums and clipping constant.
 
-    ``w = c r`` and ``c`` carry the inverse square root's relative error ``eps_c``, ``2 e_n`` from the norm
-    (relative to ``max(S~^2, n~) >= 1/4``, halved by the root), ``2 (K + 1) u`` from ``r = q~ / S~`` and
-    ``3.5 u`` from their products; every product rounds by less than ``u``; each record moves a coordinate by at most
-    ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error; the truncation to the grid adds
-    ``2^-release_bits``. Near the clipping threshold (``n_i`` within ``eps`` of 1) the two computations may
-    differ in whether they clip, which the bound covers since ``c`` is continuous there.
+    Before the switch to the tail (``u_h = 2^-f``): the factors' encodings and their products put each ``q_ik``
+    within ``e_q = (P - 1) u_h + P u_h / 2 + 2^-52`` of the float one, so ``r = q / S`` moves by at most
+    ``(K + 1) e_q / S_i``; ``min_sum`` is a lower bound on the batch's ``S_i`` (default the floor,
+    ``2^floor_log2``: records whose parties' factors barely overlap keep only ``f + floor_log2`` bits).
+    From the switch on (``u = 2^-f_tail``): ``w = c r`` and ``c`` carry the inverse square root's relative
+    error ``eps_c``, ``2 e_n`` from the norm (relative to ``max(S~^2, n~) >= 1/4``, halved by the root),
+    ``2 (K + 1) u`` from ``r = q~ / S~`` (the switch rounds each ``q~`` by less than ``u``) and ``3.5 u`` from
+    their products; every later product rounds by less than ``u``; each record moves a coordinate by at
+    most ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error, and by ``|coef_stat| u / 2`` through its
+    statistics' encoding; the truncation to the grid adds ``2^-release_bits``. Near the clipping threshold
+    (``n_i`` within ``eps`` of 1) the two computations may differ in whether they clip, which the bound covers
+    since ``c`` is continuous there.
     """
-    fmt = precision.fmt
-    u = fmt.resolution
+    tail = precision.tail
+    u, u_h = tail.resolution, precision.fmt.resolution
     K, P = public.components, len(public.maps)
-    e_n = _tilde_norm_error(K, P, float(sum(public.sq_norm_bounds)), 1.0 / public.clip**2, u)
-    eps_w = public.clip_params.max_error_bound(fmt, NORM_LOW_EXP) + 3 * e_n + (2 * K + 10) * u
+    low = 2.0**precision.floor_log2 if min_sum is None else float(min_sum)
+    if not (math.isfinite(low) and low > 0):
+        raise ParameterError(explain("min_sum", min_sum, "a number > 0", "pass the batch's smallest S_i"))
+    e_q = (P - 1) * u_h + P * u_h / 2 + 2.0**-52
+    e_n = _tilde_norm_error(K, P, 1.0 / public.clip**2, u)
+    eps_w = public.clip_params.max_error_bound(tail, NORM_LOW_EXP) + 3 * e_n + (2 * K + 10) * u \
+        + (K + 1) * e_q / low
     t = max(public.stat_bounds) if public.stat_bounds else 1.0
     per_record = [np.ones(public.components - 1) * (1.0 + 1.0)]
+    encoding = [np.zeros(public.components - 1)]
     for m in public.maps:
         per_record.append(np.abs(m.coef_stat) * t + np.abs(m.coef_sum))
+        encoding.append(np.abs(m.coef_stat) * u / 2 * (1 + 1e-3))
     scale = np.concatenate(per_record)
-    out: FloatArray = scale * public.batch * (eps_w + u) + 2.0 ** -precision.release_bits + u * (scale + 2)
+    out: FloatArray = scale * public.batch * (eps_w + u) + public.batch * np.concatenate(encoding) \
+        + 2.0 ** -precision.release_bits + u * (scale + 2)
     return out

@@ -25,15 +25,15 @@ def test_no_errors_no_margin() -> None:
 
 
 @given(clip=st.floats(0.1, 100), eps_c=st.floats(0, 1e-3), e_n=st.floats(0, 1e-3), rho=st.floats(0, 1e-9),
-       K=st.integers(1, 50), N=st.floats(0, 1e8), e=st.floats(0, 1e-8))
+       K=st.integers(1, 50), N=st.floats(0, 1e8), e=st.floats(0, 1e-8), e_r=st.floats(0, 1e-4))
 def test_the_margins_keep_the_release_within_the_clip(clip: float, eps_c: float, e_n: float, rho: float, K: int,
-                                                      N: float, e: float) -> None:
+                                                      N: float, e: float, e_r: float) -> None:
     errors = np.full(7, e)
     inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=e_n, weight_resolution=rho, components=K,
-                              sq_norm_bound=N, sum_errors=errors)
+                              sq_norm_bound=N, sum_errors=errors, record_error=e_r)
     assert clip / 2 <= inner <= clip
     # the worst computed contribution plus the sum's rounding on both neighbours stays within the clip
-    worst = inner * (1 + eps_c) / math.sqrt(1 - e_n) + rho * (math.sqrt(K * N) + math.sqrt(K))
+    worst = inner * (1 + eps_c) / math.sqrt(1 - e_n) + rho * (math.sqrt(K * N) + math.sqrt(K)) + e_r
     assert worst + 2 * np.linalg.norm(errors) <= clip * (1 + 1e-12)
 
 

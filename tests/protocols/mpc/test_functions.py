@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -143,3 +145,55 @@ def test_parameters_validate() -> None:
         ReciprocalParams(low_exp=3, high_exp=3)
     with pytest.raises(ParameterError, match="iterations"):
         InvSqrtParams(iterations=-1)
+
+
+@pytest.mark.parametrize("provider", ["dealer", "planned", "composed"])
+def test_mul_known_truncates_into_a_narrower_format_in_the_same_two_rounds(provider: str) -> None:
+    # q 2^-k computed in Z_2^128 and delivered in Z_2^64 at f = 24 by the product's own truncation; the
+    # dealer's masked product, a planned block's, and the default composition (triple + wrap mask)
+    from contextlib import AbstractContextManager, nullcontext
+
+    from mpdp.crypto.fixed_point import FixedPointFormat
+    from mpdp.protocols.mpc import DealerProvider, TrustedDealer, WithTriplesFrom
+    from mpdp.protocols.mpc.functions import mul_known
+    from mpdp.protocols.mpc.planning import PlannedProvider
+    from mpdp.randomness import RandomSource
+    from mpdp.runtime import run_protocol
+
+    low = FixedPointFormat(64, 24)
+    q = np.array([3e-11, 0.75, 2.0**-30, 1.0])
+    k = np.array([2.0**34, 1.0, 2.0**29, 1.0])  # q k <= 1, though k is far above the product capacity
+
+    def role(comm: Any) -> tuple[list[np.ndarray], dict[str, int], str]:
+        dealer = DealerProvider(comm)
+        chosen = {"dealer": dealer, "planned": PlannedProvider(dealer),
+                  "composed": WithTriplesFrom(dealer, rest=dealer)}[provider]
+        out, rounds = [], {}
+        with MPCSession(comm, provider=chosen, parties=dealer.parties, fmt=HIGH_PRECISION) as s:
+            for _ in range(2):
+                x = s.input("alice", q if comm.name == "alice" else None, bound=1.0)
+                y = s.input("bob", k if comm.name == "bob" else None, bound=2.0**34)
+                for target in (None, low):
+                    block: AbstractContextManager[None] = nullcontext()
+                    if isinstance(chosen, PlannedProvider):
+                        block = chosen.planned(str(target))
+                    with block:
+                        before = comm.traffic.rounds
+                        z = mul_known(x, y, 1.0, fmt=target)
+                        rounds[str(target)] = comm.traffic.rounds - before
+                out.append(z.reveal())
+            return out, rounds, f"{z.fmt}"
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(5))
+    out, rounds, fmt = run.results["alice"]
+    exact = HIGH_PRECISION.decode(HIGH_PRECISION.encode(q)) * k
+    for value in out:
+        assert np.all(np.abs(value - exact) < low.resolution)
+    assert fmt == str(low) and rounds[str(low)] == rounds["None"]  # the switch costs no round
+
+    def refused(s: MPCSession) -> None:
+        x = s.input("alice", np.ones(2) if s.comm.name == "alice" else None, bound=1.0)
+        with pytest.raises(ParameterError, match="fmt"):
+            mul_known(x, x, 1.0, fmt=FixedPointFormat(128, 10))  # no widening in a truncation
+
+    run_mpc(refused, fmt=FAST)

@@ -17,10 +17,12 @@ released is still at most ``C``:
 * the per-example weights ``w_ik = c_i r_ik`` are rounded to the low-precision grid (``|dw| <= rho``) before the
   gradient is assembled: the contribution moves by at most ``rho (sqrt(K N) + sqrt(K))``, ``N`` the public
   bound on a per-(record, component) squared gradient norm;
+* anything else that moves one record's computed contribution away from its clipped gradient (e.g. its
+  statistics' encoding in a coarse format) by at most ``e_r`` in L2 norm;
 * the batch sum's own rounding, per coordinate at most ``e_d``, differs between neighbours by at most
   ``2 ||e||_2``.
 
-Hence ``C' = (C - rho (sqrt(K N) + sqrt(K)) - 2 ||e||_2) sqrt(1 - e_n) / (1 + eps_c)``. The release is a
+Hence ``C' = (C - rho (sqrt(K N) + sqrt(K)) - e_r - 2 ||e||_2) sqrt(1 - e_n) / (1 + eps_c)``. The release is a
 mixture (over the share randomness, which is independent of the data and of the noise) of Gaussian
 mechanisms whose shifts are all at most ``C``, so the accountants' guarantees for sensitivity ``C`` hold.
 
@@ -60,7 +62,8 @@ def clipped_sum_sensitivity(clip: float) -> float:
 
 
 def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: float, weight_resolution: float,
-                      components: int, sq_norm_bound: float, sum_errors: npt.ArrayLike) -> float:
+                      components: int, sq_norm_bound: float, sum_errors: npt.ArrayLike,
+                      record_error: float = 0.0) -> float:
     """The clipping constant ``C'`` for the secure computation so that the released sum has sensitivity ``C``.
 
     Parameters
@@ -79,6 +82,9 @@ def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: floa
         ``N``, a public bound on every per-(record, component) squared gradient norm, summed over parties.
     sum_errors:
         ``e_d`` per released coordinate: the bound on the batch sum's rounding.
+    record_error:
+        ``e_r``, a bound on the L2 distance between one record's computed contribution and its clipped
+        gradient beyond the terms above (default 0).
 
     Raises
     ------
@@ -90,6 +96,7 @@ def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: floa
     e_n = _non_negative("norm_error", norm_error)
     rho = _non_negative("weight_resolution", weight_resolution)
     n_bound = _non_negative("sq_norm_bound", sq_norm_bound)
+    e_r = _non_negative("record_error", record_error)
     if isinstance(components, bool) or not isinstance(components, int) or components < 1:
         raise ParameterError(explain("components", components, "an int >= 1", "pass K"))
     errors = np.asarray(sum_errors, dtype=np.float64)
@@ -99,7 +106,8 @@ def mpc_clip_constant(clip: float, *, clip_factor_error: float, norm_error: floa
     if e_n >= 0.5:
         raise PrecisionError(explain("norm_error", e_n, "< 1/2",
                                      "use more fractional bits in the high-precision format"))
-    margin = rho * (math.sqrt(components * n_bound) + math.sqrt(components)) + 2.0 * float(np.linalg.norm(errors))
+    margin = rho * (math.sqrt(components * n_bound) + math.sqrt(components)) + e_r \
+        + 2.0 * float(np.linalg.norm(errors))
     inner = (C - margin) * math.sqrt(1.0 - e_n) / (1.0 + eps_c)
     if not inner >= C / 2:
         raise PrecisionError(explain("fixed-point margins", f"C' = {inner:.6g} for C = {C:g}",

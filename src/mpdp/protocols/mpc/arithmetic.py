@@ -15,7 +15,10 @@ Accuracy
   The bounds are checked before computing (:class:`~mpdp.errors.PrecisionError` otherwise).
 * :func:`mul_split` (paper 002, Algorithm 2): the same error bound, for products up to the value capacity
   ``2^(l-2-f)`` instead of the product capacity ``2^(l-2-2f)``.
-* :func:`convert` between rings: exact when lifting, one stochastic rounding when dropping bits.
+* :func:`convert` between rings: exact when lifting, one stochastic rounding when dropping bits. A product's
+  own truncation may also drop into a narrower ring and fewer fractional bits at once
+  (:func:`~mpdp.protocols.mpc.functions.mul_known` with ``fmt``): the same two rounds, error below the
+  target format's ``2^-f``.
 
 Rounds: a product costs 2 (open the Beaver masks, open the truncation mask); ``mul_split`` 3.
 
@@ -143,16 +146,27 @@ def _prefetch_product(x: SharedFixedPoint, kind: str, a_shape: tuple[int, ...], 
 
 
 def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, scale: int,
-                    bound: float) -> SharedFixedPoint:
+                    bound: float, out_fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
     """``x * y``, ``x @ y`` or ``x * x`` (``y`` None) truncated to ``f`` bits from a masked product
     correlation (:class:`~mpdp.protocols.mpc.provider.MaskedProduct`): the Beaver step yields shares of
     ``z + r``, opened at once for the wrap-corrected shift. Same two rounds, messages and result as a
-    triple followed by :func:`wrap_shift_many`, with one correlated element per value fewer."""
-    ring, session, fmt = x.ring, x.session, x.fmt
+    triple followed by :func:`wrap_shift_many`, with one correlated element per value fewer.
+
+    With ``out_fmt`` (a ring at most as wide as ``x``'s) the truncation delivers the result in ``out_fmt`` at
+    its ``f`` instead: a change of format at no extra round (the caller checks both capacities)."""
+    ring, session = x.ring, x.session
+    fmt = out_fmt or x.fmt
+    out_ring = fmt.ring
     drop = scale - fmt.frac_bits
+    if not 0 < drop <= ring.bits - 2 or out_ring.bits > ring.bits:
+        raise ParameterError(explain("product format", f"{x.fmt} at scale 2^{scale} into {fmt}",
+                                     f"a truncation of 1 to {ring.bits - 2} bits into a ring at most as wide",
+                                     "pick an output format with fewer fractional bits and no wider ring"))
     b_shape = () if y is None else y.shape
-    session.provider.prefetch([CorrelationSpec(kind + "_wrap", ring.bits, x.shape, b_shape, shift=drop)])
-    t = session.provider.masked_product(kind, ring, x.shape, b_shape, drop)
+    session.provider.prefetch([CorrelationSpec(kind + "_wrap", ring.bits, x.shape, b_shape,
+                                               out_ring_bits=out_ring.bits, shift=drop)])
+    t = session.provider.masked_product(kind, ring, x.shape, b_shape, drop,
+                                        out_ring=None if out_ring == ring else out_ring)
     sid = session.new_id()
     if y is None:
         (d,) = session.open(ring, [ring.sub(x.share, t.a)], sharing_id=sid, label="mpc.square")
@@ -165,7 +179,7 @@ def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, 
         masked = ring.add_int(masked, 1 << (ring.bits - 2))
     sid2 = session.new_id()
     (opened,) = session.open(ring, [masked], sharing_id=sid2, label="mpc.trunc")
-    out = wrap_shift_output(ring, ring, opened, t.msb, t.low, drop, leader=session.leader)
+    out = wrap_shift_output(ring, out_ring, opened, t.msb, t.low, drop, leader=session.leader)
     return SharedFixedPoint(session, out, fmt=fmt, scale=fmt.frac_bits, bound=bound + fmt.resolution,
                             sharing_id=sid2)
 

@@ -121,28 +121,49 @@ class ClipFactorParams:
         """Whether :func:`inv_sqrt_max` compares exactly (``(2^(H + 1) + 2) 2^f < 2^63``)."""
         return self.high_exp + fmt.frac_bits <= 61
 
-    def max_error_bound(self, fmt: FixedPointFormat, low_exp: int) -> float:
-        """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``."""
-        u = fmt.resolution
-        # half powers: thresholds and scales are rounded down (z within 2^(-f - low_exp) + u 2^H of its
-        # interval) and root / sqrt(scale) is off by u 2^(H/2 + 1/4) + u 2^(H - 1/2) at most
-        half = (2.0 ** (-fmt.frac_bits - low_exp) + u * 2.0**self.high_exp) if self.half_powers else 0.0
-        constants = u * 2.0**self.high_exp if self.half_powers else 0.0
-        if self.max_exact(fmt):
-            return self._bound(fmt, half) + constants
-        r = min(fmt.frac_bits, 60 - (self.high_exp + 1))
-        return self._bound(fmt, 2.0 ** (-r - low_exp) + half) + 2.0 ** (-r - low_exp) + constants
+    def constant_bits(self, fmt: FixedPointFormat, low_exp: int, values_bound: float = 2.0) -> int:
+        """Extra fractional bits ``e`` of the bucket constants ``2^(-k/2)`` and ``2^(-k/4)`` in
+        :func:`inv_sqrt_max` (half powers only): as many as the product ``(m, v) * (2^(-k/2), 2^(-k/4))``
+        holds at scale ``2 f + e`` for values up to ``values_bound`` (at most ``H``: beyond, the constants'
+        rounding is far below the other errors). Fewer for larger values, so a bound stated for
+        ``values_bound`` holds for every smaller one."""
+        if not self.half_powers:
+            return 0
+        top = max(1.0, values_bound * 2.0 ** (-low_exp / 2))
+        room = math.floor(fmt.raw_capacity_bits - 2 * fmt.frac_bits - math.log2(top))
+        return max(0, min(self.high_exp, room))
 
-    def _bound(self, fmt: FixedPointFormat, edge: float) -> float:
+    def max_error_bound(self, fmt: FixedPointFormat, low_exp: int, values_bound: float = 2.0) -> float:
+        """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``, for values up to
+        ``values_bound``."""
+        u = fmt.resolution
+        # half powers: thresholds are rounded down (z within 2^(-f - low_exp) of its interval); the scales
+        # 2^(-k/2) >= 2^(-H - 1/2) and roots 2^(-k/4) >= 2^(-H/2 - 1/4), on f + e fractional bits, move
+        # z = m scale (m <= 2^H) by at most u 2^(H - e) and root / sqrt(scale) by u 2^-e (2^(H/2 + 1/4) +
+        # 2^(H - 1/2)) relatively
+        H = self.high_exp
+        fine = u * 2.0 ** -self.constant_bits(fmt, low_exp, values_bound)
+        half = (2.0 ** (-fmt.frac_bits - low_exp) + fine * 2.0**H) if self.half_powers else 0.0
+        constants = fine * (2.0 ** (H / 2 + 0.25) + 2.0 ** (H - 0.5)) if self.half_powers else 0.0
+        constants += u  # Q's own rounding where the format needs it truncated before the last product (Q >= 1)
+        # the products' own roundings are the absolute 3.5 u of the results; with half powers the root's is in
+        # ``constants``, otherwise (root on f bits) it is u 2^(H/2) relative, as in _bound
+        root = not self.half_powers
+        if self.max_exact(fmt):
+            return self._bound(fmt, half, root=root) + constants
+        r = min(fmt.frac_bits, 60 - (self.high_exp + 1))
+        return self._bound(fmt, 2.0 ** (-r - low_exp) + half, root=root) + 2.0 ** (-r - low_exp) + constants
+
+    def _bound(self, fmt: FixedPointFormat, edge: float, *, root: bool = True) -> float:
         """Polynomial on ``z`` within ``edge`` (plus roundings) of ``[1/2, 1]``, ``z`` and powers' roundings,
-        and the rounding of ``root`` and of the final product."""
+        and (``root``) the rounding of ``root`` and of the final product relative to the smallest factor."""
         u = fmt.resolution
         margin = 4 * (u + edge)  # t = 4z - 3
         c = np.abs(np.array(self.table[self.degree], dtype=np.float64)) / 2.0**INV_SQRT_POLYNOMIAL_BITS
         powers = power_errors(self.degree, 1.0 + margin, u)
         rounding = float(np.sum(c[1:] * np.array(powers))) * u / 0.99  # Q >= 1 - error on the interval
         return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125), half_powers=self.half_powers)
-                     + u + rounding + 3 * u * 2.0 ** (self.high_exp / 2))
+                     + u + rounding + (3 * u * 2.0 ** (self.high_exp / 2) if root else 0.0))
 
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
@@ -185,14 +206,20 @@ def _clip(x: SharedFixedPoint, values: SharedFixedPoint | None,
                                            [lambda k: 2.0**-k, lambda k: 1.0, lambda k: 2.0 ** (-k / 2)])
     outside = 1 - inside.assume_bound(1.0)
     root = (root_scale + outside).assume_bound(1.0)
-    return _inv_sqrt_tail(x, scale, outside, root, values, p, 2.0 ** -p.reduced_bits(x.fmt), 1.0)
+    c, w = _inv_sqrt_tail(x, scale, outside, root, values, p, 2.0 ** -p.reduced_bits(x.fmt), 1.0)
+    if c is None:  # pragma: no cover - the factor is formed unless factor=False
+        raise ParameterError("no clipping factor")
+    return c, w
 
 
 def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: SharedFixedPoint | None,
                    root: SharedFixedPoint, values: SharedFixedPoint | None, p: ClipFactorParams,
-                   edge: float, top: float) -> tuple[SharedFixedPoint, SharedFixedPoint | None]:
+                   edge: float, top: float, *, factor: bool = True) -> tuple[SharedFixedPoint | None,
+                                                                               SharedFixedPoint | None]:
     """``(root Q(t), values root Q(t))`` with ``z = x scale (+ outside)`` in ``[1/2 - edge, 1 + edge]``;
-    ``top`` bounds ``root / sqrt(z)``."""
+    ``top`` bounds ``root / sqrt(z)``. Without ``factor`` (values given) only the values' products are formed
+    (the factor is None). ``Q(t)`` stays at scale ``f + INV_SQRT_POLYNOMIAL_BITS`` unless the last product
+    cannot hold that (Z_2^64 formats): then it is truncated to ``f`` first (one round, one more ``u``)."""
     u = x.fmt.resolution
     n = x.shape[0]
     # x 2^-k < 1 for the bucket's k (0 outside the domain): one product, with v root alongside
@@ -209,9 +236,15 @@ def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: Shared
         z = z + outside
     t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
     q = _polynomial(t, p.table[p.degree], INV_SQRT_POLYNOMIAL_BITS)
+    left = root if values is None else concatenate([root, scaled[n:]]) if factor else scaled[n:]
+    if not x.fmt.raw_bound_ok(left.bound * q.bound, left.scale + q.scale):
+        q = q.rescale()
     if values is None:
         return (root * q).assume_bound(top * (1.0 + 1e-6)), None
-    out = concatenate([root, scaled[n:]]) * concatenate([q, q.reshape(n, 1).broadcast_to((n, K)).flatten()])
+    qs = q.reshape(n, 1).broadcast_to((n, K)).flatten()
+    if not factor:
+        return None, (left * qs).reshape(n, K).assume_bound(v.bound * top * (1.0 + 1e-6) + 4 * u)
+    out = left * concatenate([q, qs])
     c = out[:n].assume_bound(top * (1.0 + 1e-6))
     return c, out[n:].reshape(n, K).assume_bound(v.bound * top * (1.0 + 1e-6) + 4 * u)
 
@@ -233,8 +266,13 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     smaller of two values within ``2^(1 - r)`` of each other or a neighbouring bucket: ``z`` within
     ``2^(-r - low_exp - 1)`` of ``[1/2, 1]`` and ``m >= max(a, b) - 2^(1 - r)``.
 
+    The bucket constants ``2^(-k/2)`` and ``2^(-k/4)`` get ``e`` extra fractional bits
+    (:meth:`ClipFactorParams.constant_bits`), so their rounding stays far below ``u`` even for ``m`` near ``2^H``
+    in a 64-bit format; there (``2 f + 28`` bits beyond the capacity) the polynomial is truncated to ``f``
+    before the last product, one round more.
+
     Accuracy: each result within ``|values| eps / sqrt(max(a, b)) + 3.5 u`` with ``eps`` from
-    :meth:`ClipFactorParams.max_error_bound`.
+    :meth:`ClipFactorParams.max_error_bound` (``values_bound`` at least ``max |values|``).
     """
     from mpdp.crypto.beaver import beaver_combine
     from mpdp.crypto.correlations import CorrelationSpec
@@ -300,17 +338,20 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     buckets = exps + 1
     shape = (n_t, 1)
 
-    def linear(root_of: int) -> SharedFixedPoint:  # floor(2^(f - k / root_of)) per bucket k (in units 1/per)
-        c = np.array([_root(1 << (root_of * f - int(k)), root_of) for k in buckets], dtype=object)
+    # the constants on f + e fractional bits (e = params.constant_bits): the product with (m, v) holds them
+    g = f + params.constant_bits(fmt, low_exp, values.bound)
+
+    def linear(root_of: int) -> SharedFixedPoint:  # floor(2^(g - k / root_of)) per bucket k (in units 1/per)
+        c = np.array([_root(1 << (root_of * g - int(k)), root_of) for k in buckets], dtype=object)
         ints = c.astype(np.int64) if all(v < 2**62 for v in c) else c  # exact Python ints beyond
         return SharedFixedPoint(session, ring.sum(ring.mul_int(h, np.asarray(ints).reshape(shape)), 0), fmt=fmt,
-                                scale=f, bound=float(max(c)) * 2.0**-f, sharing_id=session.new_id())
+                                scale=g, bound=float(max(c)) * 2.0**-g, sharing_id=session.new_id())
 
     scale, root = linear(per), linear(2 * per)  # 2^(-k / per) and 2^(-k / (2 per))
     edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp)
     if params.half_powers:
-        edge += 2.0 ** (-f - low_exp) + fmt.resolution * 2.0**H
-    _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2))
+        edge += 2.0 ** (-f - low_exp) + 2.0 ** (-g + H)
+    _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2), factor=False)
     if out is None:  # pragma: no cover - values are given
         raise ParameterError("no values")
     return out

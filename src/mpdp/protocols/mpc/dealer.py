@@ -300,9 +300,10 @@ class DealerProvider(CorrelationProvider):
         return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
-                       shift: int) -> MaskedProduct:
+                       shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         square = kind == "square"
-        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape, shift=shift))
+        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
+                            out_ring_bits=(out_ring or ring).bits, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 
     def close(self) -> None:

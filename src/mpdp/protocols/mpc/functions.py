@@ -55,19 +55,28 @@ def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     return mul_split(x, y)
 
 
-def mul_known(x: SharedFixedPoint, y: SharedFixedPoint, bound: float) -> SharedFixedPoint:
+def mul_known(x: SharedFixedPoint, y: SharedFixedPoint, bound: float, *,
+              fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
     """``x * y`` (broadcasting) whose result the caller *knows* to lie within ``bound``, though the factors'
     own bounds would not let the ordinary product hold it: e.g. ``q 2^-k`` for ``q <= s < 2^k``. The ring
     product is exact whatever the factors; only the truncation needs the result within the capacity, so
-    it is one masked product (two rounds) instead of a split one (three). Error below ``2^-f``."""
+    it is one masked product (two rounds) instead of a split one (three). Error below ``2^-f``.
+
+    With ``fmt`` (a ring no wider than ``x``'s, fewer fractional bits than the product's scale) the truncation
+    delivers the result in ``fmt`` at its ``f``: the switch to a cheaper format costs no extra round, and the
+    error is below ``2^-fmt.frac_bits``."""
     from mpdp.protocols.mpc.arithmetic import _masked_product
 
     x._check_peer(y)
     scale = x.scale + y.scale
-    if not x.fmt.raw_bound_ok(bound, scale) or scale <= x.fmt.frac_bits:
-        raise ParameterError(explain("bound", bound, f"a product bound that {x.fmt} holds at scale 2^{scale}",
+    out = fmt or x.fmt
+    if not x.fmt.raw_bound_ok(bound, scale) or scale <= out.frac_bits or not out.raw_bound_ok(bound, out.frac_bits):
+        raise ParameterError(explain("bound", bound, f"a product bound that {x.fmt} holds at scale 2^{scale}"
+                                     + ("" if fmt is None else f" and {fmt} at its f"),
                                      "use _mul() (the split product) instead"))
-    return _masked_product(x, y, "mul", scale, bound)
+    if out.ring_bits > x.fmt.ring_bits:
+        raise ParameterError(explain("fmt", str(out), f"a ring no wider than {x.fmt}'s", "convert() to widen"))
+    return _masked_product(x, y, "mul", scale, bound, out if fmt is not None else None)
 
 
 def _refuse_if_any(flags: SharedFixedPoint, what: str, domain: str, fix: str) -> None:

@@ -113,10 +113,10 @@ class PlannedProvider(CorrelationProvider):
         return self.inner.dabit(ring, shape)
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
-                       shift: int) -> MaskedProduct:
+                       shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         self._note(_spec(kind + "_wrap", ring.bits, a_shape, () if kind == "square" else b_shape,
-                                   shift=shift))
-        return self.inner.masked_product(kind, ring, a_shape, b_shape, shift)
+                         out_ring_bits=(out_ring or ring).bits, shift=shift))
+        return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
 
     def close(self) -> None:
         self.inner.close()

@@ -88,8 +88,9 @@ class WrapMask:
 class MaskedProduct:
     """A product correlation that lands masked for its truncation: shares of ``a``, ``b`` (``a`` again for a
     square), ``c = a * b + r`` (``a @ b + r``, ``a * a + r``) for a uniform ``r`` of the product's shape, and,
-    in the same ring, of ``r``'s top bit ``msb`` and of ``low = (r mod 2^(l-1)) >> shift`` (as
-    :class:`WrapMask`, without shares of ``r`` itself, which the protocol never needs)."""
+    in the output ring (the same ring unless the truncation also narrows it), of ``r``'s top bit ``msb`` and of
+    ``low = (r mod 2^(l-1)) >> shift`` (as :class:`WrapMask`, without shares of ``r`` itself, which the
+    protocol never needs)."""
 
     a: RingArray = field(repr=False)
     b: RingArray = field(repr=False)
@@ -163,9 +164,10 @@ class CorrelationProvider(TripleSource):
         """A uniform bit per element, shared both ways."""
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
-                       shift: int) -> MaskedProduct:
+                       shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         """A :class:`MaskedProduct` for ``kind`` ``"mul"``, ``"matmul"`` or ``"square"`` (``b_shape`` unused),
-        whose product is truncated by ``shift`` bits (spec kind ``kind + "_wrap"``).
+        whose product is truncated by ``shift`` bits (spec kind ``kind + "_wrap"``) into ``out_ring`` (default
+        ``ring``; at most as wide).
 
         The default composes a triple (or square pair) and a wrap mask: ``c + r`` from this party's shares.
         A dealer deals it directly, one uniform element per value cheaper.
@@ -178,7 +180,7 @@ class CorrelationProvider(TripleSource):
             a, b, c, out = t.a, t.b, t.c, ring.shape(t.c)
         else:
             raise ParameterError(explain("kind", kind, "'mul', 'matmul' or 'square'", "name the product"))
-        mask = self.wrap_mask(ring, ring, out, shift)
+        mask = self.wrap_mask(ring, out_ring or ring, out, shift)
         return MaskedProduct(a, b, ring.add(c, mask.r), mask.msb, mask.low)
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
@@ -225,7 +227,8 @@ class WithTriplesFrom(CorrelationProvider):
             if s.kind == "square_wrap":
                 rest.append(CorrelationSpec("square", s.ring_bits, s.shape))
             if s.kind.endswith("_wrap"):
-                rest.append(CorrelationSpec("wrap", s.ring_bits, _product_shape(s), shift=s.shift))
+                rest.append(CorrelationSpec("wrap", s.ring_bits, _product_shape(s), out_ring_bits=s.out_ring_bits,
+                                            shift=s.shift))
             elif s.kind not in ("mul", "matmul"):
                 rest.append(s)
         self.rest.prefetch(rest)
