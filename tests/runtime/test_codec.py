@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from mpdp.errors import MalformedMessageError, ParameterError
-from mpdp.runtime.codec import CodecLimits, decode, decode_envelope, encode, encode_envelope
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits, decode, decode_envelope, encode, encode_envelope
 from tests.runtime import wire_reference
 from tests.strategies import big_ints, wire_values
 
@@ -68,7 +68,7 @@ def _canonical(envelope: dict[str, Any]) -> dict[str, Any]:
     return {key: envelope[key] for key in ("seq", "round", "label", "body")}
 
 
-def _agree(data: bytes, limits: CodecLimits = CodecLimits()) -> None:
+def _agree(data: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> None:
     """The codec and the reference decode ``data`` to the same value, or both refuse it with the typed error."""
     try:
         expected = wire_reference.decode(data, limits=limits)
@@ -231,7 +231,7 @@ def test_envelopes_are_encoded_as_the_dict_they_stand_for(envelope: dict[str, An
     assert got is not None and _same(list(envelope.values()), list(got))
 
 
-def _agree_envelope(data: bytes, limits: CodecLimits = CodecLimits()) -> None:
+def _agree_envelope(data: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> None:
     """decode_envelope reads ``data`` as the reference decoder does: same envelope, same refusal, or None."""
     try:
         expected = wire_reference.decode(data, limits=limits)

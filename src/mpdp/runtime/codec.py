@@ -335,7 +335,7 @@ class _Reader:
             raise self.truncated(pos, n)
         try:
             raw = self.buf[pos : pos + n]
-            return (raw.decode() if self.sliceable else str(raw, "utf-8")), pos + n
+            return (raw.decode() if self.sliceable else str(raw, "utf-8")), pos + n  # type: ignore[union-attr]
         except UnicodeDecodeError as exc:
             raise _bad_utf8() from exc
 
@@ -375,7 +375,8 @@ class _Reader:
                 if pos + size > end:
                     raise self.truncated(pos, size)
                 try:
-                    key = buf[pos : pos + size].decode() if self.sliceable else str(buf[pos : pos + size], "utf-8")
+                    raw = buf[pos : pos + size]
+                    key = raw.decode() if self.sliceable else str(raw, "utf-8")  # type: ignore[union-attr]
                 except UnicodeDecodeError as exc:
                     raise _bad_utf8() from exc
                 if key in result:

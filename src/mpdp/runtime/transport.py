@@ -174,11 +174,9 @@ class InMemoryTransport(Transport):
                     )
                 self._waiting[dst] = src
                 self._check_deadlock()
-                if self._abort_reason is not None:
-                    self._waiting.pop(dst, None)
-                    continue
-            # Registered as waiting under the lock: a send from ``src`` from now on releases ``wake``.
-            wake.acquire(True, remaining)
+                blocked = self._abort_reason is None
+            if blocked:  # registered as waiting under the lock: from now on a send from ``src`` releases ``wake``
+                wake.acquire(True, remaining)
             with self._lock:
                 self._waiting.pop(dst, None)
 
