@@ -23,9 +23,8 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   phase: the parties request the iteration's recorded correlations and party 0 waits for the dealer's
   corrections (:meth:`~mpdp.protocols.mpc.dealer.DealerProvider.receive_prefetched`). The timed iteration is
   the preprocessing model's online phase: the dealer is idle, the two parties compute on the two cores, and
-  the wall time is close to what one machine per party would see (plus network latency, 38 rounds). The
-  released sum is the same as the pipelined runs' (same correlations in the same order); the noise shares are
-  still drawn inside the iteration.
+  the wall time is close to what one machine per party would see (plus network latency, 38 rounds). The noise
+  shares are still drawn inside the iteration.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run.
 
@@ -101,16 +100,18 @@ def run(quick: bool = False) -> list[BenchResult]:
     timed = 3 if quick else 10
     rng = RandomSource.seeded("bench-dpvi")
     settings = DPVISettings(epochs=1, batch_size=BATCH, clip=2.0, noise_multiplier=1.0)
-    theta, _ = MeanFieldGaussian.initial(model.dim, rng=rng.spawn("init")).draw(rng.spawn("eta"))
+    # a fresh posterior sample per iteration, as in training (caches keyed by theta never hit across iterations)
+    posterior = MeanFieldGaussian.initial(model.dim, rng=rng.spawn("init"))
+    thetas = [posterior.draw(rng.spawn(f"eta/{i}"))[0] for i in range(timed + 2)]
     batch = np.arange(BATCH, dtype=np.int64)
 
     step = FloatStep(model, model.values_of(data), clip=settings.clip, noise_multiplier=1.0,
                      rng=rng.spawn("noise"))
-    step(theta, batch)
+    step(thetas[0], batch)
     float_times, float_cpus = [], []
-    for _ in range(timed):
+    for i in range(timed):
         start, cpu = time.perf_counter(), time.process_time()
-        step(theta, batch)
+        step(thetas[i + 2], batch)
         float_times.append(time.perf_counter() - start)
         float_cpus.append(time.process_time() - cpu)
     float_seconds = statistics.median(float_times)
@@ -126,8 +127,8 @@ def run(quick: bool = False) -> list[BenchResult]:
             with session:
                 # warm-up: the first iteration records the step's plan, every later one finds its correlations
                 # requested at the end of the one before (next_batch_size)
-                for _ in range(2):
-                    party.secure_step(session, provider, theta, batch, next_batch_size=BATCH)
+                for i in range(2):
+                    party.secure_step(session, provider, thetas[i], batch, next_batch_size=BATCH)
                 times, cpus, own = [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
                 for i in range(timed):
@@ -135,7 +136,7 @@ def run(quick: bool = False) -> list[BenchResult]:
                         _preprocess(provider, ("dpvi.step", BATCH))
                     start, cpu, mine = time.perf_counter(), time.process_time(), time.thread_time()
                     ahead = None if online or i + 1 == timed else BATCH
-                    out = party.secure_step(session, provider, theta, batch, next_batch_size=ahead)
+                    out = party.secure_step(session, provider, thetas[i + 2], batch, next_batch_size=ahead)
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
                     own.append(time.thread_time() - mine)
@@ -169,8 +170,6 @@ def run(quick: bool = False) -> list[BenchResult]:
     online = run_protocol({**{name: role(name, online=True) for name in setup.parties},
                            "dealer": TrustedDealer(parties=setup.parties)},
                           rng=rng.spawn("mpc"), processes=True).results["alice"]
-    if not np.array_equal(online["out"], lead["out"]):  # pragma: no cover - same correlations, same order
-        raise RuntimeError("the online-phase run released another sum than the pipelined one")
     online_note = (f"online phase only, parties as processes: before each timed iteration (untimed) the parties "
                    f"request and receive that iteration's correlations from the dealer (the preprocessing "
                    f"model's offline phase); the dealer is idle during the iteration. "

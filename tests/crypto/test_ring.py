@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
-from mpdp.errors import ParameterError
+from mpdp.errors import ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
 RINGS = [Z2k(64), Z2_128(), Z2k(13)]
@@ -110,5 +110,61 @@ def test_z2_128_matmul_of_largest_residues_is_exact(a_shape: tuple[int, ...], b_
     ring = Z2_128()
     m = ring.modulus
     a_int, b_int = np.full(a_shape, m - 1, dtype=object), np.full(b_shape, m - 1, dtype=object)
+    expected = np.matmul(a_int, b_int) % m
+    assert (_ints(ring, ring.matmul(ring.from_int(a_int), ring.from_int(b_int))) == expected).all()
+
+
+@pytest.mark.parametrize("bits", [64, 13])
+@pytest.mark.parametrize("extreme", [False, True])
+def test_one_word_matmul_paths_agree_with_wrapping_integer_matmul(bits: int, extreme: bool) -> None:
+    """Large products go through the limb BLAS products (inner chunks of 512), small or narrow ones through
+    numpy's wrapping uint64 matmul: both are the ring's product (numpy's uint64 matmul wraps mod 2^64)."""
+    ring = Z2k(bits)
+    rng = RandomSource.seeded(f"paths{bits}")
+    for a_shape, b_shape in [((24, 600), (600, 150)), ((3, 9, 70), (70, 40)), ((5, 40), (40, 3)), ((40,), (40, 3))]:
+        if extreme:
+            a = np.full(a_shape, ring.modulus - 1, dtype=np.uint64)
+            b = np.full(b_shape, ring.modulus - 1, dtype=np.uint64)
+        else:
+            a, b = ring.random(rng, a_shape), ring.random(rng, b_shape)
+        expected = np.matmul(a, b) & np.uint64(ring.modulus - 1)
+        assert np.array_equal(ring.matmul(a, b), expected)
+        c, d = ring.random(rng, a_shape), ring.random(rng, b_shape)
+        assert np.array_equal(ring.matmul_sum([(a, b), (c, d)]), ring.add(expected, ring.matmul(c, d)))
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=repr)
+def test_matmul_sum_joins_equal_shapes_and_adds_the_others(ring: Ring) -> None:
+    rng = RandomSource.seeded("msum")
+    m = ring.modulus
+    cases = [[((4, 30), (30, 3)), ((4, 30), (30, 3))],  # joined inner dimension
+             [((4, 30), (30,)), ((4, 30), (30,)), ((4, 30), (30,))],  # matrix . vector, three terms
+             [((4, 30), (30, 3)), ((4, 7), (7, 3))],  # different inner lengths: a sum of products
+             [((2, 4, 5), (5, 3)), ((2, 4, 5), (5, 3))]]  # batched
+    for case in cases:
+        pairs = [(ring.random(rng, sa), ring.random(rng, sb)) for sa, sb in case]
+        expected = sum(np.matmul(_ints(ring, a), _ints(ring, b)) for a, b in pairs) % m
+        assert (_ints(ring, ring.matmul_sum(pairs)) == expected).all()
+    with pytest.raises(ShapeMismatchError):
+        ring.matmul_sum([])
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 300), (300, 3)), ((3, 1100), (1100, 2))])
+def test_z2_128_matmul_sum_of_largest_residues_is_exact(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """Joined inner dimensions at every limb's maximum, across an inner chunk boundary too."""
+    ring = Z2_128()
+    m = ring.modulus
+    a_int, b_int = np.full(a_shape, m - 1, dtype=object), np.full(b_shape, m - 1, dtype=object)
+    a, b = ring.from_int(a_int), ring.from_int(b_int)
+    expected = (2 * np.matmul(a_int, b_int)) % m
+    assert (_ints(ring, ring.matmul_sum([(a, b), (a, b)])) == expected).all()
+
+
+def test_z2_128_matmul_beyond_the_exact_run_length() -> None:
+    """More inner rows than _ROWS_EXACT (2^18): the product is summed over runs, each exact."""
+    ring = Z2_128()
+    m = ring.modulus
+    k = (1 << 18) + 1000
+    a_int, b_int = np.full((1, k), m - 1, dtype=object), np.full((k, 1), m - 1, dtype=object)
     expected = np.matmul(a_int, b_int) % m
     assert (_ints(ring, ring.matmul(ring.from_int(a_int), ring.from_int(b_int))) == expected).all()

@@ -46,14 +46,29 @@ __all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wr
 def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,
                    leader: bool, matmul: bool = False) -> RingArray:
     """This party's share of ``x * y`` (or ``x @ y``) from opened ``d = x - a``, ``e = y - b``."""
-    op = ring.matmul if matmul else ring.mul
     # the leader's d b + d e is one product: d (b + e)
-    return ring.add(ring.add(c, op(d, ring.add(b, e) if leader else b)), op(a, e))
+    f = ring.add(b, e) if leader else b
+    if matmul:  # d @ f + a @ e as one product over the joined inner dimension
+        return ring.add(c, ring.matmul_sum([(d, f), (a, e)]))
+    if isinstance(ring, Z2k):  # one word per value: three wrapping ufuncs in place on the first product
+        out = np.multiply(d, f)
+        if type(out) is np.ndarray and out.shape == c.shape:
+            out += np.multiply(a, e)
+            out += c
+            return ring.reduce(out)
+    return ring.add(ring.add(c, ring.mul(d, f)), ring.mul(a, e))
 
 
 def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
     """Share of ``x^2`` from a square pair ``c = a^2`` and opened ``d = x - a``: ``c + 2 d a + d^2``."""
     # the leader's 2 d a + d^2 is one product: d (2 a + d)
+    if isinstance(ring, Z2k) and d.shape == a.shape == c.shape and d.ndim:
+        out = np.left_shift(a, np.uint64(1))
+        if leader:
+            out += d
+        out *= d
+        out += c
+        return ring.reduce(out)
     twice = ring.shl(a, 1)
     return ring.add(c, ring.mul(d, ring.add(twice, d) if leader else twice))
 
@@ -61,10 +76,15 @@ def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, lead
 def and_combine(d: RingArray, e: RingArray, a: RingArray, b: RingArray, c: RingArray, *,
                 leader: bool) -> RingArray:
     """XOR share of ``x & y`` from opened ``d = x ^ a``, ``e = y ^ b`` and a word triple ``c = a & b``."""
-    z: RingArray = c ^ (d & b) ^ (a & e)
-    if leader:
-        z = z ^ (d & e)
-    return z
+    # the leader's (d & b) ^ (d & e) is d & (b ^ e)
+    z: RingArray = np.bitwise_and(d, np.bitwise_xor(b, e) if leader else b)
+    ae = np.bitwise_and(a, e)
+    if type(z) is np.ndarray and z.shape == c.shape == ae.shape:
+        z ^= c
+        z ^= ae
+        return z
+    out: RingArray = z ^ c ^ ae
+    return out
 
 
 def b2a_combine(ring: Ring, v: npt.NDArray[Any], s: RingArray, *, leader: bool) -> RingArray:
@@ -90,9 +110,11 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
     is subtracted, so the result is ``x / 2^shift`` rounded (see the module docstring).
     """
     l_in = ring_in.bits
-    c_msb = ring_in.msb(c).astype(bool)
     # t = c_msb XOR r_msb = (1 - 2 c_msb) r_msb + c_msb, and x' >> k = (c_low >> k) + t 2^(l-1-k) - low, where
     # (c_low >> k) + c_msb 2^(l-1-k) = c >> k: the public terms are the leader's c >> k (minus the offset).
+    if isinstance(ring_out, Z2k) and msb.shape == low.shape == ring_in.shape(c) and msb.ndim:
+        return _wrap_shift_words(ring_in, ring_out, c, msb, low, shift, leader=leader, offset_back=offset_back)
+    c_msb = ring_in.msb(c).astype(bool)
     signed = np.where(c_msb, ring_out.neg(msb), msb)  # (1 - 2 c_msb) r_msb
     out = ring_out.sub(ring_out.shl(signed, l_in - 1 - shift), low)
     if leader:
@@ -101,3 +123,25 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
             public = ring_out.add_int(public, -(1 << (l_in - 2 - shift)))
         out = ring_out.add(out, public)
     return out
+
+
+def _wrap_shift_words(ring_in: Ring, ring_out: Z2k, c: RingArray, msb: RingArray, low: RingArray, shift: int, *,
+                      leader: bool, offset_back: bool) -> RingArray:
+    """:func:`wrap_shift_output` into a one-word ring, in a few wrapping ufuncs on one fresh array:
+    ``r_msb (1 - 2 c_msb) 2^(l-1-k) - low [+ (c >> k) - 2^(l-2-k)]`` modulo 2^64, then reduced."""
+    l_in, weight = ring_in.bits, ring_in.bits - 1 - shift
+    u64 = np.uint64
+    if weight < 64:  # (1 - 2 c_msb) 2^weight as a word: 2^weight or -2^weight
+        factor = np.where(ring_in.msb(c) != 0, u64((-(1 << weight)) % (1 << 64)), u64(1 << weight))
+        out: RingArray = np.multiply(msb, factor)
+        out -= low
+    else:  # the term vanishes modulo 2^64
+        out = np.negative(low)
+    if leader:
+        if isinstance(ring_in, Z2k):
+            out += c >> u64(shift)
+        else:  # the low word of the 128-bit c >> k
+            out += convert_unsigned(ring_in.shr(c, shift), ring_in, Z2k(64))
+        if offset_back:
+            out += u64((-(1 << (l_in - 2 - shift))) % (1 << 64))
+    return ring_out.reduce(out)

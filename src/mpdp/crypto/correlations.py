@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,40 +233,53 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
 
     With ``first`` (party 0) the parts the dealer corrects (:data:`CORRECTED`) are not drawn.
     """
-    ring, shape = spec.ring, spec.shape
-    kind = spec.kind
-    skip = CORRECTED[kind] if first else ()
     out: dict[str, npt.NDArray[Any]] = {}
+    for name, how, shape, bits in _draw_plan(spec, first):
+        if how == 0:  # uniform words (Z_2^128 limbs as Z2_128.random draws them, XOR-shared words)
+            out[name] = stream.uint64(shape)
+        elif how == 1:  # elements of a one-word ring (Z2k.random)
+            out[name] = stream.ring(shape, bits)
+        else:  # bits
+            out[name] = stream.bits(shape)
+    return out
 
-    def put(name: str, make: Callable[[], npt.NDArray[Any]]) -> None:
-        if name not in skip:
-            out[name] = make()
 
+@functools.lru_cache(maxsize=4096)
+def _draw_plan(spec: CorrelationSpec, first: bool) -> tuple[tuple[str, int, tuple[int, ...], int], ...]:
+    """What :func:`draw` expands, in stream order: ``(name, how, array shape, bits)`` per part (``how``: 0
+    uniform words, 1 elements of the one-word ring of ``bits``, 2 bits), the corrected parts skipped for
+    ``first``: exactly the draws of ``Ring.random`` and the stream's ``uint64``/``bits``.
+    The order is the protocol's: changing it changes every party's and the dealer's parts."""
+    ring, shape, kind = spec.ring, spec.shape, spec.kind
+    parts: list[tuple[str, Ring, tuple[int, ...]] | tuple[str, None, tuple[int, ...]]] = []
     if spec.product:
         c_shape = _c_shape(spec)
-        put("a", lambda: ring.random(stream, shape))
+        parts.append(("a", ring, shape))
         if spec.product != "square":
-            put("b", lambda: ring.random(stream, spec.shape_b))
-        put("c", lambda: ring.random(stream, c_shape))
+            parts.append(("b", ring, spec.shape_b))
+        parts.append(("c", ring, c_shape))
         if kind.endswith("_wrap"):
-            put("msb", lambda: spec.out_ring.random(stream, c_shape))
-            put("low", lambda: spec.out_ring.random(stream, c_shape))
+            parts += [("msb", spec.out_ring, c_shape), ("low", spec.out_ring, c_shape)]
     elif kind == "wrap":
-        out_ring = spec.out_ring
-        put("r", lambda: ring.random(stream, shape))
-        put("msb", lambda: out_ring.random(stream, shape))
-        put("low", lambda: out_ring.random(stream, shape))
+        parts += [("r", ring, shape), ("msb", spec.out_ring, shape), ("low", spec.out_ring, shape)]
     elif kind == "compare":
-        put("r", lambda: ring.random(stream, shape))
-        put("bits", lambda: stream.uint64((ring.words, *shape)))
+        parts += [("r", ring, shape), ("bits", None, (ring.words, *shape))]
     elif kind == "and":
-        put("a", lambda: stream.uint64(shape))
-        put("b", lambda: stream.uint64(shape))
-        put("c", lambda: stream.uint64(shape))
+        parts += [("a", None, shape), ("b", None, shape), ("c", None, shape)]
     else:  # dabit
-        put("bit", lambda: stream.bits(shape))
-        put("s", lambda: ring.random(stream, shape))
-    return out
+        parts += [("bit", None, shape), ("s", ring, shape)]
+    skip = CORRECTED[kind] if first else ()
+    plan = []
+    for name, part_ring, part_shape in parts:
+        if name in skip:
+            continue
+        if part_ring is None:  # words, or bits for the daBit's XOR share
+            plan.append((name, 2 if name == "bit" else 0, part_shape, 64))
+        elif isinstance(part_ring, Z2_128):
+            plan.append((name, 0, (2, *part_shape), 128))
+        else:
+            plan.append((name, 1, part_shape, part_ring.bits))
+    return tuple(plan)
 
 
 def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
@@ -289,6 +302,7 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
     return layout(ring, spec.shape)
 
 
+@functools.lru_cache(maxsize=4096)
 def _c_shape(spec: CorrelationSpec) -> tuple[int, ...]:
     """The shape of the product (of ``c``, ``msb``, ``low``) of a product kind."""
     if spec.product == "matmul":

@@ -57,34 +57,40 @@ class AesCtrPrg:
     def __repr__(self) -> str:
         return f"AesCtrPrg(seeded={self.is_seeded})"
 
-    def _keystream(self, count: int) -> npt.NDArray[np.uint64]:
+    def _keystream_into(self, out: npt.NDArray[np.uint64], count: int) -> None:
+        """Write the next ``count`` keystream words into ``out[:count]`` (``out`` has two spare words after)."""
         nbytes = 8 * count
         self._produced += nbytes
         if self._produced > _MAX_BYTES:
             raise ParameterError(explain("keystream", f"{self._produced} bytes", f"<= {_MAX_BYTES} bytes per key",
                                          "start a new session (fresh keys)"))
         # Encrypting zeros yields the keystream; the two spare words absorb update_into's extra block room.
-        words = np.empty(count + 2, dtype=np.uint64)
         if self._zeros.size < nbytes:
             self._zeros = np.zeros(nbytes, dtype=np.uint8)
-        self._encryptor.update_into(self._zeros[:nbytes].data, words.data.cast("B"))
-        out = words[:count]
-        return out if np.little_endian else out.byteswap()  # pragma: no branch
+        self._encryptor.update_into(self._zeros[:nbytes].data, out[: count + 2].data.cast("B"))
+        if not np.little_endian:  # pragma: no cover - the words are the little-endian reading of the stream
+            out[:count].byteswap(inplace=True)
 
     def _words(self, count: int) -> npt.NDArray[np.uint64]:
         """The next ``count`` words of the keystream.
 
-        The keystream is generated ``_AHEAD`` words at a time and served in order, so many small draws (the
-        parts of the correlations of one protocol step) cost one AES call; the words served are exactly
-        those unbuffered calls would give. Each word is served once: the returned views never overlap.
+        The keystream is generated at least ``_AHEAD`` words at a time and served in order, so many small
+        draws (the parts of the correlations of one protocol step) cost one AES call; the words served are
+        exactly those unbuffered calls would give. A draw beyond the buffer gets one fresh array holding the
+        buffer's rest and the new keystream, generated in place (no second copy). Each word is served once:
+        the returned views never overlap.
         """
         pos, buffer = self._pos, self._buffer
-        if pos + count > buffer.size:
-            fresh = self._keystream(max(count - (buffer.size - pos), _AHEAD))
-            buffer = np.concatenate([buffer[pos:], fresh]) if pos < buffer.size else fresh
-            self._buffer, pos = buffer, 0
-        self._pos = pos + count
-        return buffer[pos : pos + count]
+        if pos + count <= buffer.size:
+            self._pos = pos + count
+            return buffer[pos : pos + count]
+        rest = buffer.size - pos
+        fresh = max(count - rest, _AHEAD)
+        words = np.empty(rest + fresh + 2, dtype=np.uint64)
+        words[:rest] = buffer[pos:]
+        self._keystream_into(words[rest:], fresh)
+        self._buffer, self._pos = words[: rest + fresh], count
+        return words[:count]
 
     def uint64(self, shape: int | tuple[int, ...]) -> npt.NDArray[np.uint64]:
         dims = (shape,) if isinstance(shape, int) else tuple(shape)

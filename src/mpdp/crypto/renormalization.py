@@ -81,12 +81,13 @@ def renormalize(log_values: npt.ArrayLike, params: RenormalizationParams, *,
     a = np.asarray(log_values, dtype=np.float64)
     if a.size == 0:
         raise ParameterError(explain("log_values", a.shape, "a non-empty array", "pass log-densities"))
-    m = np.max(a, axis=axis, keepdims=True)
-    if not np.all(np.isfinite(m)):  # the maximum is NaN (a NaN), +inf (a +inf) or -inf (all -inf) exactly then
+    m = a.max(axis=axis, keepdims=True)
+    if not np.isfinite(m).all():  # the maximum is NaN (a NaN), +inf (a +inf) or -inf (all -inf) exactly then
         if np.any(np.isnan(a)) or np.any(a == np.inf):
             raise DomainError(explain("log_values", "NaN or +inf", "log-densities < +inf",
                                       "check the component densities"))
         raise DomainError(explain("log_values", "a record with every component at -inf",
                                   "at least one finite log-density per record", "check the data and the model"))
-    e = np.maximum(np.exp(a - m), params.floor)
+    e = np.exp(a - m)
+    np.maximum(e, params.floor, out=e)
     return e, np.squeeze(m, axis=axis)

@@ -90,24 +90,115 @@ def _mulhi(a: RingArray, b: RingArray | np.uint64) -> RingArray:
     return high
 
 
-def _float_limbs(words: RingArray, count: int) -> list[npt.NDArray[np.float64]]:
-    """Split non-negative words into ``count`` 22-bit limbs, each an exact float64 array."""
-    return [((words >> _U64(_LIMB * i)) & _LIMB_MASK).astype(np.float64) for i in range(count)]
+_ROWS_EXACT = 1 << 18  # inner rows whose limb sums at shifts below 64 stay exact words: 3 * 2^18 * 2^44 < 2^64
 
 
-def _exact_matmul(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> RingArray:
-    """``a @ b`` for 22-bit limb matrices, exactly, as uint64 (chunks the inner dimension)."""
-    k = a.shape[-1]
-    if k <= _CHUNK:
-        exact: RingArray = np.matmul(a, b).astype(np.uint64)
-        return exact
+def _float_limbs(parts: Sequence[RingArray], wide: bool, left: bool) -> npt.NDArray[np.float64]:
+    """The 22-bit limbs of matmul operands as exact float64: the ``parts`` joined along the inner dimension.
+
+    Each part holds one word per value (three limbs, at bits 0, 22, 44) or, when ``wide``, Z_2^128 values
+    in the ring layout ``(2, *shape)`` (six limbs, at bits 0, 22, ..., 110; the one at 44 takes 20 bits of
+    the low word and 2 of the high one). Left operands (``(..., m, k)`` or ``(k,)``) give ``(L, ..., m, K)``,
+    right ones (``(..., k, n)``) ``(..., K, L, n)``, ``K`` the parts' total inner length. One limb at a time
+    through one word-sized scratch array: temporaries the size of all limbs cost more (page faults of large
+    fresh arrays) than the few extra calls. Limbs are below 2^22, so exact in float64, and converted from
+    int64, which is faster than from uint64.
+    """
+    count = 6 if wide else 3
+    shapes = [p.shape[1:] if wide else p.shape for p in parts]
+    inner = -1 if left else -2
+    total = sum(shape[inner] for shape in shapes)
+    first = shapes[0]
+    if left:
+        out = np.empty((count, *first[:-1], total), dtype=np.float64)
+    else:
+        out = np.empty((*first[:-2], total, count, first[-1]), dtype=np.float64)
+    start = 0
+    for part, shape in zip(parts, shapes, strict=True):
+        lo = part[0, ...] if wide else part
+        stop = start + shape[inner]
+        scratch = np.empty(shape, dtype=np.uint64)
+        signed = scratch.view(np.int64)
+        for i in range(count):
+            if i < 3:
+                np.right_shift(lo, _U64(_LIMB * i), out=scratch)
+                if wide and i == 2:  # bits 44..65: the low word's top 20 bits and the high word's lowest 2
+                    scratch |= part[1, ...] << _U64(64 - 2 * _LIMB)
+            else:
+                np.right_shift(part[1, ...], _U64(_LIMB * i - 64), out=scratch)
+            if i < count - 1:
+                scratch &= _LIMB_MASK
+            if left:
+                out[i, ..., start:stop] = signed
+            else:
+                out[..., start:stop, i, :] = signed
+        start = stop
+    return out
+
+
+def _limb_matmul(pairs: Sequence[tuple[RingArray, RingArray]], wide: bool) -> list[RingArray]:
+    """The shift sums ``S_t = sum_{i + j = t} A_i @ B_j`` of the limbs of ``sum_p a_p @ b_p``, as words, for
+    ``t`` in ``0..L-1`` (``L`` = 3 limbs per word, 6 for Z_2^128): ``sum_p a_p @ b_p = sum_t S_t 2^(22 t)``
+    modulo 2^(22 L) (limb products of ``i + j >= L`` have weight >= 2^66 resp. 2^132 and vanish modulo the
+    ring). A sum of products of equally shaped operands is one product over the joined inner dimension.
+
+    ``a_p`` is ``(..., m, k)`` or ``(k,)``, ``b_p`` ``(..., k, n)``, in the ring layout. B's limbs are
+    interleaved with its columns (``(..., K, L n)``: limb ``j`` of column ``c`` at ``j n + c``), so limb ``i``
+    of A meets all its partners in one BLAS product ``P_i = A_i @ [B_0 .. B_{L-1-i}]`` and block ``j`` of
+    ``P_i`` belongs to shift ``i + j``: adding ``P_i`` into ``P_0`` from block ``i`` on sums every shift at
+    once. Inner chunks of at most ``_CHUNK`` rows keep every product entry an exact integer (below
+    ``512 (2^22 - 1)^2 < 2^53``); each is converted to words once, and words are summed modulo 2^64. That is
+    exact for the sums whose shift is below 64 (t <= 2: at most 3 products, each below K 2^44) while
+    ``K <= _ROWS_EXACT``; the caller splits longer products. The others only matter modulo
+    2^(64 - 22t) <= 2^64 (t >= 3, Z_2^128 only).
+    """
+    count = 6 if wide else 3
+    al = _float_limbs([a for a, _ in pairs], wide, left=True)
+    bl = _float_limbs([b for _, b in pairs], wide, left=False)
+    n = bl.shape[-1]
+    bl = bl.reshape((*bl.shape[:-2], count * n))
+    k = al.shape[-1]
     total: RingArray | None = None
-    for start in range(0, k, _CHUNK):
-        part = np.matmul(a[..., start : start + _CHUNK], b[..., start : start + _CHUNK, :]).astype(np.uint64)
-        total = part if total is None else total + part
-    if total is None:  # pragma: no cover - k > _CHUNK guarantees one chunk
-        raise ShapeMismatchError("empty inner dimension")
-    return total
+    for start in range(0, max(k, 1), _CHUNK):  # one pass of zeros for an empty inner dimension
+        stop = min(start + _CHUNK, k)
+        ac = al if stop - start == k else al[..., start:stop]
+        bc = bl if stop - start == k else bl[..., start:stop, :]
+        sums: RingArray | None = None
+        for i in range(count):
+            product = np.matmul(ac[i], bc[..., : (count - i) * n])
+            words = np.asarray(product.astype(np.int64)).view(np.uint64)  # exact: 0 <= entries < 2^53
+            if sums is None:
+                sums = words
+            else:
+                tail = sums[..., i * n :]
+                np.add(tail, words, out=tail)
+        if sums is None:  # pragma: no cover - count >= 3
+            raise ShapeMismatchError("empty matmul")
+        total = sums if total is None else np.add(total, sums, out=total)
+    if total is None:  # pragma: no cover - at least one pass
+        raise ShapeMismatchError("empty matmul")
+    return [total[..., t * n : (t + 1) * n] for t in range(count)]
+
+
+_DIRECT_MACS = 1 << 21  # Z_2^64 products with fewer multiply-adds than this use numpy's integer matmul
+_DIRECT_SIDE = 16  # ... as do those with at most this many rows or columns (limbs cost per operand element)
+
+
+def _narrow(a: RingArray, b: RingArray) -> bool:
+    """Whether numpy's (non-BLAS, wrapping) uint64 matmul beats the limb products for one-word ``a @ b``:
+    measured ~1 ns per multiply-add against ~0.6 for the limb BLAS products plus ~20 ns per operand element."""
+    rows = a.shape[-2] if a.ndim >= 2 else 1
+    cols = b.shape[-1] if b.ndim >= 2 else 1
+    k = a.shape[-1]
+    return min(rows, cols) <= _DIRECT_SIDE or (a.size // max(k, 1)) * b.size <= _DIRECT_MACS
+
+
+def _joinable(pairs: Sequence[tuple[RingArray, RingArray]]) -> bool:
+    """Whether products can share one limb matmul: the operands of every pair have the first pair's shapes."""
+    if not pairs:
+        return False
+    a0, b0 = pairs[0]
+    return all(a.shape == a0.shape and b.shape == b0.shape for a, b in pairs[1:])
 
 
 def _quiet(method: Callable[..., RingArray]) -> Callable[..., RingArray]:
@@ -177,6 +268,16 @@ class Ring(abc.ABC):
     @abc.abstractmethod
     def matmul(self, a: RingArray, b: RingArray) -> RingArray:
         """Matrix product over the last two value axes (numpy ``@`` semantics, 2-D or stacked)."""
+
+    def matmul_sum(self, pairs: Sequence[tuple[RingArray, RingArray]]) -> RingArray:
+        """``sum(a @ b for a, b in pairs)``: one product over the joined inner dimension when every pair's
+        operands have the same shapes (e.g. Beaver's ``d @ B + A @ e``), else a sum of products."""
+        if not pairs:
+            raise ShapeMismatchError(explain("pairs", "[]", "at least one (a, b) pair", "pass the products to add"))
+        out = self.matmul(*pairs[0])
+        for a, b in pairs[1:]:
+            out = self.add(out, self.matmul(a, b))
+        return out
 
     @abc.abstractmethod
     def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray: ...
@@ -252,7 +353,16 @@ class Z2k(Ring):
     def _m(self, a: RingArray) -> RingArray:
         # Also turns the numpy scalars that 0-d operands produce back into 0-d arrays.
         mask = self._mask
-        return np.asarray(a if mask is None else np.bitwise_and(a, mask), dtype=np.uint64)
+        if mask is not None:
+            return np.asarray(np.bitwise_and(a, mask), dtype=np.uint64)
+        return a if type(a) is np.ndarray else np.asarray(a, dtype=np.uint64)
+
+    def reduce(self, fresh: RingArray) -> RingArray:
+        """Words reduced to residues, in place: ``fresh`` must be a new array the caller owns."""
+        mask = self._mask
+        if mask is not None:
+            np.bitwise_and(fresh, mask, out=fresh)
+        return fresh
 
     def shape(self, a: RingArray) -> tuple[int, ...]:
         return tuple(a.shape)
@@ -276,41 +386,48 @@ class Z2k(Ring):
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         return np.asarray(fn(list(arrays)), dtype=np.uint64)
 
-    @_quiet
+    # numpy ufuncs wrap silently, also on 0-d operands (only Python operators on numpy scalars warn): no
+    # np.errstate needed, which would cost more than the arithmetic on small arrays
     def add(self, a: RingArray, b: RingArray) -> RingArray:
-        return self._m(a + b)
+        return self._m(np.add(a, b))
 
-    @_quiet
     def sub(self, a: RingArray, b: RingArray) -> RingArray:
-        return self._m(a - b)
+        return self._m(np.subtract(a, b))
 
-    @_quiet
     def neg(self, a: RingArray) -> RingArray:
         return self._m(np.negative(a))
 
-    @_quiet
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
-        return self._m(a * b)
+        return self._m(np.multiply(a, b))
 
     def add_int(self, a: RingArray, k: int) -> RingArray:
         return self._m(np.add(a, _U64(k % (1 << 64))))
 
-    @_quiet
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
-        return self._m(a * self.from_int(k))
+        return self._m(np.multiply(a, self.from_int(k)))
 
     def matmul(self, a: RingArray, b: RingArray) -> RingArray:
-        # Residues below 2^64 in three 22-bit limbs; limb products of total weight >= 66 vanish mod 2^64.
-        al, bl = _float_limbs(a, 3), _float_limbs(b, 3)
-        out: RingArray | None = None
-        for i in range(3):
-            for j in range(3 - i):
-                # 0-d arrays, not numpy scalars: a vector . vector product must wrap silently like the others
-                part = np.asarray(_exact_matmul(al[i], bl[j])) << _U64(_LIMB * (i + j))
-                out = part if out is None else np.add(out, part, out=np.empty_like(part))
-        if out is None:  # pragma: no cover
-            raise ShapeMismatchError("empty matmul")
-        return self._m(out)
+        return self.matmul_sum([(a, b)])
+
+    def matmul_sum(self, pairs: Sequence[tuple[RingArray, RingArray]]) -> RingArray:
+        if pairs and all(_narrow(a, b) for a, b in pairs):
+            # numpy's own uint64 matmul wraps modulo 2^64, the ring's arithmetic: no limbs needed, and for
+            # small or narrow products (the DPVI step's 124 x 100 @ 100 x 10) faster than limb BLAS products
+            out = np.asarray(np.matmul(*pairs[0]), dtype=np.uint64)
+            for a, b in pairs[1:]:
+                out += np.matmul(a, b)
+            return self._m(out)
+        if not _joinable(pairs):
+            return super().matmul_sum(pairs)
+        # Residues below 2^64 in three 22-bit limbs (see _limb_matmul); the shift sums may wrap: only their
+        # total modulo 2^64 matters.
+        vector = pairs[0][1].ndim == 1
+        s0, s1, s2 = _limb_matmul([(a, b[:, None]) for a, b in pairs] if vector else pairs, wide=False)
+        out = s1 << _U64(_LIMB)
+        out += s0
+        s2 <<= _U64(2 * _LIMB)
+        out += s2
+        return self._m(out[..., 0] if vector else out)  # 0-d arrays for vector . vector, wrapping silently
 
     def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:
         return self._m(np.asarray(np.sum(a, axis=axis, dtype=np.uint64), dtype=np.uint64))
@@ -501,44 +618,51 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
             out[1, ...] += a[0, ...] * k1
         return out
 
-    def _place(self, part: RingArray, shift: int) -> RingArray:
-        """An exact non-negative word array times 2^shift, as a Z_2^128 element array."""
-        if shift == 0:
-            return self._join(part, np.zeros_like(part))
-        if shift < 64:
-            return self._join(part << _U64(shift), part >> _U64(64 - shift))
-        if shift < 128:
-            return self._join(np.zeros_like(part), part << _U64(shift - 64))
-        return self._join(np.zeros_like(part), np.zeros_like(part))
-
     def matmul(self, a: RingArray, b: RingArray) -> RingArray:
-        # Six 22-bit limbs cover 128 bits; limb products of total weight >= 132 vanish mod 2^128.
-        al = _float_limbs(a[0], 3) + _float_limbs(a[1], 3)
-        bl = _float_limbs(b[0], 3) + _float_limbs(b[1], 3)
-        # limb i of a 128-bit element: low word limbs 0..2 (bits 0, 22, 44), high word limbs at 64, 86, 108
-        weights = [0, 22, 44, 64, 86, 108]
-        # The 21 products of weight < 128 fall on 8 distinct shifts (0, 22, 44, 64, 66, 86, 88, 108): those of
-        # one shift are summed as words first (at most 6 terms, each below k 2^44: exact while 6 k < 2^20),
-        # so only 8 are placed into the 128-bit result.
-        grouped = 6 * a.shape[-1] < 1 << 20
-        sums: dict[int, RingArray] = {}
+        return self.matmul_sum([(a, b)])
+
+    def matmul_sum(self, pairs: Sequence[tuple[RingArray, RingArray]]) -> RingArray:
+        if not _joinable(pairs):
+            return super().matmul_sum(pairs)
+        # Six 22-bit limbs (see _limb_matmul): the 21 limb products of weight below 2^128 summed on 6 shifts.
+        # Products longer than _ROWS_EXACT joined inner rows are computed in runs of that many rows, then added.
+        vector = pairs[0][1].ndim == 2
+        if vector:
+            pairs = [(a, b[..., None]) for a, b in pairs]
+        k = pairs[0][0].shape[-1]
+        step = max(1, _ROWS_EXACT // len(pairs))
         out: RingArray | None = None
-        for i in range(6):
-            for j in range(6):
-                shift = weights[i] + weights[j]
-                if shift >= 128:
-                    continue
-                product = _exact_matmul(al[i], bl[j])
-                if grouped:
-                    sums[shift] = product if shift not in sums else sums[shift] + product
-                else:
-                    part = self._place(product, shift)
-                    out = part if out is None else self.add(out, part)
-        for shift, total in sums.items():
-            part = self._place(total, shift)
+        for start in range(0, max(k, 1), step):
+            run = slice(start, min(start + step, k))
+            if run.stop - run.start == k:
+                part = self._from_shift_sums(_limb_matmul(pairs, wide=True))
+            else:
+                part = self._from_shift_sums(_limb_matmul([(a[..., run], b[..., run, :]) for a, b in pairs], wide=True))
             out = part if out is None else self.add(out, part)
-        if out is None:  # pragma: no cover
+        if out is None:  # pragma: no cover - at least one run
             raise ShapeMismatchError("empty matmul")
+        return out[..., 0] if vector else out
+
+    @staticmethod
+    def _from_shift_sums(sums: Sequence[RingArray]) -> RingArray:
+        """``sum_t S_t 2^(22 t)`` modulo 2^128 for the shift sums of :func:`_limb_matmul` (overwrites them)."""
+        s0, s1, s2, s3, s4, s5 = sums
+        out = np.empty((2, *s0.shape), dtype=np.uint64)
+        lo, hi = out[0, ...], out[1, ...]
+        # low word: s0 + s1 2^22 + s2 2^44 with its two carries; the bits shifted past 2^64 go high
+        np.left_shift(s1, _U64(22), out=lo)
+        lo += s0
+        carry = lo < s0
+        s2_lo = s2 << _U64(44)
+        lo += s2_lo
+        np.right_shift(s1, _U64(42), out=hi)
+        hi += carry
+        hi += lo < s2_lo
+        s2 >>= _U64(20)
+        hi += s2
+        for s, shift in ((s3, 2), (s4, 24), (s5, 46)):  # 2^66, 2^88, 2^110 = 2^64 (2^2, 2^24, 2^46)
+            s <<= _U64(shift)
+            hi += s
         return out
 
     def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:

@@ -342,9 +342,10 @@ class FeatureBlock:
         at = self._at(theta)
         K = self.model.components
         # feature-major arrays, so that numpy's inner loops run over the records
-        cat = np.take(at.tables.cat_terms, rows.codes, axis=0).sum(axis=0)  # (n, 2K)
-        logs = cat[:, :K] + (at.log_weights @ rows.log_pairs).T
-        logs += at.log_const
+        _, _, log_weights, log_const = at.beta
+        cat = at.tables.cat_terms.take(rows.codes, axis=0).sum(axis=0)  # (n, 2K)
+        logs = cat[:, :K] + rows.log_pairs.T @ log_weights
+        logs += log_const
         grads = beta_grads(at, rows)
         grads *= grads
         norms = cat[:, K:] + grads.sum(axis=0).T

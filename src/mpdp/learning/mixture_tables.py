@@ -10,8 +10,9 @@ it saw (:meth:`~mpdp.learning.mixture_model.MixtureModel._tables`, keyed by the 
 
 The index arrays that make this possible depend only on the model's layout (:class:`ModelLayout`,
 :class:`BlockLayout`); a party's records, in the feature-major form the per-step computations read, only on
-its data (:class:`LocalRows`). Every array here is read-only: shared by the computations of a step, never
-modified.
+its data (:class:`LocalRows`). The tables are shared by the computations of a step and never modified: what
+leaves them (the parameter views of ``FeatureBlock._beta`` and ``_probs``, the :class:`StatMap` arrays, the
+layouts) is read-only; the mixture weights are handed out as copies.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ IntArray = npt.NDArray[np.int64]
 
 def softmax_last_zero(z: FloatArray) -> FloatArray:
     """``softmax([z, 0])`` along the last axis."""
-    ext = np.concatenate([z, np.zeros((*z.shape[:-1], 1))], axis=-1)
-    ext -= np.max(ext, axis=-1, keepdims=True)
-    e = np.exp(ext)
-    out: FloatArray = e / np.sum(e, axis=-1, keepdims=True)
+    out: FloatArray = np.zeros((*z.shape[:-1], z.shape[-1] + 1))
+    out[..., :-1] = z
+    out -= out.max(axis=-1, keepdims=True)  # (array methods: no numpy-function dispatch on these tiny arrays)
+    np.exp(out, out=out)
+    out /= out.sum(axis=-1, keepdims=True)
     return out
 
 
@@ -71,8 +73,9 @@ class LocalRows:
 
 def beta_grads(at: BlockTables, rows: LocalRows) -> FloatArray:
     """``a_k (log x_i + psi(a_k + b_k) - psi(a_k))`` (and likewise for ``b``), shape ``(2 x Beta features, K, n)``."""
-    out: FloatArray = rows.log_pairs[:, None, :] + at.shift[:, :, None]
-    out *= at.gain[:, :, None]
+    gain, shift, _, _ = at.beta
+    out: FloatArray = rows.log_pairs[:, None, :] + shift[:, :, None]
+    out *= gain[:, :, None]
     return out
 
 
@@ -96,13 +99,15 @@ class ModelLayout:
     beta_low: FloatArray  # (nb,): log squeeze, the low end of log x and log(1 - x)
     cat_starts: IntArray  # (nc,)
     cat_seg: IntArray  # (C,): the categorical feature (0..nc-1) of each flat category
-    cat_src: IntArray  # (K, C): index into [theta, 0] of each logit (the last level of each feature reads the 0)
+    cat_src: IntArray  # (K, C): index into theta of each free logit (0 for last levels, masked to the logit 0)
     cat_free: IntArray  # (F,): flat categories that are not the last of their feature
     cat_free_mask: FloatArray  # (C,): 1.0 for free categories, 0.0 for last levels
     cat_free_size: FloatArray  # (F,): C_j of each free category's feature
     cat_theta: IntArray  # (K, F): theta index of each free logit
     beta_coef: IntArray  # beta_theta - (K - 1): positions among the non-weight coordinates
     cat_coef: IntArray  # cat_theta - (K - 1)
+    beta_index: IntArray  # beta_features as an index array
+    cat_index: IntArray  # cat_features as an index array
 
     @classmethod
     def of(cls, model: MixtureModel) -> ModelLayout:
@@ -118,7 +123,7 @@ class ModelLayout:
         sizes = [cast("CategoricalFeature", feats[f]).size for f in cat]
         starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64) if sizes else np.zeros(0, dtype=np.int64)
         total = int(sum(sizes))
-        src = np.full((K, total), model.dim, dtype=np.int64)
+        src = np.zeros((K, total), dtype=np.int64)
         free: list[int] = []
         free_size: list[int] = []
         for j, f in enumerate(cat):
@@ -132,22 +137,23 @@ class ModelLayout:
         layout = cls(beta, cat, beta_theta, np.asarray(lows, dtype=np.float64), starts,
                      np.repeat(np.arange(len(cat), dtype=np.int64), sizes), src, free_idx, mask,
                      np.asarray(free_size, dtype=np.float64), src[:, free_idx], beta_theta - (K - 1),
-                     src[:, free_idx] - (K - 1))
+                     src[:, free_idx] - (K - 1), np.asarray(beta, dtype=np.int64), np.asarray(cat, dtype=np.int64))
         _read_only(layout.beta_theta, layout.beta_low, layout.cat_starts, layout.cat_seg, layout.cat_src,
                    layout.cat_free, layout.cat_free_mask, layout.cat_free_size, layout.cat_theta, layout.beta_coef,
-                   layout.cat_coef)
+                   layout.cat_coef, layout.beta_index, layout.cat_index)
         return layout
 
 
 class ThetaTables:
-    """Every theta-derived quantity of the model at one ``theta`` (read-only arrays).
+    """Every theta-derived quantity of the model at one ``theta`` (never modified once built).
 
     ``gain = (a, b)`` and ``shift = (psi(a + b) - psi(a), psi(a + b) - psi(b))`` per Beta feature
     (``(K, nb, 2)``) and ``betaln = log B(a, b)``; ``probs`` and ``log_probs`` on the flat category axis
     (``(K, C)``, softmax of ``[z, 0]`` per feature); ``cat_terms`` (``(C, 2K)``): per category its
     log-probability and its part of the squared gradient norm; ``weights``, the mixture weights ``pi``; the
     :class:`StatMap` coefficients of every non-weight coordinate in model order; ``bound_terms`` (``(K,
-    features)``), the per-feature terms of :meth:`FeatureBlock.sq_norm_bound`.
+    features)``), the per-feature terms of :meth:`FeatureBlock.sq_norm_bound`; ``gain_rows`` and
+    ``shift_rows``, ``gain`` and ``shift`` as ``(2 nb, K)`` rows (a block's Beta pairs are one gather of them).
     """
 
     def __init__(self, model: MixtureModel, theta: FloatArray) -> None:
@@ -155,11 +161,11 @@ class ThetaTables:
         self.weights = softmax_last_zero(theta[: K - 1])
         self.gain = np.exp(theta[L.beta_theta])
         a, b = self.gain[..., 0], self.gain[..., 1]
-        psi = special.digamma(np.stack([a, b, a + b]))
-        self.shift = np.stack([psi[2] - psi[0], psi[2] - psi[1]], axis=-1)
+        self.shift = special.digamma(a + b)[..., None] - special.digamma(self.gain)
         self.betaln = special.betaln(a, b)
         if L.cat_features:
-            ext = np.append(theta, 0.0)[L.cat_src]
+            ext = theta.take(L.cat_src)
+            ext *= L.cat_free_mask  # the last level of each feature has the fixed logit 0
             z = ext - np.maximum.reduceat(ext, L.cat_starts, axis=1)[:, L.cat_seg]
             e = np.exp(z)
             sums = np.add.reduceat(e, L.cat_starts, axis=1)
@@ -181,10 +187,12 @@ class ThetaTables:
         reach = np.maximum(np.abs(L.beta_low[None, :, None] + self.shift), np.abs(self.shift))
         beta_terms = (self.gain * reach) ** 2
         self.bound_terms = np.empty((K, len(model.features)))
-        self.bound_terms[:, L.beta_features] = beta_terms[..., 0] + beta_terms[..., 1]
-        self.bound_terms[:, L.cat_features] = 1.0 + sq
-        _read_only(self.weights, self.gain, self.shift, self.betaln, self.probs, self.log_probs, self.cat_terms,
-                   self.coef_stat, self.coef_sum, self.bound_terms)
+        self.bound_terms[:, L.beta_index] = beta_terms[..., 0] + beta_terms[..., 1]
+        self.bound_terms[:, L.cat_index] = 1.0 + sq
+        # (K, 2 nb) -> (2 nb, K): the rows a block's Beta pairs gather
+        self.gain_rows = np.ascontiguousarray(self.gain.reshape(K, -1).T)
+        self.shift_rows = np.ascontiguousarray(self.shift.reshape(K, -1).T)
+        _read_only(self.gain, self.probs, self.coef_stat, self.coef_sum)  # what leaves the tables (views, maps)
         self._blocks: dict[tuple[int, ...], BlockTables] = {}
 
     def block(self, block: FeatureBlock) -> BlockTables:
@@ -195,39 +203,21 @@ class ThetaTables:
 
 
 class BlockTables:
-    """One block's view of :class:`ThetaTables` (each part computed on first use, read-only)."""
+    """One block's view of :class:`ThetaTables` (each part computed on first use; what leaves it read-only)."""
 
     def __init__(self, tables: ThetaTables, layout: BlockLayout) -> None:
         self.tables = tables
         self.layout = layout
 
     @cached_property
-    def gain(self) -> FloatArray:
-        """``(2 x Beta features, K)``: ``a, b`` of each Beta feature of the block, interleaved."""
-        return self._pairs(self.tables.gain)
-
-    @cached_property
-    def shift(self) -> FloatArray:
-        """``(2 x Beta features, K)``: ``psi(a + b) - psi(a), psi(a + b) - psi(b)``, interleaved."""
-        return self._pairs(self.tables.shift)
-
-    def _pairs(self, values: FloatArray) -> FloatArray:
-        out = np.ascontiguousarray(values[:, self.layout.beta_index, :].reshape(values.shape[0], -1).T)
-        _read_only(out)
-        return out
-
-    @cached_property
-    def log_weights(self) -> FloatArray:
-        """``(K, 2 x Beta features)``: ``a - 1, b - 1``, the log-density's weights of ``(log x, log(1 - x))``."""
-        out = np.ascontiguousarray(self.gain.T - 1.0)
-        _read_only(out)
-        return out
-
-    @cached_property
-    def log_const(self) -> FloatArray:
-        out: FloatArray = -self.tables.betaln[:, self.layout.beta_index].sum(axis=1)
-        _read_only(out)
-        return out
+    def beta(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The block's Beta features, ``(2 x Beta features, K)`` each, pairs interleaved: ``gain = (a, b)``,
+        ``shift = (psi(a + b) - psi(a), psi(a + b) - psi(b))`` and the log-density's weights ``(a - 1, b - 1)``
+        of ``(log x, log(1 - x))``; and ``-sum log B(a, b)``, ``(K,)``. Internal: never handed out."""
+        rows = self.layout.beta_rows
+        gain = self.tables.gain_rows.take(rows, axis=0)
+        const: FloatArray = -self.tables.betaln.take(self.layout.beta_index, axis=1).sum(axis=1)
+        return gain, self.tables.shift_rows.take(rows, axis=0), gain - 1.0, const
 
     @cached_property
     def stat_map(self) -> StatMap:
@@ -247,6 +237,7 @@ class BlockLayout:
     """A block's theta-independent index arrays into :class:`ThetaTables` and :meth:`FeatureBlock.per_example_grads`."""
 
     beta_index: IntArray  # the block's Beta features (block order) among the model's
+    beta_rows: IntArray  # their (a, b) rows in ThetaTables.gain_rows, interleaved
     cat_starts: IntArray  # flat start of the block's categorical features (block order)
     cat_sizes: IntArray  # their numbers of levels
     beta_cols: IntArray  # per_example_grads columns of the interleaved (a, b) pairs
@@ -291,12 +282,14 @@ class BlockLayout:
                 return np.concatenate(values).astype(np.int64)
             return np.asarray(values, dtype=np.int64).reshape(-1)
 
-        layout = cls(ints([L.beta_features.index(f) for f in block.beta_features]),
+        beta_index = [L.beta_features.index(f) for f in block.beta_features]
+        layout = cls(ints(beta_index), ints([r for j in beta_index for r in (2 * j, 2 * j + 1)]),
                      ints([starts[f] for f in block.categorical_features]),
                      ints([model.features[f].n_params + 1 for f in block.categorical_features]), ints(beta_cols),
                      ints(cat_free),
                      ints(cat_cols), onehot, block.indices - (K - 1),
                      ints([*block.beta_features, *block.categorical_features]), ints(stat), ints(comp), offset)
-        _read_only(layout.beta_index, layout.cat_starts, layout.cat_sizes, layout.beta_cols, layout.cat_free,
-                   layout.cat_cols, layout.onehot_col, layout.coords, layout.bound_features, layout.stat, layout.comp)
+        _read_only(layout.beta_index, layout.beta_rows, layout.cat_starts, layout.cat_sizes, layout.beta_cols,
+                   layout.cat_free, layout.cat_cols, layout.onehot_col, layout.coords, layout.bound_features,
+                   layout.stat, layout.comp)
         return layout
