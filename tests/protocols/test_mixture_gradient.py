@@ -19,6 +19,7 @@ from mpdp.learning.dpvi_training import DPVISettings
 from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, MixtureModel
 from mpdp.protocols.mixture_gradient import (
     TAIL_FORMAT,
+    UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
     clipped_gradient_sum,
@@ -148,11 +149,21 @@ def test_renormalized_secure_step_matches_unrenormalized_on_moderate_densities()
     values = _data(3, 8)
     theta = 0.2 * standard_normal(model.dim, rng=RandomSource.seeded(4))
     idx = np.arange(8, dtype=np.int64)
-    with_r = _secure_sums(_setup(model, 8, 1.0), values, theta, [idx])[0]
-    without = _secure_sums(_setup(model, 8, 1.0, GradientPrecision(renormalize=False)), values, theta, [idx])[0]
-    bound = gradient_error_bound(with_r[1], GradientPrecision())
-    model_order = np.concatenate([np.arange(2)] + [b.indices for b in _setup(model, 8, 1.0).blocks()])
-    assert np.all(np.abs(with_r[0][model_order] - without[0][model_order]) <= 2 * bound)
+    setup = _setup(model, 8, 1.0)
+    with_r = _secure_sums(setup, values, theta, [idx])[0]
+    plain = GradientPrecision(renormalize=False)
+    without = _secure_sums(_setup(model, 8, 1.0, plain), values, theta, [idx])[0]
+    # each within its bound of the float step, for its own smallest S_i (without renormalization: the factors
+    # min(exp(a) 2^-8, 1), so S_i is smaller by the records' density scale)
+    _, _, low = _float_sum(setup, values, theta, idx, with_r[1].clip)
+    cols = [values[idx][:, :2], values[idx][:, 2:]]
+    q = np.tile(model.weights(theta), (idx.size, 1))
+    for block, v in zip(setup.blocks(), cols, strict=True):
+        q = q * np.minimum(np.exp(block.log_densities(theta, block.encode(v)) - UNRENORMALIZED_SHIFT * np.log(2)), 1)
+    bound = gradient_error_bound(with_r[1], GradientPrecision(), min_sum=low) \
+        + gradient_error_bound(without[1], plain, min_sum=float(q.sum(axis=1).min()))
+    model_order = np.concatenate([np.arange(2)] + [b.indices for b in setup.blocks()])
+    assert np.all(np.abs(with_r[0][model_order] - without[0][model_order]) <= bound)
 
 
 @pytest.mark.parametrize("all_wide", [False, True])

@@ -75,3 +75,28 @@ def test_blocks_fetched_ahead_compute_the_same_in_fewer_rounds(ahead: int) -> No
         np.testing.assert_array_equal(a, b)
     assert early_batches == planned_batches + (ahead == 4)
     assert early_rounds < planned_rounds
+
+
+def test_a_block_whose_shapes_change_is_replanned_from_its_latest_run() -> None:
+    """Blocks of 6, 6, 9, 9, 9 elements under one key: the first 9-element block finds the 6-element plan
+    (its correlations stay queued, unused) and fetches its own; from the next one on, the 9-element plan is
+    prefetched in one request. Results equal the unplanned run's."""
+    sizes = [6, 6, 9, 9, 9]
+
+    def role(comm: Any) -> tuple[list[np.ndarray], list[int]]:
+        inner = DealerProvider(comm)
+        provider = PlannedProvider(inner)
+        out, plans = [], []
+        with MPCSession(comm, provider=provider, parties=inner.parties, fmt=HIGH_PRECISION) as s:
+            for n in sizes:
+                x = s.input("alice", np.linspace(0.5, 2.0, n) if comm.name == "alice" else None, bound=8.0)
+                with provider.planned("step"):
+                    out.append((x * x).reveal())
+                plans.append(provider.plans["step"][0].shape[0])
+        return out, plans
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(4))
+    out, plans = run.results["alice"]
+    assert plans == sizes  # the plan follows the latest run
+    for n, value in zip(sizes, out, strict=True):
+        np.testing.assert_allclose(value, np.linspace(0.5, 2.0, n) ** 2, atol=1e-9)

@@ -7,7 +7,9 @@ operation. :class:`PlannedProvider` wraps any provider: inside ``with provider.p
 correlations the block consumes; the next time a block with the same ``key`` starts, it prefetches that whole
 list at once, and the operations' own announcements find everything already queued (providers skip correlations
 already pending). The key must determine the sequence of operations and shapes (e.g. the minibatch size);
-every computing party must use the same keys in the same order (they run the same program).
+every computing party must use the same keys in the same order (they run the same program). Each run
+re-records the block's plan, so a block whose shapes change (rarely) is planned from its latest run; the
+correlations prefetched for the old shapes stay queued until an operation of those shapes consumes them.
 
 Nothing about the computation changes: the same correlations are consumed in the same order; only when they
 are fetched does. Security is that of the wrapped provider.
@@ -65,15 +67,16 @@ class PlannedProvider(CorrelationProvider):
             # Correlations already queued are not fetched again (providers skip pending ones, counting
             # repeats): when the previous block requested this one's plan ahead, only the next plan is fetched.
             self.inner.prefetch(plan + upcoming)
-            yield
-            return
         self._recording = []
         try:
             yield
+            # Every run of the block is recorded: when its shapes drift (a DP-SGD step's public bounds move
+            # with theta), the next run is planned from the latest one instead of fetching the difference
+            # operation by operation, run after run.
             self.plans[key] = self._recording
         finally:
             self._recording = None
-        if ahead is not None and ahead in self.plans:
+        if plan is None and ahead is not None and ahead in self.plans:
             self.inner.prefetch(self.plans[ahead])
 
     def _note(self, spec: CorrelationSpec) -> None:
