@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from mpdp.errors import MalformedMessageError, ParameterError
-from mpdp.runtime.codec import CodecLimits, decode, encode
-from tests.strategies import wire_values
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits, decode, decode_envelope, encode, encode_envelope
+from tests.runtime import wire_reference
+from tests.strategies import big_ints, wire_values
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -34,19 +36,77 @@ def test_round_trip(value: Any) -> None:
     assert _same(value, decode(encode(value)))
 
 
-def test_large_arrays_are_spliced_into_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Payloads of 16 KiB and more are spliced into the message by encode() instead of appended: same bytes.
-    from mpdp.runtime import codec
-
+def test_large_and_odd_arrays_encode_as_the_reference_does() -> None:
+    # Arrays travel through the buffer protocol when C-contiguous and little-endian, copied otherwise.
     big = np.arange(5000, dtype=np.uint64)
     value = {"a": [1, big, "x", big[::3].astype(">u8"), np.zeros((0, 4))], "b": big.reshape(50, 100).T,
-             "c": np.ones(10), "d": b"tail"}
+             "c": np.ones(10), "d": b"tail", "e": np.asfortranarray(np.ones((3, 4), dtype=np.int16)),
+             "f": np.uint64(7), "g": np.array(3.5), "h": np.arange(4, dtype=">f4")}
     data = encode(value)
     decoded = decode(data)
     assert _same(decoded["a"][1], big) and _same(decoded["a"][3], big[::3])
     assert _same(decoded["b"], big.reshape(50, 100).T) and decoded["a"][4].shape == (0, 4)
-    monkeypatch.setattr(codec, "_SPLICE_BYTES", 1 << 62)
-    assert encode(value) == data
+    assert _same(decoded["h"], np.arange(4, dtype=np.float32)) and decoded["h"].dtype.isnative
+    assert data == wire_reference.encode(value)
+
+
+@given(wire_values())
+def test_encoding_is_the_reference_wire_format(value: Any) -> None:
+    assert encode(value) == wire_reference.encode(value)
+
+
+def _opening() -> st.SearchStrategy[dict[str, Any]]:
+    """Envelopes as an MPC opening sends them: sharing id and a list of uint64/uint8 arrays."""
+    arrays = st.sampled_from([np.uint64, np.uint8]).flatmap(
+        lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)))
+    body = st.fixed_dictionaries({"id": st.binary(min_size=16, max_size=16), "v": st.lists(arrays, max_size=3)})
+    return st.fixed_dictionaries({"seq": st.integers(0, 1 << 40), "round": st.integers(1, 1 << 40),
+                                  "label": st.sampled_from(["mpc.mul", "mpc.and", ""]), "body": body}).map(_canonical)
+
+
+def _canonical(envelope: dict[str, Any]) -> dict[str, Any]:
+    return {key: envelope[key] for key in ("seq", "round", "label", "body")}
+
+
+def _agree(data: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+    """The codec and the reference decode ``data`` to the same value, or both refuse it with the typed error."""
+    try:
+        expected = wire_reference.decode(data, limits=limits)
+    except MalformedMessageError:
+        with pytest.raises(MalformedMessageError):
+            decode(data, limits=limits)
+        return
+    assert _same(expected, decode(data, limits=limits))
+
+
+@given(st.one_of(wire_values(), _opening()), st.data())
+def test_damaged_messages_decode_as_the_reference_decodes_them(value: Any, data: st.DataObject) -> None:
+    wire = bytearray(encode(value))
+    assert _same(value, decode(wire)) and _same(value, decode(memoryview(wire)))
+    how = data.draw(st.sampled_from(["flip", "cut", "append", "limits"]))
+    if how == "flip":
+        i = data.draw(st.integers(min_value=0, max_value=len(wire) - 1))
+        wire[i] ^= data.draw(st.integers(min_value=1, max_value=255))
+        _agree(bytes(wire))
+    elif how == "cut":
+        _agree(bytes(wire[: data.draw(st.integers(min_value=0, max_value=len(wire) - 1))]))
+    elif how == "append":
+        _agree(bytes(wire) + data.draw(st.binary(min_size=1, max_size=9)))
+    else:
+        limits = CodecLimits(max_bytes=data.draw(st.integers(1, len(wire) + 8)),
+                             max_depth=data.draw(st.integers(1, 4)), max_items=data.draw(st.integers(1, 5)))
+        _agree(bytes(wire), limits)
+
+
+@given(_opening())
+def test_openings_round_trip_into_writable_native_arrays(value: dict[str, Any]) -> None:
+    wire = bytearray(encode(value))
+    out = decode(wire)
+    assert _same(value, out)
+    for array in out["body"]["v"]:
+        assert array.flags.writeable and array.dtype.isnative
+        array[...] = 1  # the decoded arrays are the receiver's own memory, not views of the message
+    assert _same(value, decode(wire))
 
 
 def test_big_ints_and_mpz_and_object_arrays() -> None:
@@ -153,3 +213,77 @@ def test_depth_limit_and_duplicate_keys() -> None:
 def test_limits_are_validated() -> None:
     with pytest.raises(ParameterError, match="max_bytes"):
         CodecLimits(max_bytes=0)
+
+
+def _envelopes() -> st.SearchStrategy[dict[str, Any]]:
+    """Comm's envelopes: openings, and any body, label and (big) counters."""
+    anything = st.fixed_dictionaries({"seq": st.one_of(st.integers(0, 1 << 40), big_ints),
+                                      "round": st.one_of(st.integers(1, 1 << 40), big_ints),
+                                      "label": st.text(max_size=12), "body": wire_values(6)}).map(_canonical)
+    return st.one_of(_opening(), anything)
+
+
+@given(_envelopes())
+def test_envelopes_are_encoded_as_the_dict_they_stand_for(envelope: dict[str, Any]) -> None:
+    wire = encode_envelope(envelope["seq"], envelope["round"], envelope["label"], envelope["body"])
+    assert wire == encode(envelope) == wire_reference.encode(envelope)
+    got = decode_envelope(wire)
+    assert got is not None and _same(list(envelope.values()), list(got))
+
+
+def _agree_envelope(data: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+    """decode_envelope reads ``data`` as the reference decoder does: same envelope, same refusal, or None."""
+    try:
+        expected = wire_reference.decode(data, limits=limits)
+    except MalformedMessageError:
+        with pytest.raises(MalformedMessageError):
+            decode_envelope(data, limits=limits)
+        return
+    got = decode_envelope(data, limits=limits)
+    if isinstance(expected, dict) and expected.keys() == {"seq", "round", "label", "body"}:
+        assert got is not None
+        assert _same([expected[k] for k in ("seq", "round", "label", "body")], list(got))
+    else:
+        assert got is None
+
+
+@given(_envelopes(), st.data())
+def test_damaged_envelopes_are_read_as_the_reference_reads_them(envelope: dict[str, Any],
+                                                                  data: st.DataObject) -> None:
+    wire = bytearray(encode(envelope))
+    how = data.draw(st.sampled_from(["flip", "cut", "append", "limits", "bytearray"]))
+    if how == "flip":  # flips in the fixed header most often: that is where the fast path reads on its own
+        i = data.draw(st.one_of(st.integers(0, min(len(wire), 80) - 1), st.integers(0, len(wire) - 1)))
+        wire[i] ^= data.draw(st.integers(min_value=1, max_value=255))
+        _agree_envelope(bytes(wire))
+    elif how == "cut":
+        _agree_envelope(bytes(wire[: data.draw(st.integers(min_value=0, max_value=len(wire) - 1))]))
+    elif how == "append":
+        _agree_envelope(bytes(wire) + data.draw(st.binary(min_size=1, max_size=9)))
+    elif how == "limits":
+        limits = CodecLimits(max_bytes=data.draw(st.integers(1, len(wire) + 8)),
+                             max_depth=data.draw(st.integers(1, 4)), max_items=data.draw(st.integers(1, 5)))
+        _agree_envelope(bytes(wire), limits)
+    else:
+        got = decode_envelope(wire)
+        assert got is not None and _same(list(envelope.values()), list(got))
+
+
+def test_envelopes_in_another_key_order_or_of_another_shape() -> None:
+    body = {"id": b"i" * 16, "v": [np.arange(4, dtype=np.uint64)]}
+    shuffled = encode({"label": "x", "body": body, "round": 2, "seq": 1})
+    assert _same(list(decode_envelope(shuffled) or ()), [1, 2, "x", body])
+    assert decode_envelope(encode({"seq": 1, "round": 2, "label": "x"})) is None
+    assert decode_envelope(encode([1, 2, "x", body])) is None
+    extra = encode({"seq": 1, "round": 2, "label": "x", "body": body, "more": 0})
+    assert decode_envelope(extra) is None
+    wire = encode_envelope(1, 2, "mpc.mul", body)
+    with pytest.raises(MalformedMessageError, match="trailing"):
+        decode_envelope(wire + b"\x00")
+    with pytest.raises(MalformedMessageError, match="truncated"):
+        decode_envelope(wire[:-1])
+    bad_label = wire.replace(b"mpc.mul", b"mpc.m\xff\xfe")
+    with pytest.raises(MalformedMessageError, match="UTF-8"):
+        decode_envelope(bad_label)
+    with pytest.raises(MalformedMessageError, match="dict size"):
+        decode_envelope(wire, limits=CodecLimits(max_items=3))

@@ -283,3 +283,20 @@ def test_without_fork_the_error_points_to_threads_or_the_network(monkeypatch: py
     monkeypatch.delattr(os, "fork")
     with pytest.raises(ParameterError, match=r"processes=False.*network transport"):
         run_protocol({"a": lambda c: 1, "b": lambda c: 2}, processes=True)
+
+
+def test_bursts_of_frames_of_every_size_arrive_whole_and_in_order() -> None:
+    # Frames sent straight to the kernel, cut by it anywhere (in a header or a body) and queued behind each
+    # other when its buffer is full; read in short and long pieces: each arrives whole, in order.
+    def role(comm: Comm) -> list[int]:
+        peer = comm.peers[0]
+        sizes = [int(s) for s in comm.rng.integers(0, 1 << 19, 60)] + [0, 1, 7, 8, 9, (1 << 16) - 40]
+        sent = [np.frombuffer(comm.rng.bytes(s), dtype=np.uint8) for s in sizes]
+        for array in sent:
+            comm.send(peer, array, label="burst")
+        got = [comm.recv(peer, label="burst") for _ in sizes]
+        return [len(g) for g in got] + [int(sum(int(g.sum()) for g in got)), int(sum(int(s.sum()) for s in sent))]
+
+    threads, forked = _both({"alice": role, "bob": role}, 8)
+    assert forked.results == threads.results
+    assert forked.results["alice"][-2] == forked.results["bob"][-1]

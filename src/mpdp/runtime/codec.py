@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -50,8 +51,7 @@ _DTYPES: tuple[np.dtype[Any], ...] = tuple(
 _DTYPE_CODE = {dt.newbyteorder("="): code for code, dt in enumerate(_DTYPES)}
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _U32, _U64S, _I64 = struct.Struct("<I"), struct.Struct("<Q"), struct.Struct("<q")
-_TAG_DICT, _TAG_LIST, _TAG_STR, _TAG_BYTES, _TAG_INT = (bytes([t]) for t in (_DICT, _LIST, _STR, _BYTES, _INT))
-_ARRAY_HEAD = struct.Struct("<BBB")  # tag, dtype code, ndim
+_BIGINT_HEAD_TAG = struct.Struct("<BBI")  # tag, sign, len
 _MAX_DEPTH = 32  # deepest nesting encode() writes (DEFAULT_LIMITS.max_depth: what a default decoder accepts)
 
 
@@ -98,105 +98,104 @@ def encode(value: Any) -> bytes:
     Raises :class:`~mpdp.errors.ParameterError` for a value the format cannot carry (a set, an object array
     of floats, a dict with non-str keys, ...), naming its type.
     """
-    out = bytearray(MAGIC)
-    out.append(WIRE_VERSION)
-    big: list[tuple[int, memoryview]] = []
-    _encode_value(value, out, 0, big)
-    if not big:
-        return bytes(out)
-    # Large array payloads were not appended to ``out`` (growing a bytearray by megabytes re-copies it):
-    # splice them in at their offsets, so each payload is copied exactly once, into the result.
-    view = memoryview(out)
-    pieces: list[memoryview] = []
-    start = 0
-    for offset, payload in big:
-        pieces += [view[start:offset], payload]
-        start = offset
-    pieces.append(view[start:])
-    return b"".join(pieces)
+    parts: list[Any] = [_HEADER]
+    _encode_value(value, parts, 0)
+    return b"".join(parts)
 
 
-_SPLICE_BYTES = 1 << 14  # array payloads at least this large are spliced in by encode() instead of appended
+# Every message between parties is encoded here, so the encoder is written for few Python operations per
+# value: it collects the message's pieces (precompiled headers, cached dict keys and short strings, and the
+# arrays themselves, read through the buffer protocol) and encode() joins them once, copying each payload
+# exactly once, into the result.
+_HEADER = MAGIC + bytes([WIRE_VERSION])
+_LITTLE = sys.byteorder == "little"
+_TAG_LEN32, _TAG_LEN64, _TAG_I64, _TAG_F64 = (struct.Struct(f) for f in ("<BI", "<BQ", "<Bq", "<Bd"))
+_NONE_B, _FALSE_B, _TRUE_B = bytes([_NONE]), bytes([_FALSE]), bytes([_TRUE])
+_CACHE_LIMIT = 4096  # distinct dict keys / short strings remembered encoded (protocols use a few dozen)
+_CACHED_TEXT = 64  # longest str (in characters) whose encoding is remembered
+_KEYS: dict[str, bytes] = {}  # dict key -> len:u32 utf8
+_STRS: dict[str, bytes] = {}  # str value -> STR tag, len:u32, utf8
 
 
-def _encode_int(value: int, out: bytearray) -> None:
+def _encode_key(key: Any) -> bytes:
+    if type(key) is not str:
+        raise ParameterError(explain("dict key", key, "a str", "use str keys in messages, e.g. {'share': ...}"))
+    raw = key.encode("utf-8")
+    piece = _U32.pack(len(raw)) + raw
+    if len(key) <= _CACHED_TEXT and len(_KEYS) < _CACHE_LIMIT:
+        _KEYS[key] = piece
+    return piece
+
+
+def _encode_str(value: str) -> bytes:
+    raw = value.encode("utf-8")
+    piece = _TAG_LEN32.pack(_STR, len(raw)) + raw
+    if type(value) is str and len(value) <= _CACHED_TEXT and len(_STRS) < _CACHE_LIMIT:
+        _STRS[value] = piece
+    return piece
+
+
+def _encode_int(value: int) -> bytes:
     if _INT64_MIN <= value <= _INT64_MAX:
-        out += _TAG_INT
-        out += _I64.pack(value)
-    else:
-        magnitude = abs(value)
-        raw = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "little")
-        out.append(_BIGINT)
-        out += struct.pack("<BI", 1 if value < 0 else 0, len(raw))
-        out += raw
+        return _TAG_I64.pack(_INT, value)
+    magnitude = abs(value)
+    raw = magnitude.to_bytes((magnitude.bit_length() + 7) // 8, "little")
+    return _BIGINT_HEAD_TAG.pack(_BIGINT, 1 if value < 0 else 0, len(raw)) + raw
 
 
-def _encode_value(value: Any, out: bytearray, depth: int, big: list[tuple[int, memoryview]]) -> None:
+def _encode_value(value: Any, parts: list[Any], depth: int) -> None:
     if depth > _MAX_DEPTH:
         raise ParameterError(explain("message", "nesting deeper than 32", "shallower data", "flatten the message"))
-    # The exact types messages are made of first (one dict lookup instead of a chain of isinstance checks:
-    # every message between parties is encoded here); subclasses and numpy scalars take the general path.
+    # The exact types messages are made of first (one type test each instead of a chain of isinstance
+    # checks); subclasses and numpy scalars take the general path.
     kind = type(value)
     if kind is dict:
-        out += _TAG_DICT
-        out += _U32.pack(len(value))
+        parts.append(_TAG_LEN32.pack(_DICT, len(value)))
         for key, item in value.items():
-            if type(key) is not str:
-                raise ParameterError(
-                    explain("dict key", key, "a str", "use str keys in messages, e.g. {'share': ...}")
-                )
-            raw = key.encode("utf-8")
-            out += _U32.pack(len(raw))
-            out += raw
-            _encode_value(item, out, depth + 1, big)
+            piece = _KEYS.get(key) if type(key) is str else None
+            parts.append(_encode_key(key) if piece is None else piece)
+            _encode_value(item, parts, depth + 1)
     elif kind is np.ndarray:
-        _encode_array(value, out, big)
+        _encode_array(value, parts)
     elif kind is list or kind is tuple:
-        out += _TAG_LIST
-        out += _U32.pack(len(value))
+        parts.append(_TAG_LEN32.pack(_LIST, len(value)))
         for item in value:
-            _encode_value(item, out, depth + 1, big)
-    elif kind is str:
-        raw = value.encode("utf-8")
-        out += _TAG_STR
-        out += _U32.pack(len(raw))
-        out += raw
-    elif kind is int:
-        _encode_int(value, out)
+            _encode_value(item, parts, depth + 1)
     elif kind is bytes:
-        out += _TAG_BYTES
-        out += _U64S.pack(len(value))
-        out += value
+        parts.append(_TAG_LEN64.pack(_BYTES, len(value)))
+        parts.append(value)
+    elif kind is int:
+        parts.append(_encode_int(value))
+    elif kind is str:
+        piece = _STRS.get(value)
+        parts.append(_encode_str(value) if piece is None else piece)
+    elif kind is float:
+        parts.append(_TAG_F64.pack(_FLOAT, value))
     else:
-        _encode_other(value, out, depth, big)
+        _encode_other(value, parts, depth)
 
 
-def _encode_other(value: Any, out: bytearray, depth: int, big: list[tuple[int, memoryview]]) -> None:
+def _encode_other(value: Any, parts: list[Any], depth: int) -> None:
     if value is None:
-        out.append(_NONE)
+        parts.append(_NONE_B)
     elif value is True or value is False or isinstance(value, np.bool_):
-        out.append(_TRUE if bool(value) else _FALSE)
+        parts.append(_TRUE_B if bool(value) else _FALSE_B)
     elif isinstance(value, (int, np.integer)) or type(value).__name__ == "mpz":
-        _encode_int(int(value), out)
+        parts.append(_encode_int(int(value)))
     elif isinstance(value, (float, np.floating)):
-        out.append(_FLOAT)
-        out += struct.pack("<d", float(value))
+        parts.append(_TAG_F64.pack(_FLOAT, float(value)))
     elif isinstance(value, str):
-        raw = value.encode("utf-8")
-        out.append(_STR)
-        out += struct.pack("<I", len(raw))
-        out += raw
+        parts.append(_encode_str(value))
     elif isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
-        out.append(_BYTES)
-        out += struct.pack("<Q", len(raw))
-        out += raw
+        parts.append(_TAG_LEN64.pack(_BYTES, len(raw)))
+        parts.append(raw)
     elif isinstance(value, np.ndarray):
-        _encode_array(value, out, big)
+        _encode_array(value, parts)
     elif isinstance(value, (list, tuple, dict)):
-        _encode_value(list(value) if not isinstance(value, dict) else dict(value), out, depth, big)
+        _encode_value(list(value) if not isinstance(value, dict) else dict(value), parts, depth)
     elif isinstance(value, WireEncodable):
-        _encode_value(value.to_wire(), out, depth + 1, big)
+        _encode_value(value.to_wire(), parts, depth + 1)
     else:
         raise ParameterError(
             explain(
@@ -207,40 +206,36 @@ def _encode_other(value: Any, out: bytearray, depth: int, big: list[tuple[int, m
         )
 
 
-def _encode_array(array: np.ndarray[Any, Any], out: bytearray, big: list[tuple[int, memoryview]]) -> None:
-    if array.ndim > 255:
-        raise ParameterError(explain("array.ndim", array.ndim, "<= 255", "reshape the array"))
-    if array.dtype == object:
-        _encode_bigarray(array, out)
-        return
+def _encode_array(array: np.ndarray[Any, Any], parts: list[Any]) -> None:
+    ndim = array.ndim
+    if ndim > 255:
+        raise ParameterError(explain("array.ndim", ndim, "<= 255", "reshape the array"))
     code = _DTYPE_CODE.get(array.dtype)
     if code is None:
+        if array.dtype.kind == "O":
+            _encode_bigarray(array, parts)
+            return
         code = _DTYPE_CODE.get(array.dtype.newbyteorder("="))
-    if code is None:
-        raise ParameterError(
-            explain("array dtype", str(array.dtype), "bool, int8-64, uint8-64, float32 or float64",
-                    "cast the array, e.g. array.astype(np.float64)")
-        )
-    out += _ARRAY_HEAD.pack(_ARRAY, code, array.ndim)
-    out += _dims_struct(array.ndim).pack(*array.shape)
-    # flat first: memoryview cannot cast a view with a zero in its shape (e.g. (0, 4))
-    payload = memoryview(np.ascontiguousarray(array, dtype=_DTYPES[code]).reshape(-1)).cast("B")  # type: ignore[arg-type]
-    if len(payload) >= _SPLICE_BYTES:
-        big.append((len(out), payload))  # keeps the (contiguous) array alive until encode() joins
-    else:
-        out += payload
+        if code is None:
+            raise ParameterError(
+                explain("array dtype", str(array.dtype), "bool, int8-64, uint8-64, float32 or float64",
+                        "cast the array, e.g. array.astype(np.float64)")
+            )
+        array = np.ascontiguousarray(array, dtype=_DTYPES[code])
+    elif not _LITTLE or not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array, dtype=_DTYPES[code])
+    parts.append(_array_head(ndim).pack(_ARRAY, code, ndim, *array.shape))
+    # The array itself: encode() reads its (C-contiguous, little-endian) memory through the buffer protocol,
+    # before it returns, so the caller's array is neither copied twice nor kept.
+    parts.append(array)
 
 
-def _encode_bigarray(array: np.ndarray[Any, Any], out: bytearray) -> None:
+def _encode_bigarray(array: np.ndarray[Any, Any], parts: list[Any]) -> None:
     flat = [_bigarray_element(x) for x in array.reshape(-1)]
     width = max(((abs(x).bit_length() + 7) // 8 for x in flat), default=0)
-    out.append(_BIGARRAY)
-    out += struct.pack("<B", array.ndim)
-    out += struct.pack(f"<{array.ndim}Q", *array.shape)
-    out += struct.pack("<I", width)
-    out += bytes(1 if x < 0 else 0 for x in flat)
-    for x in flat:
-        out += abs(x).to_bytes(width, "little")
+    parts.append(struct.pack(f"<BB{array.ndim}QI", _BIGARRAY, array.ndim, *array.shape, width))
+    parts.append(bytes(1 if x < 0 else 0 for x in flat))
+    parts.append(b"".join(abs(x).to_bytes(width, "little") for x in flat))
 
 
 def _bigarray_element(value: Any) -> int:
@@ -254,10 +249,15 @@ def _bigarray_element(value: Any) -> int:
     )
 
 
+@functools.cache
+def _array_head(ndim: int) -> struct.Struct:
+    return struct.Struct(f"<BBB{ndim}Q")
+
+
 # -- decoding ------------------------------------------------------------------------------------------------
 def decode(data: bytes | bytearray | memoryview, *, limits: CodecLimits = DEFAULT_LIMITS) -> Any:
     """Parse bytes from another party, strictly. Raises :class:`~mpdp.errors.MalformedMessageError`."""
-    buf: bytes | memoryview = data if isinstance(data, bytes) else memoryview(data).cast("B")
+    buf: bytes | bytearray | memoryview = data if type(data) in (bytes, bytearray) else memoryview(data).cast("B")
     size = len(buf)
     if size > limits.max_bytes:
         raise MalformedMessageError(
@@ -284,6 +284,8 @@ def decode(data: bytes | bytearray | memoryview, *, limits: CodecLimits = DEFAUL
 _U8, _F64 = struct.Struct("<B"), struct.Struct("<d")
 _BIGINT_HEAD, _ARRAY_CODE = struct.Struct("<BI"), struct.Struct("<BB")
 _NATIVE = tuple(dt.newbyteorder("=") for dt in _DTYPES)
+_ITEMSIZE = tuple(dt.itemsize for dt in _DTYPES)
+_DTYPE_COUNT = len(_DTYPES)
 
 
 @functools.cache
@@ -297,12 +299,14 @@ class _Reader:
     through :meth:`value`: it is written with few Python calls per value (the cursor is passed and returned,
     fixed-size fields are read with precompiled structs in place)."""
 
-    __slots__ = ("buf", "end", "limits")
+    __slots__ = ("buf", "end", "limits", "max_bytes", "max_depth", "max_items", "sliceable")
 
-    def __init__(self, buf: bytes | memoryview, limits: CodecLimits) -> None:
+    def __init__(self, buf: bytes | bytearray | memoryview, limits: CodecLimits) -> None:
         self.buf = buf
+        self.sliceable = type(buf) is not memoryview  # its slices have .decode()
         self.end = len(buf)
         self.limits = limits
+        self.max_bytes, self.max_depth, self.max_items = limits.max_bytes, limits.max_depth, limits.max_items
 
     def truncated(self, pos: int, n: int) -> MalformedMessageError:
         return MalformedMessageError(
@@ -330,73 +334,105 @@ class _Reader:
         if pos + n > self.end:
             raise self.truncated(pos, n)
         try:
-            return str(self.buf[pos : pos + n], "utf-8"), pos + n
+            raw = self.buf[pos : pos + n]
+            return (raw.decode() if self.sliceable else str(raw, "utf-8")), pos + n  # type: ignore[union-attr]
         except UnicodeDecodeError as exc:
-            raise MalformedMessageError(
-                explain("str", "invalid UTF-8", "UTF-8 text", "the message was corrupted; reject it")
-            ) from exc
+            raise _bad_utf8() from exc
 
     def dims(self, ndim: int, pos: int) -> tuple[tuple[int, ...], int]:
         dims: tuple[int, ...] = self.fixed(_dims_struct(ndim), pos) if ndim else ()
         total = math.prod(dims)
         # Each dimension on its own too: (0, 2^63) has no elements but no array can have that shape.
-        if total > self.limits.max_bytes or any(d > self.limits.max_bytes for d in dims):
-            raise MalformedMessageError(
-                explain("array shape", dims, "a size within the message limit", "reject the sender")
-            )
+        if total > self.max_bytes or any(d > self.max_bytes for d in dims):
+            raise _bad_shape(dims)
         return dims, pos + 8 * ndim
 
     def value(self, pos: int, depth: int) -> tuple[Any, int]:
         """The value starting at ``pos`` and the position after it."""
-        if depth > self.limits.max_depth:
+        if depth > self.max_depth:
             raise MalformedMessageError(
-                explain("nesting depth", depth, f"<= {self.limits.max_depth}", "reject the sender")
+                explain("nesting depth", depth, f"<= {self.max_depth}", "reject the sender")
             )
-        if pos >= self.end:
+        buf, end = self.buf, self.end
+        if pos >= end:
             raise self.truncated(pos, 1)
-        tag = self.buf[pos]
+        tag = buf[pos]
         pos += 1
+        # The tags every message between parties is made of first, their length checks written out in place.
         if tag == _DICT:
-            (n,) = self.fixed(_U32, pos)
+            if pos + 4 > end:
+                raise self.truncated(pos, 4)
+            (n,) = _U32.unpack_from(buf, pos)
             pos += 4
+            if n > self.max_items:
+                self.count(n, "dict size")
             result: dict[str, Any] = {}
-            for _ in range(self.count(n, "dict size")):
-                key, pos = self.text(pos)
+            for _ in range(n):
+                if pos + 4 > end:
+                    raise self.truncated(pos, 4)
+                (size,) = _U32.unpack_from(buf, pos)
+                pos += 4
+                if pos + size > end:
+                    raise self.truncated(pos, size)
+                try:
+                    raw = buf[pos : pos + size]
+                    key = raw.decode() if self.sliceable else str(raw, "utf-8")  # type: ignore[union-attr]
+                except UnicodeDecodeError as exc:
+                    raise _bad_utf8() from exc
                 if key in result:
                     raise MalformedMessageError(explain("dict key", key, "unique keys", "reject the sender"))
-                result[key], pos = self.value(pos, depth + 1)
+                result[key], pos = self.value(pos + size, depth + 1)
             return result, pos
         if tag == _ARRAY:
-            code, ndim = self.fixed(_ARRAY_CODE, pos)
-            if code >= len(_DTYPES):
-                raise MalformedMessageError(explain("array dtype code", code, f"< {len(_DTYPES)}", "reject it"))
-            dtype = _DTYPES[code]
-            dims, pos = self.dims(ndim, pos + 2)
-            count = math.prod(dims)
-            nbytes = count * dtype.itemsize
-            if pos + nbytes > self.end:
+            if pos + 2 > end:
+                raise self.truncated(pos, 2)
+            code, ndim = buf[pos], buf[pos + 1]
+            if code >= _DTYPE_COUNT:
+                raise MalformedMessageError(explain("array dtype code", code, f"< {_DTYPE_COUNT}", "reject it"))
+            pos += 2
+            if ndim:
+                if pos + 8 * ndim > end:
+                    raise self.truncated(pos, 8 * ndim)
+                dims: tuple[int, ...] = _dims_struct(ndim).unpack_from(buf, pos)
+                pos += 8 * ndim
+                count = math.prod(dims)
+                # Each dimension on its own too: (0, 2^63) has no elements but no array can have that shape.
+                if count > self.max_bytes or max(dims) > self.max_bytes:
+                    raise _bad_shape(dims)
+            else:
+                dims, count = (), 1
+            nbytes = count * _ITEMSIZE[code]
+            if pos + nbytes > end:
                 raise self.truncated(pos, nbytes)
             # a copy in native byte order: the array owns writable memory instead of aliasing the message
-            array = np.frombuffer(self.buf, dtype=dtype, count=count, offset=pos).astype(_NATIVE[code], copy=True)
-            return array.reshape(dims), pos + nbytes
-        if tag == _INT:
-            return self.fixed(_I64, pos)[0], pos + 8
-        if tag == _STR:
-            return self.text(pos)
+            array = np.ndarray(dims, _DTYPES[code], buf, pos)
+            return (array.copy() if _LITTLE else array.astype(_NATIVE[code])), pos + nbytes
         if tag == _LIST:
-            (n,) = self.fixed(_U32, pos)
+            if pos + 4 > end:
+                raise self.truncated(pos, 4)
+            (n,) = _U32.unpack_from(buf, pos)
             pos += 4
+            if n > self.max_items:
+                self.count(n, "list length")
             items = []
-            for _ in range(self.count(n, "list length")):
+            for _ in range(n):
                 item, pos = self.value(pos, depth + 1)
                 items.append(item)
             return items, pos
         if tag == _BYTES:
-            (n,) = self.fixed(_U64S, pos)
+            if pos + 8 > end:
+                raise self.truncated(pos, 8)
+            (n,) = _U64S.unpack_from(buf, pos)
             pos += 8
-            if pos + n > self.end:
+            if pos + n > end:
                 raise self.truncated(pos, n)
-            return bytes(self.buf[pos : pos + n]), pos + n
+            return bytes(buf[pos : pos + n]), pos + n
+        if tag == _INT:
+            if pos + 8 > end:
+                raise self.truncated(pos, 8)
+            return _I64.unpack_from(buf, pos)[0], pos + 8
+        if tag == _STR:
+            return self.text(pos)
         if tag == _NONE:
             return None, pos
         if tag == _FALSE:
@@ -410,27 +446,100 @@ class _Reader:
             pos += 5
             if sign > 1:
                 raise MalformedMessageError(explain("bigint sign", sign, "0 or 1", "reject the sender"))
-            if pos + n > self.end:
+            if pos + n > end:
                 raise self.truncated(pos, n)
-            magnitude = int.from_bytes(self.buf[pos : pos + n], "little")
+            magnitude = int.from_bytes(buf[pos : pos + n], "little")
             return (-magnitude if sign else magnitude), pos + n
         if tag == _BIGARRAY:
             (ndim,) = self.fixed(_U8, pos)
-            dims, pos = self.dims(ndim, pos + 1)
-            n = math.prod(dims)
+            bdims, pos = self.dims(ndim, pos + 1)
+            n = math.prod(bdims)
             (width,) = self.fixed(_U32, pos)
             pos += 4
-            if pos + n + n * width > self.end:
+            if pos + n + n * width > end:
                 raise self.truncated(pos, n + n * width)
-            signs = bytes(self.buf[pos : pos + n])
+            signs = bytes(buf[pos : pos + n])
             if any(s > 1 for s in signs):
                 raise MalformedMessageError(explain("bigarray sign", "byte > 1", "0 or 1", "reject the sender"))
-            raw = self.buf[pos + n : pos + n + n * width]
+            raw = buf[pos + n : pos + n + n * width]
             out = np.empty(n, dtype=object)
             for i in range(n):
                 magnitude = int.from_bytes(raw[i * width : (i + 1) * width], "little")
                 out[i] = -magnitude if signs[i] else magnitude
-            return out.reshape(dims), pos + n + n * width
+            return out.reshape(bdims), pos + n + n * width
         raise MalformedMessageError(
             explain("type tag", tag, "a tag of wire version 1", "run the same mpdp version on every party")
         )
+
+
+def _bad_utf8() -> MalformedMessageError:
+    return MalformedMessageError(explain("str", "invalid UTF-8", "UTF-8 text", "the message was corrupted; reject it"))
+
+
+def _bad_shape(dims: tuple[int, ...]) -> MalformedMessageError:
+    return MalformedMessageError(explain("array shape", dims, "a size within the message limit", "reject the sender"))
+
+
+# -- the message envelope ------------------------------------------------------------------------------------
+# Every message between parties is the envelope {"seq": int, "round": int, "label": str, "body": value} that
+# mpdp.runtime.comm.Comm writes. encode_envelope() writes exactly the bytes encode() writes for it, and
+# decode_envelope() reads its fixed part with one prefix comparison and one struct instead of five values,
+# handing everything else (other key orders, big ints, a malformed header) to decode(): the same values and
+# the same errors either way, for a few microseconds less per message.
+_ENV_HEAD = _HEADER + _TAG_LEN32.pack(_DICT, 4) + _U32.pack(3) + b"seq" + bytes([_INT])
+_ENV_MID = struct.Struct("<q10sq10sI")  # seq, "round" key and INT tag, round, "label" key and STR tag, label size
+_ROUND_KEY, _LABEL_KEY = _U32.pack(5) + b"round" + bytes([_INT]), _U32.pack(5) + b"label" + bytes([_STR])
+_BODY_KEY = _U32.pack(4) + b"body"
+_ENV_FIXED = len(_ENV_HEAD) + _ENV_MID.size  # where the label's bytes start
+_ENV_KEYS = frozenset({"seq", "round", "label", "body"})
+_LABELS: dict[str, tuple[int, bytes]] = {}  # label -> (utf8 size, utf8 + "body" key)
+_LABEL_OF: dict[bytes, str] = {}  # utf8 -> label
+
+
+def encode_envelope(seq: int, stamp: int, label: str, body: Any) -> bytes:
+    """``encode({"seq": seq, "round": stamp, "label": label, "body": body})``, byte for byte."""
+    known = _LABELS.get(label) if type(label) is str else None
+    if known is None:
+        if type(label) is not str:
+            return encode({"seq": seq, "round": stamp, "label": label, "body": body})
+        raw = label.encode("utf-8")
+        known = (len(raw), raw + _BODY_KEY)
+        if len(label) <= _CACHED_TEXT and len(_LABELS) < _CACHE_LIMIT:
+            _LABELS[label] = known
+    if type(seq) is not int or type(stamp) is not int or not (
+            _INT64_MIN <= seq <= _INT64_MAX and _INT64_MIN <= stamp <= _INT64_MAX):
+        return encode({"seq": seq, "round": stamp, "label": label, "body": body})
+    parts: list[Any] = [_ENV_HEAD, _ENV_MID.pack(seq, _ROUND_KEY, stamp, _LABEL_KEY, known[0]), known[1]]
+    _encode_value(body, parts, 1)
+    return b"".join(parts)
+
+
+def decode_envelope(data: bytes | bytearray | memoryview, *, limits: CodecLimits = DEFAULT_LIMITS
+                    ) -> tuple[Any, Any, Any, Any] | None:
+    """``decode(data)`` read as an envelope: ``(seq, round, label, body)``, or None for a well-formed message
+    that is not an envelope dict. Raises :class:`~mpdp.errors.MalformedMessageError` as :func:`decode` does."""
+    size = len(data)
+    if (type(data) is bytes or type(data) is bytearray) and size <= limits.max_bytes and limits.max_items >= 4 \
+            and size >= _ENV_FIXED and data.startswith(_ENV_HEAD):
+        seq, round_key, stamp, label_key, n = _ENV_MID.unpack_from(data, len(_ENV_HEAD))
+        stop = _ENV_FIXED + n
+        if round_key == _ROUND_KEY and label_key == _LABEL_KEY and stop + len(_BODY_KEY) <= size \
+                and data.startswith(_BODY_KEY, stop):
+            raw = bytes(data[_ENV_FIXED:stop])
+            label = _LABEL_OF.get(raw)
+            if label is None:
+                try:
+                    label = raw.decode()
+                except UnicodeDecodeError:
+                    label = None  # decode() below names the error
+                else:
+                    if n <= _CACHED_TEXT and len(_LABEL_OF) < _CACHE_LIMIT:
+                        _LABEL_OF[raw] = label
+            if label is not None:
+                body, pos = _Reader(data, limits).value(stop + len(_BODY_KEY), 1)
+                if pos == size:
+                    return seq, stamp, label, body
+    value = decode(data, limits=limits)
+    if type(value) is not dict or value.keys() != _ENV_KEYS:
+        return None
+    return value["seq"], value["round"], value["label"], value["body"]

@@ -21,13 +21,10 @@ from typing import Any
 
 from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError, explain
 from mpdp.randomness import RandomSource
-from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits, decode, encode
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits, decode_envelope, encode_envelope
 from mpdp.runtime.transport import Endpoint
 
 __all__ = ["Comm", "PartyTraffic"]
-
-_ENVELOPE = frozenset({"seq", "round", "label", "body"})
-
 
 @dataclass
 class PartyTraffic:
@@ -109,12 +106,14 @@ class Comm:
         if dst not in self.parties or dst == self.name:
             raise ParameterError(explain("dst", dst, f"a peer of {self.name}: {self.peers}", "send to a peer"))
         seq = self._send_seq.get(dst, 0)
-        data = encode({"seq": seq, "round": self.traffic.rounds + 1, "label": label, "body": body})
+        traffic = self.traffic
+        data = encode_envelope(seq, traffic.rounds + 1, label, body)  # encode({"seq", "round", "label", "body"})
         self._endpoint.send(dst, data)
         self._send_seq[dst] = seq + 1
-        self.traffic.bytes_sent += len(data)
-        self.traffic.messages_sent += 1
-        self.traffic.sent_to[dst] = self.traffic.sent_to.get(dst, 0) + len(data)
+        size = len(data)
+        traffic.bytes_sent += size
+        traffic.messages_sent += 1
+        traffic.sent_to[dst] = traffic.sent_to.get(dst, 0) + size
 
     def recv(self, src: str, *, label: str = "", timeout: float | None = None) -> Any:
         """The next message from ``src``; it must carry ``label``.
@@ -126,13 +125,13 @@ class Comm:
             raise ParameterError(explain("src", src, f"a peer of {self.name}: {self.peers}", "receive from a peer"))
         wait = self.timeout if timeout is None else max(float(timeout), 1e-3)
         data = self._endpoint.recv(src, wait)
-        envelope = decode(data, limits=self.limits)
-        if type(envelope) is not dict or envelope.keys() != _ENVELOPE:
+        envelope = decode_envelope(data, limits=self.limits)  # decode(data), read as (seq, round, label, body)
+        if envelope is None:
             raise MalformedMessageError(
-                explain(f"envelope from {src}", type(envelope).__name__, "a mpdp message envelope",
+                explain(f"envelope from {src}", "a message of another shape", "a mpdp message envelope",
                         f"{src} is not running a compatible mpdp protocol")
             )
-        seq, stamp, got_label = envelope["seq"], envelope["round"], envelope["label"]
+        seq, stamp, got_label, body = envelope
         expected = self._recv_seq.get(src, 0)
         if seq != expected:
             raise ProtocolAbortError(
@@ -147,10 +146,12 @@ class Comm:
         if not isinstance(stamp, int) or stamp < 1:
             raise MalformedMessageError(explain(f"round stamp from {src}", stamp, "an int >= 1", "reject it"))
         self._recv_seq[src] = expected + 1
-        self.traffic.rounds = max(self.traffic.rounds, stamp)
-        self.traffic.bytes_received += len(data)
-        self.traffic.messages_received += 1
-        return envelope["body"]
+        traffic = self.traffic
+        if stamp > traffic.rounds:
+            traffic.rounds = stamp
+        traffic.bytes_received += len(data)
+        traffic.messages_received += 1
+        return body
 
     # -- collective helpers ------------------------------------------------------------------------------
     def exchange(self, peer: str, body: Any, *, label: str = "") -> Any:

@@ -100,6 +100,10 @@ class _Inbox:
                     if got:
                         self.buf += chunk
                         self._split()
+                        if got < _SMALL and self._body is None:
+                            # Most likely all there was: leave it to the next readiness report (level-
+                            # triggered) rather than pay a failing recv and its exception per message.
+                            return
                         continue
             except BlockingIOError:
                 return
@@ -172,7 +176,24 @@ class _SocketEndpoint(Endpoint):
             raise ProtocolAbortError(f"{self.name} cannot send to {dst}: protocol aborted ({self._abort_reason})")
         if dst in self._gone:  # like a message queued for a finished in-memory party: never read
             return
-        self._outbox[dst].extend(_frame(data))
+        queue = self._outbox[dst]
+        if not queue:  # the usual case: the kernel takes the whole frame at once, header and body in one call
+            head = _FRAME.pack(len(data))
+            try:
+                sent = self._peers[dst].sendmsg((head, data))
+            except BlockingIOError:
+                sent = 0
+            except OSError:  # the peer has exited: what it did not read, it did not need
+                self._gone.add(dst)
+                return
+            if sent == len(head) + len(data):
+                return
+            if sent < len(head):
+                queue.extend((memoryview(head)[sent:], memoryview(data)))
+            else:
+                queue.append(memoryview(data)[sent - len(head):])
+        else:
+            queue.extend(_frame(data))
         self._flush(dst)
 
     def recv(self, src: str, timeout: float) -> bytes:

@@ -79,10 +79,14 @@ class InMemoryTransport(Transport):
         self._queues: dict[tuple[str, str], deque[bytes]] = {
             (a, b): deque() for a in self.parties for b in self.parties if a != b
         }
-        # One lock, one condition per receiver: a send wakes only its receiver (one shared condition woke every
-        # waiting party on every message: with 50 cohort parties, thousands of futile wake-ups per round).
+        # One lock guards the waiting/finished/abort state. A receiver with nothing to read blocks on its own
+        # wake-up lock, held while it sleeps and released by a send from the party it waits for (a send wakes
+        # only that receiver), by an abort or by a party finishing: a C-level lock where a Condition would
+        # build and notify a Python-level waiter list on every message.
         self._lock = threading.Lock()
-        self._conds = {name: threading.Condition(self._lock) for name in self.parties}
+        self._wake = {name: threading.Lock() for name in self.parties}
+        for wake in self._wake.values():
+            wake.acquire()
         self._waiting: dict[str, str] = {}  # receiver -> sender it waits for
         self._finished: set[str] = set()
         self._abort_reason: str | None = None
@@ -104,10 +108,12 @@ class InMemoryTransport(Transport):
             self._check_deadlock()
             self._wake_all()
 
-    # Called with the lock held.
+    # Called with the lock held. A receiver woken for nothing (it was not waiting) returns from its next wait at
+    # once, finds nothing and waits again.
     def _wake_all(self) -> None:
-        for cond in self._conds.values():
-            cond.notify_all()
+        for wake in self._wake.values():
+            if wake.locked():
+                wake.release()
 
     # Called with the lock held.
     def _check_deadlock(self) -> None:
@@ -123,26 +129,35 @@ class InMemoryTransport(Transport):
                 self._wake_all()
 
     def _send(self, src: str, dst: str, data: bytes) -> None:
-        if dst not in self.parties or dst == src:
+        queue = self._queues.get((src, dst))
+        if queue is None:
             raise ParameterError(
                 explain("destination", dst, f"another party of {self.parties}", "send to a peer by its name")
             )
         with self._lock:
             if self._abort_reason is not None:
                 raise ProtocolAbortError(f"{src} cannot send to {dst}: protocol aborted ({self._abort_reason})")
-            self._queues[(src, dst)].append(data)
-            self._conds[dst].notify_all()
+            queue.append(data)
+            if self._waiting.get(dst) == src:
+                wake = self._wake[dst]
+                if wake.locked():
+                    wake.release()
 
     def _recv(self, dst: str, src: str, timeout: float) -> bytes:
-        if src not in self.parties or src == dst:
+        queue = self._queues.get((src, dst))
+        if queue is None:
             raise ParameterError(
                 explain("source", src, f"another party of {self.parties}", "receive from a peer by its name")
             )
+        if queue:  # what is queued is the receiver's to take, without the lock (deque.popleft is atomic)
+            try:
+                return queue.popleft()
+            except IndexError:  # another thread of this party took it: wait below
+                pass
         deadline = time.monotonic() + timeout
-        queue = self._queues[(src, dst)]
-        cond = self._conds[dst]
-        with self._lock:
-            while True:
+        wake = self._wake[dst]
+        while True:
+            with self._lock:
                 if queue:
                     return queue.popleft()
                 if self._abort_reason is not None:
@@ -159,8 +174,10 @@ class InMemoryTransport(Transport):
                     )
                 self._waiting[dst] = src
                 self._check_deadlock()
-                if self._abort_reason is None:
-                    cond.wait(remaining)
+                blocked = self._abort_reason is None
+            if blocked:  # registered as waiting under the lock: from now on a send from ``src`` releases ``wake``
+                wake.acquire(True, remaining)
+            with self._lock:
                 self._waiting.pop(dst, None)
 
 
