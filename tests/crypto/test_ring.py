@@ -168,3 +168,15 @@ def test_z2_128_matmul_beyond_the_exact_run_length() -> None:
     a_int, b_int = np.full((1, k), m - 1, dtype=object), np.full((k, 1), m - 1, dtype=object)
     expected = np.matmul(a_int, b_int) % m
     assert (_ints(ring, ring.matmul(ring.from_int(a_int), ring.from_int(b_int))) == expected).all()
+
+
+@pytest.mark.parametrize("ring", [Z2k(64), Z2_128()], ids=repr)
+def test_from_rounded_float_at_the_word_boundaries(ring: Ring) -> None:
+    """Values within int64 take a one-conversion path in Z_2^128, larger ones the two-word split."""
+    edges = [0.0, -0.0, 1.0, -1.0, 2.0**62, -(2.0**62), 2.0**63 - 1024, -(2.0**63), 3.0, -5.0]
+    wide = [2.0**63, -(2.0**63) - 2048, 2.0**100, -(2.0**126)] if ring.bits == 128 else []
+    for values in (edges, edges + wide, [-(2.0**63)], [7.0]):
+        v = np.array(values)
+        assert list(ring.to_object(ring.from_rounded_float(v))) == [int(x) for x in values]
+    assert ring.to_object(ring.from_rounded_float(np.array(-3.0))) == -3  # 0-d
+    assert ring.shape(ring.from_rounded_float(np.zeros((0, 2)))) == (0, 2)

@@ -202,10 +202,16 @@ def _joinable(pairs: Sequence[tuple[RingArray, RingArray]]) -> bool:
 
 
 def _quiet(method: Callable[..., RingArray]) -> Callable[..., RingArray]:
+    """Silence numpy's overflow warnings, which only Python operators on numpy *scalars* raise: Z_2^128
+    operands of at least one value axis keep every limb an array, so only 0-d values need np.errstate
+    (which costs more than the arithmetic on small arrays)."""
+
     @functools.wraps(method)
-    def wrapper(*args: Any) -> RingArray:
+    def wrapper(self: Any, *args: Any) -> RingArray:
+        if all(type(x) is not np.ndarray or x.ndim > 1 for x in args):
+            return method(self, *args)
         with np.errstate(over="ignore"):
-            return method(*args)
+            return method(self, *args)
 
     return wrapper
 
@@ -747,6 +753,14 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return out.reshape(a.shape[1:])
 
     def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
+        v = np.asarray(v, dtype=np.float64)
+        if not v.size or (float(v.max()) < 2.0**63 and float(v.min()) >= -(2.0**63)):
+            # within int64: the two's complement word, and the sign extended into the high word
+            signed = v.astype(np.int64)
+            words = np.empty((2, *signed.shape), dtype=np.uint64)
+            words[0, ...] = signed.view(np.uint64)
+            np.right_shift(signed, np.int64(63), out=words[1, ...].view(np.int64))
+            return words
         # |v| < 2^127 is an integer-valued float: its high word floor(|v| / 2^64) and the remainder are exact.
         mag = np.abs(v)
         hi_f = np.floor(mag * 2.0**-64)

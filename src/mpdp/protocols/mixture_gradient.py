@@ -58,7 +58,7 @@ the released sum's sensitivity at ``C`` (:func:`mpdp.dp.sensitivities.dpvi.mpc_c
 size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C' (1 + eps_c) sqrt(1 + 4.1
 e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
 ``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
-``C'`` is ~6e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
+``C'`` is ~7e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
 up to ``2^24``) ~0.1%. Compared with the float64 computation on the same (floored) factors, each released
 coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u + (K + 1) e_q / min S_i)`` plus the encodings,
 the coefficients' roundings and ``2^-release_bits``, see :func:`gradient_error_bound` (``e_q ~ 2.5 2^-f``:
@@ -333,6 +333,15 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
     sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
     # one record's statistics, encoded in the tail within u / 2, move its contribution by (u / 2) |coef| w
     record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
+    # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
+    # per statistics' coordinate and c per weight's
+    extra = _grid_extra_floor((pi, maps, t_max, batch), tail)
+    if extra < GRID_EXTRA_BITS:
+        raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
+                                     f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {tail}",
+                                     "lower the learning rate (the model's parameters are exploding), use smaller "
+                                     "minibatches or a wider tail format"))
+    record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2 + K - 1)
     # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
     x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
     clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
@@ -486,15 +495,33 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     return _linear_to_grid(gathered, coefs, precision.release_bits)
 
 
+def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float, rows: int = 2) -> int:
+    """The fractional bits :func:`_linear_to_grid` gives its constants (``max |coef| = top``) for values up to
+    ``bound`` at ``scale``: as many as the ring's capacity leaves, at most 40; fewer for larger bounds."""
+    total = bound * top * rows
+    headroom = fmt.raw_capacity_bits - scale - math.ceil(math.log2(max(total, 2.0**-30))) - 1
+    return int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
+
+
+def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, int], tail: FixedPointFormat) -> int:
+    """A lower bound of the constants' fractional bits in the step's :func:`_linear_to_grid`, from public values
+    only: ``(M, s, sum_i c_i)`` are bounded by ``(max(max|T|, 1) (1 + 1e-3) + 1e-3) B + 1``."""
+    pi, maps, t_max, batch = public_like
+    top = max([1.0, float(np.max(pi[:-1], initial=0.0))]
+              + [float(np.max(np.abs(m.coef_stat), initial=0.0)) for m in maps]
+              + [float(np.max(np.abs(m.coef_sum), initial=0.0)) for m in maps])
+    over = (max(t_max, 1.0) * (1 + 1e-3) + 1e-3) * batch + 1.0
+    return _grid_extra_bits(tail, tail.frac_bits, over, top)
+
+
 def _linear_to_grid(x: SharedFixedPoint, coefs: FloatArray, bits: int) -> SharedFixedPoint:
     """``sum_0 (coefs * x)`` for public real ``coefs``, exactly on the raw shares, then one truncation to
-    scale ``bits``. The constants get ``extra`` fractional bits (as many as the ring's capacity leaves, at
-    most 40), so their rounding is below ``2^-(extra + 1)`` relative."""
+    scale ``bits``. The constants get ``extra`` fractional bits (:func:`_grid_extra_bits`, at least
+    ``GRID_EXTRA_BITS``), so each is within ``2^-(extra + 1)`` of its value."""
     fmt = x.fmt
     top = float(np.max(np.abs(coefs))) if coefs.size else 0.0
     bound = x.bound * top * coefs.shape[0]
-    headroom = fmt.raw_capacity_bits - x.scale - math.ceil(math.log2(max(bound, 2.0**-30))) - 1
-    extra = int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
+    extra = _grid_extra_bits(fmt, x.scale, x.bound, top, coefs.shape[0])
     if extra < GRID_EXTRA_BITS:
         raise PrecisionError(explain("gradient coefficients", f"max |coef| = {top:.6g} on values up to {x.bound:.6g}",
                                      f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {fmt}",
@@ -530,8 +557,9 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
     error ``eps_c``, ``2 e_n`` from the norm (relative to ``max(S~^2, n~) >= 1/4``, halved by the root),
     ``2 (K + 1) u`` from ``r = q~ / S~`` (the switch rounds each ``q~`` by less than ``u``) and ``3.5 u`` from
     their products; every later product rounds by less than ``u``; each record moves a coordinate by at
-    most ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error, and by ``|coef_stat| u / 2`` through its
-    statistics' encoding; the truncation to the grid adds ``2^-release_bits``. Near the clipping threshold
+    most ``|coef_stat| max|T| + |coef_sum|`` per unit of weight error, by ``|coef_stat| u / 2`` through its
+    statistics' encoding and by ``2^-(e + 1) (max|T| + 1)`` through the map's constants (``e >= 20`` fractional
+    bits, :func:`_linear_to_grid`); the truncation to the grid adds ``2^-release_bits``. Near the clipping threshold
     (``n_i`` within ``eps`` of 1) the two computations may differ in whether they clip, which the bound covers
     since ``c`` is continuous there.
     """
@@ -546,11 +574,12 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
     eps_w = public.clip_params.max_error_bound(tail, NORM_LOW_EXP) + 3 * e_n + (2 * K + 10) * u \
         + (K + 1) * e_q / low
     t = max(public.stat_bounds) if public.stat_bounds else 1.0
+    grid = 2.0 ** -(_grid_extra_floor((public.weights, public.maps, t, public.batch), tail) + 1) * (1 + 1e-3)
     per_record = [np.ones(public.components - 1) * (1.0 + 1.0)]
-    encoding = [np.zeros(public.components - 1)]
+    encoding = [np.full(public.components - 1, grid)]  # and the map's constants' roundings
     for m in public.maps:
         per_record.append(np.abs(m.coef_stat) * t + np.abs(m.coef_sum))
-        encoding.append(np.abs(m.coef_stat) * u / 2 * (1 + 1e-3))
+        encoding.append(np.abs(m.coef_stat) * u / 2 * (1 + 1e-3) + grid * (t + 1))
     scale = np.concatenate(per_record)
     out: FloatArray = scale * public.batch * (eps_w + u) + public.batch * np.concatenate(encoding) \
         + 2.0 ** -precision.release_bits + u * (scale + 2)

@@ -180,3 +180,23 @@ def _open_less_than_public(c: np.ndarray, r: np.ndarray) -> np.ndarray:
 
     result: np.ndarray = first(run_mpc(program))
     return result
+
+
+@pytest.mark.parametrize(("words", "shape"), [(1, (39, 100)), (2, (7, 3)), (1, (64,)), (2, (128,)), (1, (1,)),
+                                              (1, (65,))])
+def test_bit_slicing_transposes_every_block(words: int, shape: tuple[int, ...]) -> None:
+    """Row i of the sliced words holds bit i of every element (a reference from numpy's unpackbits)."""
+    from mpdp.protocols.mpc.comparison import _slice_bits
+
+    rng = RandomSource.seeded(f"slice{words}{shape}")
+    w = rng.uint64((2, words, *shape))
+    n = int(np.prod(shape))
+    sliced = _slice_bits(w, n)
+    count = -(-n // 64)
+    assert sliced.shape == (2, 64 * words, count)
+    bits = np.unpackbits(w.reshape(2, words, n, 1).view(np.uint8), axis=-1, bitorder="little")  # (2, words, n, 64)
+    for side in range(2):
+        for word in range(words):
+            for i in range(64):
+                row = np.unpackbits(sliced[side, 64 * word + i].view(np.uint8), bitorder="little")[:n]
+                assert np.array_equal(row, bits[side, word, :, i])

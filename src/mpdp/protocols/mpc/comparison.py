@@ -103,14 +103,48 @@ def _slice_bits(w: RingArray, n: int) -> RingArray:
     (bit ``i - 64`` of word 1 from ``i = 64``) of the ``n`` elements, element ``j`` at bit ``j mod 64`` of
     word ``j // 64``.
 
-    Each block of 64 elements is a 64 x 64 bit matrix (element, bit), transposed in place by six rounds of
-    block swaps (Hacker's Delight, section 7-3): at distance ``j`` the entries ``(r, c)`` with ``r & j = 0``
-    and ``c & j != 0`` trade places with ``(r + j, c - j)``.
+    Each block of 64 elements is a 64 x 64 bit matrix (element, bit), transposed as an 8 x 8 matrix of bytes
+    (a numpy transpose: byte ``b`` of element ``8 g + e`` to position (block, b, g, e)) whose 8 x 8 bit blocks,
+    one per word, are then transposed by three rounds of bit swaps (Hacker's Delight, section 7-3,
+    ``transpose8``): the bits of byte ``b`` of 8 elements become 8 bytes, byte ``k`` holding their bits ``k``.
+    A second byte transpose puts byte ``g`` of row ``8 b + k`` in place. Little-endian words (bit ``8 b + k``
+    is bit ``k`` of byte ``b``); big-endian machines take the word-level transposition.
     """
     words = w.shape[1]
     count = -(-n // 64)
-    x = np.zeros((2, words, 64 * count), dtype=np.uint64)
-    x[:, :, :n] = w.reshape(2, words, n)
+    if n == 64 * count:
+        x = np.ascontiguousarray(w.reshape(2, words, n))
+    else:
+        x = np.zeros((2, words, 64 * count), dtype=np.uint64)
+        x[:, :, :n] = w.reshape(2, words, n)
+    if not np.little_endian:  # pragma: no cover - the byte views below read words little-endian
+        return _slice_bits_words(x, words, count)
+    # (2, words, block, g, e, b) -> (2, words, block, b, g, e): the 8 bytes e of one word form an 8 x 8 bit block
+    m = np.ascontiguousarray(x.view(np.uint8).reshape(2, words, count, 8, 8, 8).transpose(0, 1, 2, 5, 3, 4))
+    blocks = m.view(np.uint64)[..., 0]  # (2, words, block, b, g)
+    t = np.empty_like(blocks)
+    for shift, keep in _TRANSPOSE8:  # bit 8 e + k <-> bit 8 k + e
+        np.right_shift(blocks, shift, out=t)
+        t ^= blocks
+        t &= keep
+        blocks ^= t
+        t <<= shift
+        blocks ^= t
+    # (2, words, block, b, g, k) -> (2, words, b, k, block, g): the 8 bytes g of row 8 b + k form its word
+    rows = np.ascontiguousarray(blocks.view(np.uint8).reshape(2, words, count, 8, 8, 8).transpose(0, 1, 3, 5, 2, 4))
+    sliced: RingArray = rows.view(np.uint64)[..., 0]
+    return sliced.reshape(2, 64 * words, count)
+
+
+_TRANSPOSE8 = [(np.uint64(7), np.uint64(0x00AA00AA00AA00AA)), (np.uint64(14), np.uint64(0x0000CCCC0000CCCC)),
+               (np.uint64(28), np.uint64(0x00000000F0F0F0F0))]
+
+
+def _slice_bits_words(x: RingArray, words: int, count: int) -> RingArray:  # pragma: no cover - big-endian
+    """:func:`_slice_bits` on words only: six rounds of block swaps of the 64 x 64 bit matrices (Hacker's
+    Delight, section 7-3): at distance ``j`` the entries ``(r, c)`` with ``r & j = 0`` and ``c & j != 0``
+    trade places with ``(r + j, c - j)``."""
+    x = x.copy()
     for j, shift, keep in _TRANSPOSE_STEPS:
         v = x.reshape(2, words, count, 64 // (2 * j), 2, j)
         lo, hi = v[..., 0, :], v[..., 1, :]
