@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -59,7 +59,7 @@ def _opening() -> st.SearchStrategy[dict[str, Any]]:
     """Envelopes as an MPC opening sends them: sharing id and a list of uint64/uint8 arrays."""
     arrays = st.sampled_from([np.uint64, np.uint8]).flatmap(
         lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)))
-    body = st.fixed_dictionaries({"id": st.binary(min_size=16, max_size=16), "v": st.lists(arrays, max_size=3)})
+    body = st.fixed_dictionaries({"id": st.binary(min_size=16, max_size=16), "v": st.lists(arrays, max_size=6)})
     return st.fixed_dictionaries({"seq": st.integers(0, 1 << 40), "round": st.integers(1, 1 << 40),
                                   "label": st.sampled_from(["mpc.mul", "mpc.and", ""]), "body": body}).map(_canonical)
 
@@ -247,13 +247,14 @@ def _agree_envelope(data: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> None:
         assert got is None
 
 
+@settings(max_examples=400)
 @given(_envelopes(), st.data())
 def test_damaged_envelopes_are_read_as_the_reference_reads_them(envelope: dict[str, Any],
                                                                   data: st.DataObject) -> None:
     wire = bytearray(encode(envelope))
     how = data.draw(st.sampled_from(["flip", "cut", "append", "limits", "bytearray"]))
-    if how == "flip":  # flips in the fixed header most often: that is where the fast path reads on its own
-        i = data.draw(st.one_of(st.integers(0, min(len(wire), 80) - 1), st.integers(0, len(wire) - 1)))
+    if how == "flip":  # flips in the fixed parts most often (envelope, opening, array headers): read at once
+        i = data.draw(st.one_of(st.integers(0, min(len(wire), 160) - 1), st.integers(0, len(wire) - 1)))
         wire[i] ^= data.draw(st.integers(min_value=1, max_value=255))
         _agree_envelope(bytes(wire))
     elif how == "cut":
@@ -287,3 +288,13 @@ def test_envelopes_in_another_key_order_or_of_another_shape() -> None:
         decode_envelope(bad_label)
     with pytest.raises(MalformedMessageError, match="dict size"):
         decode_envelope(wire, limits=CodecLimits(max_items=3))
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_openings_under_every_small_limit_are_read_as_the_reference_reads_them(count: int) -> None:
+    body = {"id": bytes(range(16)), "v": [np.arange(6, dtype=np.uint64).reshape(2, 3)] * count}
+    wire = encode_envelope(3, 4, "mpc.open", body)
+    for depth in range(1, 5):
+        for items in range(1, 8):
+            for size in (len(wire) - 1, len(wire)):
+                _agree_envelope(wire, CodecLimits(max_bytes=size, max_depth=depth, max_items=items))

@@ -536,10 +536,39 @@ def decode_envelope(data: bytes | bytearray | memoryview, *, limits: CodecLimits
                     if n <= _CACHED_TEXT and len(_LABEL_OF) < _CACHE_LIMIT:
                         _LABEL_OF[raw] = label
             if label is not None:
-                body, pos = _Reader(data, limits).value(stop + len(_BODY_KEY), 1)
+                reader = _Reader(data, limits)
+                start = stop + len(_BODY_KEY)
+                opening = _read_opening(reader, start) if data.startswith(_OPENING_HEAD, start) else None
+                body, pos = reader.value(start, 1) if opening is None else opening
                 if pos == size:
                     return seq, stamp, label, body
     value = decode(data, limits=limits)
     if type(value) is not dict or value.keys() != _ENV_KEYS:
         return None
     return value["seq"], value["round"], value["label"], value["body"]
+
+
+# An MPC opening's body, {"id": 16 bytes, "v": [arrays]} (mpdp.protocols.mpc.session), the body of most messages:
+# its fixed part compared at once, the arrays read by the reader as decode() reads them.
+_OPENING_HEAD = _TAG_LEN32.pack(_DICT, 2) + _U32.pack(2) + b"id" + _TAG_LEN64.pack(_BYTES, 16)
+_OPENING_LIST = _U32.pack(1) + b"v" + bytes([_LIST])
+_OPENING_FIXED = len(_OPENING_HEAD) + 16 + len(_OPENING_LIST) + 4
+
+
+def _read_opening(reader: _Reader, pos: int) -> tuple[dict[str, Any], int] | None:
+    """The opening body at ``pos`` (an envelope's body, depth 1), or None to leave it to the reader."""
+    data = reader.buf
+    if reader.max_depth < 3 or reader.max_items < 2 or pos + _OPENING_FIXED > reader.end:
+        return None
+    start = pos + len(_OPENING_HEAD)
+    if not data.startswith(_OPENING_LIST, start + 16):  # type: ignore[union-attr]  # bytes or bytearray here
+        return None
+    sharing_id = bytes(data[start : start + 16])
+    (n,) = _U32.unpack_from(data, start + 16 + len(_OPENING_LIST))
+    reader.count(n, "list length")
+    pos += _OPENING_FIXED
+    values = []
+    for _ in range(n):
+        value, pos = reader.value(pos, 3)
+        values.append(value)
+    return {"id": sharing_id, "v": values}, pos

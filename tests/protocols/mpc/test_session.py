@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import doctest
+from typing import Any
 
 import numpy as np
 import pytest
 
 import mpdp.protocols.mpc.session as session_module
 from mpdp.crypto.fixed_point import HIGH_PRECISION
-from mpdp.errors import EncodingOverflowError, ParameterError
+from mpdp.errors import EncodingOverflowError, KeyMismatchError, MalformedMessageError, ParameterError
 from mpdp.protocols.mpc import MPCSession
 from tests.protocols.mpc.harness import first, run_mpc
 
@@ -63,3 +64,28 @@ def test_inputs_with_ids_allocated_beforehand_travel_in_one_round() -> None:
     one, two = (run_mpc(lambda s, t=t: program(s, t)) for t in (True, False))
     assert first(one) == first(two) == [1.75, 2.0]
     assert one.rounds == two.rounds - 1
+
+
+def test_openings_of_another_sharing_shape_or_dtype_are_refused() -> None:
+    # A peer's opening is checked before it is added: its sharing id, the shape of each share (numpy would
+    # broadcast a (2, 1) share over a (2, 3) one into a wrong sum) and its dtype.
+    def program(s: MPCSession, tamper: str) -> Any:
+        ring = s.fmt.ring
+        mine = [ring.zeros((3,))]
+        sharing_id = s.new_id()
+        if s.comm.name == "bob":
+            if tamper == "id":
+                sharing_id = bytes(16)
+            elif tamper == "shape":
+                mine = [ring.zeros((1,))]
+        if s.comm.name == "bob" and tamper == "dtype":
+            s.comm.send("alice", {"id": sharing_id, "v": [np.zeros(ring.zeros((3,)).shape)]}, label="mpc.open")
+            return s.comm.recv("alice", label="mpc.open")
+        return s.open(ring, mine, sharing_id=sharing_id, label="mpc.open")
+
+    expected = {"id": KeyMismatchError, "shape": MalformedMessageError, "dtype": ParameterError}
+    for tamper, error in expected.items():
+        with pytest.raises(error):
+            run_mpc(lambda s, t=tamper: program(s, t))
+    (total,) = first(run_mpc(lambda s: program(s, "none")))
+    assert total.shape[-1] == 3 and not total.any()

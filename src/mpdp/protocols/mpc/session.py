@@ -44,6 +44,9 @@ from mpdp.runtime import Comm
 
 __all__ = ["MPCSession"]
 
+_OPENING_KEYS = frozenset({"id", "v"})
+_UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
+
 
 class MPCSession:
     """One computing party's side of a secret-sharing computation.
@@ -127,7 +130,7 @@ class MPCSession:
         return {p: self.comm.recv(p, label=label) for p in (self.peers if sources is None else sources)}
 
     def _check_reply(self, src: str, msg: Any, sharing_id: bytes, count: int) -> list[Any]:
-        if not isinstance(msg, dict) or set(msg) != {"id", "v"} or not isinstance(msg["v"], list) \
+        if type(msg) is not dict or msg.keys() != _OPENING_KEYS or type(msg["v"]) is not list \
                 or len(msg["v"]) != count:
             raise MalformedMessageError(explain(f"opening from {src}", type(msg).__name__,
                                                 f"{{'id', 'v': {count} arrays}}", "run the same mpdp version"))
@@ -147,8 +150,9 @@ class MPCSession:
         totals = list(shares) if self.peers else [s.copy() for s in shares]
         for src, msg in replies.items():
             values = self._check_reply(src, msg, sharing_id, len(shares))
+            what = f"share from {src}"
             for i, v in enumerate(values):
-                totals[i] = ring.add(totals[i], ring.check(v, f"share from {src}"))
+                totals[i] = ring.add(totals[i], _same_shape(ring.check(v, what), totals[i], what))
         return totals
 
     def open_to(self, ring: Ring, shares: Sequence[RingArray], receiver: str, *, sharing_id: bytes,
@@ -163,8 +167,9 @@ class MPCSession:
         totals = list(shares) if self.peers else [s.copy() for s in shares]
         for src in self.peers:
             values = self._check_reply(src, self.comm.recv(src, label=label), sharing_id, len(shares))
+            what = f"share from {src}"
             for i, v in enumerate(values):
-                totals[i] = ring.add(totals[i], ring.check(v, f"share from {src}"))
+                totals[i] = ring.add(totals[i], _same_shape(ring.check(v, what), totals[i], what))
         return totals
 
     def open_xor(self, words: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
@@ -175,7 +180,7 @@ class MPCSession:
         for src, msg in replies.items():
             values = self._check_reply(src, msg, sharing_id, len(words))
             for i, v in enumerate(values):
-                if not isinstance(v, np.ndarray) or v.dtype != np.uint64 or v.shape != totals[i].shape:
+                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != totals[i].shape:
                     raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
                                                         f"uint64 words of shape {totals[i].shape}", "check the peer"))
                 totals[i] ^= v
@@ -191,7 +196,7 @@ class MPCSession:
         total = packed.copy()
         for src, msg in replies.items():
             (v,) = self._check_reply(src, msg, sharing_id, 1)
-            if not isinstance(v, np.ndarray) or v.dtype != np.uint8 or v.shape != packed.shape:
+            if type(v) is not np.ndarray or v.dtype != _UINT8 or v.shape != packed.shape:
                 raise MalformedMessageError(explain(f"bits from {src}", getattr(v, "shape", v),
                                                     f"{packed.shape} packed bytes", "check the peer"))
             total ^= v
@@ -270,6 +275,14 @@ class MPCSession:
         return SharedFixedPoint(self, fmt.ring.check(share, "share"), fmt=fmt,
                                 scale=fmt.frac_bits if scale is None else scale, bound=float(bound),
                                 sharing_id=self.new_id())
+
+
+def _same_shape(share: RingArray, mine: RingArray, what: str) -> RingArray:
+    """A peer's share of the value this party opens has this party's shape (numpy would broadcast another)."""
+    if share.shape != mine.shape:
+        raise MalformedMessageError(explain(what, share.shape, f"shape {mine.shape}, as this party's share",
+                                            "the parties are opening differently shaped values: check the peer"))
+    return share
 
 
 def _check_bound(bound: float, fmt: FixedPointFormat) -> float:
