@@ -219,7 +219,7 @@ def _narrow(a: RingArray, b: RingArray) -> bool:
     """
     k = max(a.shape[-1], 1)
     macs = a.size * b.size // k
-    return macs < 20 * (a.size + b.size + macs // k) + 30_000
+    return bool(macs < 20 * (a.size + b.size + macs // k) + 30_000)
 
 
 def _joinable(pairs: Sequence[tuple[RingArray, RingArray]]) -> bool:
