@@ -12,10 +12,13 @@ An element array of a ring is always ``numpy.uint64``; ``ring.shape(a)`` is the 
 holds (for Z_2^128 that drops the leading limb axis). Signed values use two's complement: the residue
 ``a`` stands for ``a - 2^l`` when ``a >= 2^(l-1)``.
 
-Matrix products avoid numpy's slow integer ``matmul`` (no BLAS): operands are split into 22-bit limbs held
-exactly in float64, limb products are BLAS ``float64`` matmuls over chunks of at most 512 rows of the inner
-dimension (``512 * (2^22 - 1)^2 < 2^53``, so every partial sum is an exact integer), and the partial
-products are recombined modulo 2^l.
+Matrix products: operands are split into 22-bit limbs held exactly in float64, limb products are BLAS
+``float64`` matmuls over chunks of at most 512 rows of the inner dimension (``512 * (2^22 - 1)^2 < 2^53``, so
+every partial sum is an exact integer), summed per shift as words and recombined modulo 2^l (see
+:func:`_limb_matmul`). One-word rings take numpy's own uint64 ``matmul`` instead (no BLAS, but it wraps
+modulo 2^64, the ring's arithmetic) where a measured cost model says it is faster: small or narrow products
+such as the DPVI step's 124 x 100 @ 100 x 10. :meth:`Ring.matmul_sum` computes Beaver's ``d @ f + a @ e`` as
+one product over the joined inner dimension.
 """
 
 from __future__ import annotations
