@@ -180,3 +180,20 @@ def test_from_rounded_float_at_the_word_boundaries(ring: Ring) -> None:
         assert list(ring.to_object(ring.from_rounded_float(v))) == [int(x) for x in values]
     assert ring.to_object(ring.from_rounded_float(np.array(-3.0))) == -3  # 0-d
     assert ring.shape(ring.from_rounded_float(np.zeros((0, 2)))) == (0, 2)
+
+
+@pytest.mark.parametrize(("a_shape", "k_shape"), [((4, 3), (4, 1)), ((4, 3), (3,)), ((5,), (5,)), ((2, 1), (2, 6))])
+def test_wide_ring_products_with_int64_arrays(a_shape: tuple[int, ...], k_shape: tuple[int, ...]) -> None:
+    """Signed 64-bit public factors (broadcast), at the int64 extremes and at the largest residues."""
+    ring, modulus = Z2_128(), 1 << 128
+    rng = RandomSource.seeded(f"words{a_shape}{k_shape}")
+    k = rng.uint64(k_shape).view(np.int64).copy()
+    k.reshape(-1)[:3] = [-(2**63), 2**63 - 1, -1][: k.size]
+    for a in (ring.random(rng, a_shape), ring.from_int(np.full(a_shape, modulus - 1, dtype=object))):
+        expected = (ring.to_object(a, signed=False) * k.astype(object)) % modulus
+        for factor in (k, k.astype(np.int32) if np.all(np.abs(k) < 2**31) else k):
+            assert (ring.to_object(ring.mul_int(a, factor), signed=False) == expected).all()
+    small = np.array([[3], [-7]], dtype=np.int32)
+    a = ring.random(rng, (2, 4))
+    assert (ring.to_object(ring.mul_int(a, small), signed=False) ==
+            (ring.to_object(a, signed=False) * small.astype(object)) % modulus).all()

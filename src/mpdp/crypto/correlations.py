@@ -282,6 +282,7 @@ def _draw_plan(spec: CorrelationSpec, first: bool) -> tuple[tuple[str, int, tupl
     return tuple(plan)
 
 
+@functools.lru_cache(maxsize=8192)
 def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
     """The array shape of part ``name`` of a correlation (ring layout included)."""
 

@@ -93,7 +93,7 @@ class AesCtrPrg:
         return words[:count]
 
     def uint64(self, shape: int | tuple[int, ...]) -> npt.NDArray[np.uint64]:
-        dims = (shape,) if isinstance(shape, int) else tuple(shape)
+        dims = shape if type(shape) is tuple else (shape,) if isinstance(shape, int) else tuple(shape)
         return self._words(int(math.prod(dims))).reshape(dims)
 
     def ring(self, shape: int | tuple[int, ...], bits: int = 64) -> npt.NDArray[np.uint64]:

@@ -610,7 +610,23 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
             return self.shl(a, k.bit_length() - 1)
         if isinstance(k, (int, np.integer)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype != object):
             return self._mul_scalar(a, int(k) % (1 << 128))
+        if isinstance(k, np.ndarray) and k.dtype.kind == "i" and a.ndim > 1 and k.ndim:
+            return self._mul_words(a, k.astype(np.int64, copy=False))
         return self.mul(a, self.from_int(k))
+
+    def _mul_words(self, a: RingArray, k: npt.NDArray[np.int64]) -> RingArray:
+        """``a * k`` for signed 64-bit integers ``k`` (broadcasting): as a 128-bit residue ``k`` is the word
+        ``k0 = k mod 2^64`` minus ``2^64`` when negative, so ``a k = a k0 - a0 2^64 [k < 0]`` (mod 2^128)."""
+        k0 = k.view(np.uint64)
+        lo = np.multiply(a[0, ...], k0)
+        out = np.empty((2, *lo.shape), dtype=np.uint64)
+        out[0, ...] = lo
+        hi = out[1, ...]
+        hi[...] = _mulhi(a[0, ...], k0)
+        hi += np.multiply(a[1, ...], k0)
+        negative = np.right_shift(k, np.int64(63)).view(np.uint64)  # all ones where k < 0
+        hi -= np.bitwise_and(a[0, ...], negative)
+        return out
 
     @_quiet
     def _mul_scalar(self, a: RingArray, k: int) -> RingArray:

@@ -69,6 +69,7 @@ _REPLY = "mpc.dealer.correlations"
 _CLOSE = "close"
 _REMEMBER_MIN = 8  # requests at least this long are remembered by number (both sides apply the same rule)
 _REMEMBER_MAX = 256  # distinct requests remembered per session
+_CORRECTED_NAMES = {kind: frozenset(names) for kind, names in CORRECTED.items()}
 
 
 def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
@@ -243,7 +244,7 @@ class DealerProvider(CorrelationProvider):
                                                 f"a list of {len(entries)} corrections", "check the dealer"))
         for entry, fix in zip(entries, reply, strict=True):
             spec, part = entry[0], entry[1]
-            if not isinstance(fix, dict) or fix.keys() != set(CORRECTED[spec.kind]):
+            if not isinstance(fix, dict) or fix.keys() != _CORRECTED_NAMES[spec.kind]:
                 raise MalformedMessageError(explain("dealer correction", type(fix).__name__,
                                                     f"the arrays {CORRECTED[spec.kind]}", "check the dealer"))
             for name, value in fix.items():
