@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, _narrow, ring_for_bits
 from mpdp.errors import ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
@@ -121,7 +121,9 @@ def test_one_word_matmul_paths_agree_with_wrapping_integer_matmul(bits: int, ext
     numpy's wrapping uint64 matmul: both are the ring's product (numpy's uint64 matmul wraps mod 2^64)."""
     ring = Z2k(bits)
     rng = RandomSource.seeded(f"paths{bits}")
-    for a_shape, b_shape in [((24, 600), (600, 150)), ((3, 9, 70), (70, 40)), ((5, 40), (40, 3)), ((40,), (40, 3))]:
+    for a_shape, b_shape in [((64, 600), (600, 64)), ((100, 100), (100, 100)), ((3, 9, 70), (70, 40)),
+                             ((5, 40), (40, 3)), ((40,), (40, 3))]:
+        assert _narrow(np.empty(a_shape), np.empty(b_shape)) == (a_shape[0] not in (64, 100))  # both paths
         if extreme:
             a = np.full(a_shape, ring.modulus - 1, dtype=np.uint64)
             b = np.full(b_shape, ring.modulus - 1, dtype=np.uint64)
@@ -197,3 +199,16 @@ def test_wide_ring_products_with_int64_arrays(a_shape: tuple[int, ...], k_shape:
     a = ring.random(rng, (2, 4))
     assert (ring.to_object(ring.mul_int(a, small), signed=False) ==
             (ring.to_object(a, signed=False) * small.astype(object)) % modulus).all()
+
+
+@pytest.mark.parametrize("ring", RINGS, ids=repr)
+def test_wide_results_take_per_limb_products(ring: Ring) -> None:
+    """From 64 result columns on, limb products are separate BLAS calls (one operand pair, and joined pairs);
+    batched and across an inner chunk boundary too."""
+    rng = RandomSource.seeded("wide-results")
+    m = ring.modulus
+    for a_shape, b_shape in [((3, 70), (70, 80)), ((2, 3, 530), (530, 64))]:
+        a, b, c, d = (ring.random(rng, s) for s in (a_shape, b_shape, a_shape, b_shape))
+        ai, bi, ci, di = (_ints(ring, x) for x in (a, b, c, d))
+        assert (_ints(ring, ring.matmul(a, b)) == np.matmul(ai, bi) % m).all()
+        assert (_ints(ring, ring.matmul_sum([(a, b), (c, d)])) == (np.matmul(ai, bi) + np.matmul(ci, di)) % m).all()

@@ -154,10 +154,15 @@ def _limb_matmul(pairs: Sequence[tuple[RingArray, RingArray]], wide: bool) -> li
     """
     count = 6 if wide else 3
     al = _float_limbs([a for a, _ in pairs], wide, left=True)
+    b0 = pairs[0][1]
+    if b0.shape[-1] >= _WIDE:  # B's limbs on a first axis: for one pair, as if B were a left operand
+        bw = _float_limbs([b0], wide, left=True) if len(pairs) == 1 else \
+            np.ascontiguousarray(np.moveaxis(_float_limbs([b for _, b in pairs], wide, left=False), -2, 0))
+        return _limb_matmul_wide(al, bw, count, al.shape[-1])
     bl = _float_limbs([b for _, b in pairs], wide, left=False)
     n = bl.shape[-1]
-    bl = bl.reshape((*bl.shape[:-2], count * n))
     k = al.shape[-1]
+    bl = bl.reshape((*bl.shape[:-2], count * n))
     total: RingArray | None = None
     for start in range(0, max(k, 1), _CHUNK):  # one pass of zeros for an empty inner dimension
         stop = min(start + _CHUNK, k)
@@ -180,17 +185,41 @@ def _limb_matmul(pairs: Sequence[tuple[RingArray, RingArray]], wide: bool) -> li
     return [total[..., t * n : (t + 1) * n] for t in range(count)]
 
 
-_DIRECT_MACS = 1 << 21  # Z_2^64 products with fewer multiply-adds than this use numpy's integer matmul
-_DIRECT_SIDE = 16  # ... as do those with at most this many rows or columns (limbs cost per operand element)
+_WIDE = 64  # from this many result columns on, limb products are separate BLAS calls on contiguous limbs
+
+
+def _limb_matmul_wide(al: npt.NDArray[np.float64], bl: npt.NDArray[np.float64], count: int,
+                      k: int) -> list[RingArray]:
+    """:func:`_limb_matmul` for wide results: B's limbs contiguous on a first axis (``(L, ..., K, n)``) and
+    one BLAS product per limb pair (column slices of interleaved limbs make BLAS slower on wide products);
+    the same exact chunks and shift sums."""
+    sums: list[RingArray | None] = [None] * count
+    for start in range(0, max(k, 1), _CHUNK):
+        stop = min(start + _CHUNK, k)
+        ac = al if stop - start == k else al[..., start:stop]
+        bc = bl if stop - start == k else bl[..., start:stop, :]
+        for i in range(count):
+            for j in range(count - i):
+                words = np.asarray(np.matmul(ac[i], bc[j]).astype(np.int64)).view(np.uint64)  # exact, < 2^53
+                total = sums[i + j]
+                sums[i + j] = words if total is None else np.add(total, words, out=total)
+    out = [s for s in sums if s is not None]
+    if len(out) != count:  # pragma: no cover - every shift gets a product
+        raise ShapeMismatchError("empty matmul")
+    return out
 
 
 def _narrow(a: RingArray, b: RingArray) -> bool:
-    """Whether numpy's (non-BLAS, wrapping) uint64 matmul beats the limb products for one-word ``a @ b``:
-    measured ~1 ns per multiply-add against ~0.6 for the limb BLAS products plus ~20 ns per operand element."""
-    rows = a.shape[-2] if a.ndim >= 2 else 1
-    cols = b.shape[-1] if b.ndim >= 2 else 1
-    k = a.shape[-1]
-    return min(rows, cols) <= _DIRECT_SIDE or (a.size // max(k, 1)) * b.size <= _DIRECT_MACS
+    """Whether numpy's (non-BLAS, wrapping) uint64 matmul beats the limb products for one-word ``a @ b``.
+
+    Measured here: ~1 ns per multiply-add for the integer matmul, against ~0.3 ns for the limb BLAS products
+    plus ~14 ns per element of the operands and the result (limb extraction, conversions, shift sums) and
+    ~20 us fixed: the integer matmul wins when ``macs < 20 elements + 30000`` (the DPVI step's 124 x 100 @
+    100 x 10: ~2.7x; a 128 x 128 square product or larger: the limbs).
+    """
+    k = max(a.shape[-1], 1)
+    macs = a.size * b.size // k
+    return bool(macs < 20 * (a.size + b.size + macs // k) + 30_000)
 
 
 def _joinable(pairs: Sequence[tuple[RingArray, RingArray]]) -> bool:
