@@ -18,6 +18,7 @@ from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
 from mpdp.learning.dpvi_training import DPVISettings
 from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, MixtureModel
 from mpdp.protocols.mixture_gradient import (
+    CLIP_EXP_STEP,
     TAIL_FORMAT,
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
@@ -218,7 +219,7 @@ def test_precision_settings_that_cannot_hold_the_values_are_refused() -> None:
 
 
 def test_tail_formats_that_cannot_hold_the_values_are_refused() -> None:
-    assert GradientPrecision().tail == TAIL_FORMAT and GradientPrecision().release_fmt.ring_bits == 64
+    assert GradientPrecision().tail == TAIL_FORMAT and GradientPrecision().release_fmt == HIGH_PRECISION
     assert GradientPrecision(tail_fmt=None).tail == HIGH_PRECISION
     with pytest.raises(ParameterError, match="tail_fmt"):
         GradientPrecision(tail_fmt=64)  # type: ignore[arg-type]
@@ -278,3 +279,25 @@ def test_out_of_bound_contributions_are_refused_by_their_owner() -> None:
     roles["dealer"] = TrustedDealer(parties=setup.parties)
     with pytest.raises(DomainError, match=r"factors"):
         run_protocol(roles, rng=RandomSource.seeded(1))
+
+
+def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
+    """Concentrated Beta components (a, b ~ 150) give the gradient map constants in the hundreds: with a
+    minibatch of 100, their products with the weighted sums exceed what the Z_2^64 tail can hold with 20
+    fractional bits for the constants (Adult reaches this after about three epochs). The sums are lifted back
+    into Z_2^128 for the map: the plan is accepted and the step still equals float64 within its bound. The
+    clipping domain's exponent moves on a coarse grid (CLIP_EXP_STEP), so nearby thetas share one plan."""
+    model = MixtureModel(FEATURES, components=2)
+    n = 100
+    values = _data(21, n)
+    theta = np.full(model.dim, 5.0)
+    setup = _setup(model, n, clip=1.0)
+    public = setup.step_plan(theta, n)
+    assert public.clip_params.high_exp % CLIP_EXP_STEP == 0
+    assert setup.step_plan(theta * 1.01, n).clip_params.high_exp == public.clip_params.high_exp
+    idx = np.arange(n, dtype=np.int64)
+    ((secure, public),) = _secure_sums(setup, values, theta, [idx])
+    reference, _, min_sum = _float_sum(setup, values, theta, idx, public.clip)
+    order = np.concatenate([np.arange(1)] + [b.indices for b in setup.blocks()])
+    assert np.all(np.abs(secure[order] - reference[order]) <= gradient_error_bound(public, setup.precision,
+                                                                                    min_sum=min_sum))

@@ -30,7 +30,9 @@ default, see :class:`GradientPrecision`):
 3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
    ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
    comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
-4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``;
+4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``, lifted back into ``fmt``
+   (one round, exact): the map's constants below grow with the model's parameters (into the hundreds after
+   three epochs on Adult), and their products with these sums need the wide ring's capacity;
 5. the clipped gradient sum is a *public* linear map of ``(M, s, sum_i c_i)``: weights
    ``s_k - pi_k sum_i c_i``; party ``j``'s coordinates per :class:`StatMap`; computed exactly on the raw
    shares and truncated once, onto the release grid ``2^-release_bits``;
@@ -84,6 +86,7 @@ from mpdp.crypto.renormalization import RenormalizationParams
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.protocols.mpc.arithmetic import convert
 from mpdp.protocols.mpc.clipping import ClipFactorParams, inv_sqrt_max
 from mpdp.protocols.mpc.functions import _mul, _normalise, mul_known
 from mpdp.protocols.mpc.session import MPCSession
@@ -117,6 +120,8 @@ TAIL_MIN_FRAC_BITS = 16
 #: :func:`_linear_to_grid` gives the gradient coefficients at least this many fractional bits (else it refuses),
 #: so the release grid may be up to this much finer than the tail's.
 GRID_EXTRA_BITS = 20
+#: The clipping factor's domain ``[.., 2^H]`` grows in steps of ``2^CLIP_EXP_STEP`` (see :func:`plan_step`).
+CLIP_EXP_STEP = 4
 
 
 @dataclass(frozen=True)
@@ -168,9 +173,10 @@ class GradientPrecision:
     tail_fmt:
         The format of everything after the normalisation (default Z_2^64, f = 24, :data:`TAIL_FORMAT`): the
         product ``q 2^-k`` truncates straight into it (no extra round), and the parties share their
-        ``N_ikj`` and statistics in it; the released sum and the noise shares live in its ring
-        (:attr:`release_fmt`). Every value there is of order 1, so its roundings ``u_tail = 2^-f_tail`` are
-        absolute errors far below the DP noise; they enter ``C'`` (:func:`plan_step`). ``None``: everything
+        ``N_ikj`` and statistics in it; the weighted sums are lifted back into ``fmt`` for the gradient map,
+        the release and the noise shares (:attr:`release_fmt`). Every value in the tail is of order 1, so its
+        roundings ``u_tail = 2^-f_tail`` are absolute errors far below the DP noise; they enter ``C'``
+        (:func:`plan_step`). ``None``: everything
         in ``fmt`` (the all-Z_2^128 step). At least 16 fractional bits (squares of values of order 1 fit any
         valid format: ``f <= 30`` in Z_2^64); the matrix product ``T^T w`` must hold ``B max|T|`` at scale
         ``2 f_tail`` (:func:`plan_step` checks it: ``B max|T| < 2^14`` for f = 24).
@@ -245,8 +251,11 @@ class GradientPrecision:
 
     @property
     def release_fmt(self) -> FixedPointFormat:
-        """The format (ring) of the released sum and of the noise shares added to it: the tail's."""
-        return self.tail
+        """The format (ring) of the released sum and of the noise shares added to it: ``fmt``'s. The gradient
+        map's constants grow with the model's parameters (hundreds after a few epochs on Adult), and their
+        products with the weighted sums need the wide ring's capacity: the sums are lifted back into ``fmt``
+        (one round) before the map (:func:`clipped_gradient_sum`)."""
+        return self.fmt
 
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
@@ -335,7 +344,7 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
     record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
     # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
     # per statistics' coordinate and c per weight's
-    extra = _grid_extra_floor((pi, maps, t_max, batch), tail)
+    extra = _grid_extra_floor((pi, maps, t_max, batch), precision.release_fmt)
     if extra < GRID_EXTRA_BITS:
         raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
                                      f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {tail}",
@@ -344,6 +353,10 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
     record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2 + K - 1)
     # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
     x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
+    # rounded up to a power of 2^4: the bound moves with theta (it grows as training sharpens the model), and
+    # each H needs its own comparison shapes; on this coarse grid consecutive steps share one plan of
+    # correlations (PlannedProvider) instead of alternating between two (up to 6 more half-power buckets)
+    x_bound = 2.0 ** (CLIP_EXP_STEP * math.ceil(math.log2(max(x_bound, 2.0)) / CLIP_EXP_STEP))
     clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
     eps_c = clip_params.max_error_bound(tail, NORM_LOW_EXP)
     inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,
@@ -477,6 +490,8 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     total_c = c.sum(axis=0).reshape((1,))
     # 5. the public linear map, on raw shares, one truncation onto the release grid
     values = concatenate([M.flatten(), s, total_c]).rescale()
+    if values.fmt != precision.release_fmt:  # lifted into the wide ring for the map's large constants (1 round)
+        values = convert(values, precision.release_fmt)
     n_stat = int(M.shape[0])
     idx_s, idx_c = n_stat * K, n_stat * K + K
     first = [np.arange(K - 1) + idx_s]
@@ -503,7 +518,7 @@ def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float
     return int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
 
 
-def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, int], tail: FixedPointFormat) -> int:
+def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, int], fmt: FixedPointFormat) -> int:
     """A lower bound of the constants' fractional bits in the step's :func:`_linear_to_grid`, from public values
     only: ``(M, s, sum_i c_i)`` are bounded by ``(max(max|T|, 1) (1 + 1e-3) + 1e-3) B + 1``."""
     pi, maps, t_max, batch = public_like
@@ -511,7 +526,7 @@ def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, i
               + [float(np.max(np.abs(m.coef_stat), initial=0.0)) for m in maps]
               + [float(np.max(np.abs(m.coef_sum), initial=0.0)) for m in maps])
     over = (max(t_max, 1.0) * (1 + 1e-3) + 1e-3) * batch + 1.0
-    return _grid_extra_bits(tail, tail.frac_bits, over, top)
+    return _grid_extra_bits(fmt, fmt.frac_bits, over, top)
 
 
 def _linear_to_grid(x: SharedFixedPoint, coefs: FloatArray, bits: int) -> SharedFixedPoint:

@@ -98,8 +98,12 @@ class _Inbox:
                     chunk = sock.recv(_SMALL)
                     got = len(chunk)
                     if got:
-                        self.buf += chunk
-                        self._split()
+                        size = got - _FRAME.size
+                        if not self.buf and 0 < size <= self.max_bytes and _FRAME.unpack_from(chunk)[0] == size:
+                            self.frames.append(chunk[_FRAME.size:])  # exactly one whole frame: one copy
+                        else:
+                            self.buf += chunk
+                            self._split()
                         if got < _SMALL and self._body is None:
                             # Most likely all there was: leave it to the next readiness report (level-
                             # triggered) rather than pay a failing recv and its exception per message.
