@@ -20,6 +20,7 @@ from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, Mixture
 from mpdp.protocols.mixture_gradient import (
     CLIP_EXP_STEP,
     TAIL_FORMAT,
+    TAIL_MAX_CLIP_LOSS,
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
@@ -294,6 +295,9 @@ def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
     setup = _setup(model, n, clip=1.0)
     public = setup.step_plan(theta, n)
     assert public.clip_params.high_exp % CLIP_EXP_STEP == 0
+    # at this clipping domain the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of C: the step runs wide
+    assert public.tail == HIGH_PRECISION and public.clip >= 1.0 - TAIL_MAX_CLIP_LOSS
+    assert setup.step_plan(np.zeros(model.dim), n).tail == TAIL_FORMAT  # a flat model keeps the tail
     assert setup.step_plan(theta * 1.01, n).clip_params.high_exp == public.clip_params.high_exp
     idx = np.arange(n, dtype=np.int64)
     ((secure, public),) = _secure_sums(setup, values, theta, [idx])

@@ -122,6 +122,9 @@ TAIL_MIN_FRAC_BITS = 16
 GRID_EXTRA_BITS = 20
 #: The clipping factor's domain ``[.., 2^H]`` grows in steps of ``2^CLIP_EXP_STEP`` (see :func:`plan_step`).
 CLIP_EXP_STEP = 4
+#: Largest relative loss ``1 - C'/C`` of the clipping bound with the tail format; beyond, the step's tail runs in
+#: ``fmt`` (:func:`plan_step`).
+TAIL_MAX_CLIP_LOSS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,7 @@ class StepPublic:
     clip: float
     clip_params: ClipFactorParams
     batch: int
+    tail: FixedPointFormat = TAIL_FORMAT
 
     @property
     def components(self) -> int:
@@ -324,47 +328,63 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
                                          len(sq_norm_bounds)], "one entry per computing party", "align them"))
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ParameterError(explain("batch", batch, "an int >= 1", "an empty minibatch releases noise only"))
-    tail = precision.tail
-    u = tail.resolution  # every rounding that reaches the release happens at or after the switch to the tail
-    n_total = float(sum(sq_norm_bounds))
-    P = len(maps)
-    t_max = max((float(b) for b in stat_bounds), default=0.0)
-    if not tail.raw_bound_ok(t_max * batch * (1 + 1e-3), 2 * tail.frac_bits):
-        raise PrecisionError(explain("batch x statistics bound", f"{batch} x {t_max:.6g}",
-                                     f"T^T w within the product capacity of the tail {tail}",
-                                     "use smaller minibatches, or a tail format with fewer fractional bits "
-                                     "(GradientPrecision(tail_fmt=FixedPointFormat(64, 20))) or none (tail_fmt=None)"))
-    scaled = 4.0 * n_total / clip**2  # C' >= C / 2 assumed (mpc_clip_constant checks it)
-    norm_error = 4.1 * _tilde_norm_error(K, P, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
-    coef_t = np.concatenate([np.zeros(K - 1)] + [np.abs(m.coef_stat) for m in maps])
-    coef = np.concatenate([np.ones(K - 1), coef_t[K - 1 :]])
-    coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])
-    sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
-    # one record's statistics, encoded in the tail within u / 2, move its contribution by (u / 2) |coef| w
-    record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
-    # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
-    # per statistics' coordinate and c per weight's
-    extra = _grid_extra_floor((pi, maps, t_max, batch), precision.release_fmt)
-    if extra < GRID_EXTRA_BITS:
-        raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
-                                     f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {tail}",
-                                     "lower the learning rate (the model's parameters are exploding), use smaller "
-                                     "minibatches or a wider tail format"))
-    record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2 + K - 1)
-    # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
-    x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
-    # rounded up to a power of 2^4: the bound moves with theta (it grows as training sharpens the model), and
-    # each H needs its own comparison shapes; on this coarse grid consecutive steps share one plan of
-    # correlations (PlannedProvider) instead of alternating between two (up to 6 more half-power buckets)
-    x_bound = 2.0 ** (CLIP_EXP_STEP * math.ceil(math.log2(max(x_bound, 2.0)) / CLIP_EXP_STEP))
-    clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
-    eps_c = clip_params.max_error_bound(tail, NORM_LOW_EXP)
-    inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,
-                              components=K, sq_norm_bound=n_total, sum_errors=sum_errors, record_error=record_error)
-    return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
-                      stat_bounds=tuple(float(b) for b in stat_bounds),
-                      sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
-                      clip_params=clip_params, batch=batch)
+    # The tail's roundings are absolute (2^-f_tail); relative to the smallest clipping factors 2^-(H/2) they grow
+    # with the clipping domain (the model's gradient bounds grow as training sharpens it: on Adult the Z_2^64
+    # tail would leave C' 9% below C from epoch 9). When the tail would cost more than TAIL_MAX_CLIP_LOSS of C,
+    # the step runs its tail in ``fmt`` instead: every party decides the same from public values.
+    candidates = (precision.tail, precision.fmt) if precision.tail != precision.fmt else (precision.fmt,)
+    for tail in candidates:
+        u = tail.resolution  # every rounding that reaches the release happens at or after the switch to the tail
+        n_total = float(sum(sq_norm_bounds))
+        P = len(maps)
+        t_max = max((float(b) for b in stat_bounds), default=0.0)
+        if not tail.raw_bound_ok(t_max * batch * (1 + 1e-3), 2 * tail.frac_bits):
+            raise PrecisionError(explain("batch x statistics bound", f"{batch} x {t_max:.6g}",
+                                         f"T^T w within the product capacity of the tail {tail}",
+                                         "use smaller minibatches, or a tail format with fewer fractional bits "
+                                         "(GradientPrecision(tail_fmt=FixedPointFormat(64, 20))) or none "
+                                         "(tail_fmt=None)"))
+        scaled = 4.0 * n_total / clip**2  # C' >= C / 2 assumed (mpc_clip_constant checks it)
+        norm_error = 4.1 * _tilde_norm_error(K, P, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
+        coef_t = np.concatenate([np.zeros(K - 1)] + [np.abs(m.coef_stat) for m in maps])
+        coef = np.concatenate([np.ones(K - 1), coef_t[K - 1 :]])
+        coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])
+        sum_errors = 2.0**-precision.release_bits + u * (coef + coef_sum + 2.0)
+        # one record's statistics, encoded in the tail within u / 2, move its contribution by (u / 2) |coef| w
+        record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
+        # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
+        # per statistics' coordinate and c per weight's
+        extra = _grid_extra_floor((pi, maps, t_max, batch), precision.release_fmt)
+        if extra < GRID_EXTRA_BITS:
+            raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
+                                         f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {tail}",
+                                         "lower the learning rate (the model's parameters are exploding), use smaller "
+                                         "minibatches or a wider tail format"))
+        record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2
+                                                                     + K - 1)
+        # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
+        x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
+        # rounded up to a power of 2^4: the bound moves with theta (it grows as training sharpens the model), and
+        # each H needs its own comparison shapes; on this coarse grid consecutive steps share one plan of
+        # correlations (PlannedProvider) instead of alternating between two (up to 6 more half-power buckets)
+        x_bound = 2.0 ** (CLIP_EXP_STEP * math.ceil(math.log2(max(x_bound, 2.0)) / CLIP_EXP_STEP))
+        clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
+        eps_c = clip_params.max_error_bound(tail, NORM_LOW_EXP)
+        try:
+            inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,
+                                      components=K, sq_norm_bound=n_total, sum_errors=sum_errors,
+                                      record_error=record_error)
+        except PrecisionError:
+            if tail == precision.fmt:
+                raise
+            continue
+        if tail != precision.fmt and inner < clip * (1.0 - TAIL_MAX_CLIP_LOSS):
+            continue
+        return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
+                          stat_bounds=tuple(float(b) for b in stat_bounds),
+                          sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
+                          clip_params=clip_params, batch=batch, tail=tail)
+    raise PrecisionError("no tail format for this step")  # pragma: no cover - fmt is always the last candidate
 
 
 Shares = list[SharedFixedPoint]
@@ -439,7 +459,7 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     Every computing party of ``session`` calls it with the same ``public`` and its own ``mine``. The result's
     coordinates are ordered as :attr:`StepPublic.dim` says.
     """
-    fmt, tail = precision.fmt, precision.tail
+    fmt, tail = precision.fmt, public.tail
     P, K, B = session.n, public.components, public.batch
     if len(public.maps) != P:
         raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
@@ -578,7 +598,7 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
     (``n_i`` within ``eps`` of 1) the two computations may differ in whether they clip, which the bound covers
     since ``c`` is continuous there.
     """
-    tail = precision.tail
+    tail = public.tail
     u, u_h = tail.resolution, precision.fmt.resolution
     K, P = public.components, len(public.maps)
     low = 2.0**precision.floor_log2 if min_sum is None else float(min_sum)
