@@ -5,13 +5,15 @@ paper 002 with K = 10 components (Beta age/fnlwgt/hours, Categorical for the res
 a minibatch of 100 records, clipping and discrete Gaussian noise.
 
 * ``mpc``: two data parties (demographic vs financial attributes, income with the financial party) and a
-  dealer, threads over the in-memory transport, real additive shares in Z_2^128 (f = 48) exchanged as
-  messages; one iteration = the parties' local log-densities, norms and statistics, the secure
-  responsibilities, clipping, gradient assembly, distributed noise and the opening. ``seconds`` is party 0's
-  median wall time per iteration over the timed iterations (after two warm-up iterations; each
-  iteration's correlations are requested from the dealer in one request at the end of the iteration
-  before); the note adds the process CPU time per iteration (all parties and the dealer), online bytes and
-  rounds.
+  dealer, threads over the in-memory transport, real additive shares exchanged as messages: Z_2^128 (f = 48)
+  up to the normalisation of ``S_i``, then the Z_2^64 tail (f = 24) that
+  :func:`~mpdp.protocols.mixture_gradient.plan_step` chooses while it costs at most 1e-3 of the clipping bound,
+  and Z_2^128 again for the gradient map and the release. One iteration = the parties' local log-densities,
+  norms and statistics, the secure responsibilities, clipping, gradient assembly, distributed noise and the
+  opening. ``seconds`` is party 0's median wall time per iteration over the timed iterations (after two
+  warm-up iterations; each iteration's correlations are requested from the dealer in one request at the end
+  of the iteration before); the note adds the process CPU time per iteration (all parties and the dealer),
+  online bytes and rounds.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
@@ -23,7 +25,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   phase: the parties request the iteration's recorded correlations and party 0 waits for the dealer's
   corrections (:meth:`~mpdp.protocols.mpc.dealer.DealerProvider.receive_prefetched`). The timed iteration is
   the preprocessing model's online phase: the dealer is idle, the two parties compute on the two cores, and
-  the wall time is close to what one machine per party would see (plus network latency, 38 rounds). The noise
+  the wall time is close to what one machine per party would see (plus network latency, 40 rounds). The noise
   shares are still drawn inside the iteration.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run: the median of five passes over
@@ -33,26 +35,33 @@ Every timed iteration draws a fresh posterior sample ``theta`` (the same sequenc
 training does: the public bounds, hence the step's correlation shapes and any cache keyed by ``theta``, change
 from one iteration to the next.
 
-Where the time goes (measured by wrapping the step's phases, batch 100, K = 10, 2 parties): 39 rounds per
-iteration (78 before the division-free step): 2 sharing the inputs, 2 the products across parties, 8 the
-normalisation of ``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product giving ``q~ =
-q 2^-k`` and ``(q - pi S) 2^-k``, 4 the squared norm ``n~ = n S~^2`` and ``S~^2``, 17 the clipped weights ``q~ /
-sqrt(max(S~^2, n~))`` (8 comparisons with half powers of two, 1 selecting the maximum, 2 for ``z``, 4 for the
-powers of the degree-4 polynomial, 2 for the last product), 2 the matrix product, 1 the truncation onto the grid
-and 1 the opening. Party 0's thread, about 24 ms CPU per iteration with the machine loaded (1-minute load ~10):
-~19 ms in the secure computation (normalisation ~3 ms, inverse square root of the maximum ~7.5 ms of which ~2.5
-ms its comparisons and ~3.6 ms its polynomial and products, matrix product ~2 ms (2.7 ms until the Z_2^128 matmul
-summed the limb products of each shift as words and placed 8 sums instead of 21 products), every other product
-~0.6-0.9 ms), ~1 ms its local log-densities, norms and statistics, the rest planning and noise; the float step
-takes ~3 ms. Measured with each function's thread CPU time (30 iterations, load ~3): the comparisons' carry
-circuits (``less_than_public``, 6 AND rounds each, 2 per step) ~4.4 ms, Z_2^128 elementwise products ~2 ms,
-encoding and decoding the ~40 messages each way ~3.5 ms, the step's public plan ~1 ms. Most of the MPC's CPU is
-per-operation overhead (message encoding, correlation expansion) rather than arithmetic: an operation on 100
-elements costs about as much as one on 1,000. Party 0 sends ~1.17 MB per iteration (2.34 MB while the
-comparisons' carry circuits were Kogge-Stone prefixes over packed words; as binary trees over bit-sliced words
-they AND only what the final carry needs: their openings fell from ~1.4 MB to ~0.26 MB, and the dealer's
-AND-triple corrections likewise), and sees 38 logical rounds (39 until each step's correlations were requested
-during the step before).
+* ``mpc cpu, tail in Z_2^128``: party 0's thread CPU with the whole step after the normalisation in Z_2^128
+  (``GradientPrecision(tail_fmt=None)``), which ``plan_step`` falls back to once training has sharpened the
+  model: on Adult the clipping domain reaches ``2^24`` in the second epoch and ``2^32`` by the fourth, where
+  the Z_2^64 tail's absolute roundings, relative to clipping factors as small as ``2^-16``, would cost up to 9%
+  of the clipping bound.
+
+Rounds per iteration: 40 (78 at the start of session 3): 2 sharing the inputs (factors in Z_2^128, norms and
+statistics in the tail format), 2 the products across parties, 8 the normalisation of ``S_i`` (comparisons
+with 40 powers of two against one opened mask), 2 the product giving ``q~ = q 2^-k`` and ``(q - pi S) 2^-k``
+(truncated straight into the tail), 4 the squared norm and ``S~^2``, 18 the clipped weights ``q~ / sqrt(max(S~^2,
+n~))`` (comparisons with half powers of two, the maximum, the degree-4 polynomial), 2 the matrix product, 1
+lifting the weighted sums back into Z_2^128 (the gradient map's constants reach the hundreds as training
+proceeds), 1 the truncation onto the grid and 1 the opening.
+
+Measured 2026-11-22 (session 4), lead, ``OPENBLAS_NUM_THREADS=1 python -m bench dpvi``, load 4.5 (a test suite
+and an experiment running beside it): party 0's thread CPU 18 ms per iteration against the float step's 3.9 ms
+(4.6x); with the tail in Z_2^128, 23 ms (6.0x); parties as processes, party 0's process CPU 21 ms (5.5x); wall
+times 10-12x, inflated by the load (three processes on two busy cores). At the start of the session, with the
+machine idle: 43 ms (11.1x), processes 32 ms (8.4x), threads wall 24.7x. What changed (four helpers and the
+lead): the tail in Z_2^64 (-29% party CPU, -32% bytes); each party's local work on vectorised tables per
+theta (~2.1 -> ~0.5 ms); messages at half the Python CPU (an envelope codec matching the generic bytes, a
+lock per waiting receiver in the in-memory transport, one ``sendmsg`` per frame between processes); Z_2^64
+matrix products by numpy's wrapping uint64 matmul, fused Beaver combines, a byte-transpose bit slicing (party
+0's arithmetic 1.32x cheaper, the dealer's 1.55x); plans re-recorded on every run, so that correlation shapes
+that drift with theta are prefetched from the latest run, and the clipping domain on a grid of 2^4 so that
+they rarely drift. The float step itself became ~25% faster (vectorised per-example gradients shared with
+the MPC side's tables), which the ratios absorb. Party 0 sends ~0.85 MB per iteration (1.17 MB in Z_2^128).
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
