@@ -357,9 +357,10 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
         extra = _grid_extra_floor((pi, maps, t_max, batch), precision.release_fmt)
         if extra < GRID_EXTRA_BITS:
             raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
-                                         f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {tail}",
-                                         "lower the learning rate (the model's parameters are exploding), use smaller "
-                                         "minibatches or a wider tail format"))
+                                         f"room for {GRID_EXTRA_BITS} fractional bits of the constants in "
+                                         f"{precision.release_fmt} (where the map runs)",
+                                         "lower the learning rate (the model's parameters are exploding) or use "
+                                         "smaller minibatches"))
         record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2
                                                                      + K - 1)
         # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
