@@ -24,6 +24,7 @@ from mpdp.protocols.mixture_gradient import (
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
+    clip_domain_bound,
     clipped_gradient_sum,
     gradient_error_bound,
     release,
@@ -307,3 +308,75 @@ def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
     order = np.concatenate([np.arange(1)] + [b.indices for b in setup.blocks()])
     assert np.all(np.abs(secure[order] - reference[order]) <= gradient_error_bound(public, setup.precision,
                                                                                     min_sum=min_sum))
+
+
+def _n_tilde(a: np.ndarray, N: np.ndarray, pi: np.ndarray, total: float, inv_c2: float) -> float:
+    """The exact ``max(S~^2, n~)`` of :func:`clip_domain_bound`'s docstring."""
+    K = a.size
+    return max(total**2, float(np.sum(a * a * N) + np.sum((a - pi * total)[: K - 1] ** 2) * inv_c2))
+
+
+@settings(max_examples=50)
+@given(data=st.data(), components=st.integers(2, 12), clip=st.floats(0.05, 10.0), top=st.floats(0.0, 1e8),
+       total=st.floats(0.5, 1.0))
+def test_the_clipping_domain_covers_every_norm(data: st.DataObject, components: int, clip: float, top: float,
+                                               total: float) -> None:
+    # responsibilities anywhere in the simplex (each q~ up to u above its exact value), any N up to the bound
+    K, u = components, 2.0**-24
+    a = np.array(data.draw(st.lists(st.floats(0.001, 1), min_size=K, max_size=K)))
+    pi = np.array(data.draw(st.lists(st.floats(0.001, 1), min_size=K, max_size=K)))
+    N = top * np.array(data.draw(st.lists(st.floats(0, 1), min_size=K, max_size=K)))
+    a, pi = total * a / a.sum() + u, pi / pi.sum()
+    assert _n_tilde(a, N, pi, total, 1 / clip**2) <= clip_domain_bound(top, 1 / clip**2, K, 2, 2.0**-24)
+
+
+@pytest.mark.parametrize("components", [3, 10])
+def test_the_clipping_domain_is_reached_at_its_corners(components: int) -> None:
+    """Two corners reach the bound within 1%, so neither of its terms is loose (no factor K, as until
+    session 4): all the mass on one component with the largest N, or on one component with the weights on
+    another among the first K - 1 (v^2 sums to 2 S~^2; K >= 3)."""
+    K, u, total = components, 2.0**-24, 1.0 - 1e-9
+    first, second = np.eye(K)[0], np.eye(K)[1]
+    a = total * first + u
+    big = _n_tilde(a, 1e6 * first, second, total, 1.0)
+    assert big <= clip_domain_bound(1e6, 1.0, K, 2, u) <= 1.01 * big
+    inv_c2 = 1 / 0.05**2
+    flat = _n_tilde(a, np.zeros(K), second, total, inv_c2)
+    assert flat <= clip_domain_bound(0.0, inv_c2, K, 2, u) <= 1.01 * flat
+
+
+def test_the_clipping_domain_refuses_tails_too_coarse_for_the_components() -> None:
+    with pytest.raises(PrecisionError, match="components x tail resolution"):
+        clip_domain_bound(1.0, 1.0, 1000, 2, 2.0**-8)
+
+
+def test_a_worst_case_record_gets_the_right_clipping_factor() -> None:
+    """One record whose parties report every N_ikj at its public bound, with all its mass on one component and
+    the weights elsewhere: the largest n~ the plan admits. The computed clipping factor (read from the released
+    weight coordinates) equals 1 / sqrt(n) within the factor's documented error, in both tails."""
+    model = MixtureModel(FEATURES, components=3)
+    theta = np.full(model.dim, 3.0)
+    theta[model.weights_slice] = [-4.0, 4.0]  # pi concentrated on the last two components, the record on the first
+    for wide in (False, True):
+        setup = _setup(model, 4, 0.5, GradientPrecision(tail_fmt=None) if wide else None)
+        public = setup.step_plan(theta, 1)
+        pi = public.weights
+
+        def role(name: str, public: Any = public, setup: VerticalSetup = setup) -> Any:
+            def run(comm: Any) -> np.ndarray:
+                with MPCSession.with_dealer(comm, parties=setup.parties, fmt=setup.precision.fmt) as session:
+                    j = session.index
+                    mine = PartyInput(factors=np.array([[1.0, 0.0, 0.0]]),
+                                      sq_norms=np.full((1, 3), public.sq_norm_bounds[j]),
+                                      stats=np.zeros((1, public.stat_counts[j])))
+                    return release(clipped_gradient_sum(session, public, mine, setup.precision), None)
+            return run
+
+        roles: dict[str, Any] = {name: role(name) for name in setup.parties}
+        roles["dealer"] = TrustedDealer(parties=setup.parties)
+        out = run_protocol(roles, rng=RandomSource.seeded(3)).results["alice"]
+        n = sum(public.sq_norm_bounds) + (float(np.sum((np.eye(3)[0] - pi)[:2] ** 2)) / public.clip**2)
+        assert n <= 2.0**public.clip_params.high_exp
+        expected = 1.0 / np.sqrt(max(1.0, n)) * (np.eye(3)[0] - pi)[:2]
+        eps = public.clip_params.max_error_bound(public.tail, -3) + 1e-4
+        assert np.allclose(out[:2], expected, rtol=eps, atol=2.0 ** -public.tail.frac_bits * 8)

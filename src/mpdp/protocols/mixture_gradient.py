@@ -98,6 +98,7 @@ __all__ = [
     "PartyInput",
     "StatMap",
     "StepPublic",
+    "clip_domain_bound",
     "clipped_gradient_sum",
     "gradient_error_bound",
     "plan_step",
@@ -316,6 +317,34 @@ def _tilde_norm_error(K: int, P: int, inv_c2: float, u: float) -> float:
     return K * u * (P / 2 + 2) + (K - 1) * ((2 * dv + 2 * u) * inv_c2 + 2 * u)
 
 
+def clip_domain_bound(sq_norm_bound: float, inv_clip2_bound: float, components: int, parties: int,
+                      resolution: float) -> float:
+    """A public bound of ``max(S~^2, n~)``, the clipping factor's input: its domain ``[.., 2^H]`` is sized from
+    it, and a computed value beyond ``2^H`` would get a wrong factor, so this bound is privacy-critical.
+
+    ``sq_norm_bound`` bounds every ``N_k = sum_j N_ikj / C'^2`` (each party's input is refused above its
+    public share of it), ``inv_clip2_bound`` bounds ``1 / C'^2``, ``resolution`` is the tail's ``u``.
+    With ``a_k = q~_k >= 0``, each within ``u`` of ``q_k 2^-k``, so ``sum_k a_k <= S~ + K u <= 1 + K u``:
+
+    * ``sum_k a_k^2 N_k <= max_k N_k sum_k a_k^2 <= max_k N_k (sum_k a_k)^2 <= (1 + K u)^2 sq_norm_bound``
+      (no factor ``K``: the squares of a non-negative vector sum to at most its sum squared);
+    * ``sum_(k<K) (a_k - pi_k S~)^2 <= sum a_k^2 + S~^2 sum pi_k^2 <= (1 + K u)^2 + 1`` (the cross terms
+      ``2 a_k pi_k S~`` are non-negative), times ``1 / C'^2``;
+    * the computed ``n~`` is within :func:`_tilde_norm_error` of these exact sums, and ``S~^2 < 1``.
+
+    ``(1 + K u)^2 <= (1 + 1e-3)^2`` is checked. Up to session 4, :func:`plan_step` used
+    ``K ((1 + 1e-3)^2 N + 4 / C^2) + 1``: an unneeded factor ``K`` (a domain ~10x wider than needed, i.e. 3 to
+    4 more bits to compare and a larger relative error of the clipping factor).
+    """
+    K = int(components)
+    if not K * resolution <= 1e-3:
+        raise PrecisionError(explain("components x tail resolution", f"{K} x {resolution:.3g}", "<= 1e-3",
+                                     "use a tail format with more fractional bits"))
+    grow = (1 + 1e-3) ** 2
+    return grow * float(sq_norm_bound) + (grow + 1.0) * float(inv_clip2_bound) \
+        + _tilde_norm_error(K, int(parties), float(inv_clip2_bound), resolution) + 1.0
+
+
 def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
               stat_bounds: Sequence[float], sq_norm_bounds: Sequence[float], clip: float, batch: int,
               precision: GradientPrecision) -> StepPublic:
@@ -363,8 +392,7 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
                                          "smaller minibatches"))
         record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2
                                                                      + K - 1)
-        # bound of n_i, to size the clipping factor's domain (C' >= C / 2)
-        x_bound = K * ((1 + 1e-3) ** 2 * scaled + 4.0 / clip**2) + 1.0
+        x_bound = clip_domain_bound(scaled, 4.0 / clip**2, K, P, u)  # C' >= C / 2
         # rounded up to a power of 2^4: the bound moves with theta (it grows as training sharpens the model), and
         # each H needs its own comparison shapes; on this coarse grid consecutive steps share one plan of
         # correlations (PlannedProvider) instead of alternating between two (up to 6 more half-power buckets)

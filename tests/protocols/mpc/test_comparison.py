@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
+from mpdp.crypto.ring import Z2k
 from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession
 from mpdp.protocols.mpc import comparison as cmp
@@ -73,6 +75,25 @@ def test_ltz_at_the_edges_of_the_ring(fmt: FixedPointFormat) -> None:
     assert first(run_mpc(program, fmt=fmt, parties=3)).tolist() == [0, 1, 0, 1, 0, 0, 1]
 
 
+@pytest.mark.parametrize(("fmt", "rounds"), [(FAST, 7), (HIGH_PRECISION, 8)], ids=str)
+def test_ltz_opens_its_input_with_the_first_level_of_the_carry_tree(fmt: FixedPointFormat, rounds: int) -> None:
+    # open + 5 carry levels (6 for Z_2^128's two words) + the daBit; the mask bits' pair products ride along
+    def program(s: MPCSession) -> tuple[list[float], int]:
+        x = s.input("alice", np.array([-2.0, 0.0, 3.0]) if s.leader else None, bound=4.0, fmt=fmt)
+        ring = fmt.ring
+        s.provider.prefetch([CorrelationSpec("compare", ring.bits, (3,)),
+                             *cmp._pair_circuit_specs(ring.words, (ring.words, 3), (3,)),
+                             CorrelationSpec("dabit", ring.bits, (3,))])
+        s.provider.receive_prefetched()  # type: ignore[attr-defined]  # the dealer's round trip before counting
+        before = s.comm.traffic.messages_sent  # one message to the one peer per round
+        bit = cmp.ltz(x)
+        spent = s.comm.traffic.messages_sent - before
+        return bit.reveal().tolist(), spent
+
+    out, spent = first(run_mpc(program, fmt=fmt))
+    assert out == [1.0, 0.0, 0.0] and spent == rounds
+
+
 def test_bit_decomposition_recovers_every_bit() -> None:
     x = np.array([0.0, 1.0, -1.0, 123.456, -(2.0**30), 2.0**41 - 1])
 
@@ -129,8 +150,9 @@ def test_where_needs_a_bit() -> None:
     run_mpc(program)
 
 
+@pytest.mark.parametrize("paired", [False, True])
 @pytest.mark.parametrize("words", [1, 2])
-def test_less_than_public_compares_public_words_with_xor_shared_words(words: int) -> None:
+def test_less_than_public_compares_public_words_with_xor_shared_words(words: int, paired: bool) -> None:
     # Ties, neighbours and the extremes of a 64-bit word, in one and in two words (word 0 least significant).
     top = (1 << 64) - 1
     pairs = [(0, 0), (0, 1), (1, 0), (top, top), (top - 1, top), (top, 0), (5, 6), (1 << 63, (1 << 63) - 1)]
@@ -142,11 +164,12 @@ def test_less_than_public_compares_public_words_with_xor_shared_words(words: int
     wide_r = [int(r[-1, i]) << 64 * (words - 1) | int(r[0, i]) for i in range(len(pairs))]
     expected = [int(a < b) for a, b in zip(wide, wide_r, strict=True)]
 
-    assert [int(v) for v in _open_less_than_public(c, r)] == expected
+    assert [int(v) for v in _open_less_than_public(c, r, paired)] == expected
 
 
+@pytest.mark.parametrize("paired", [False, True])
 @pytest.mark.parametrize("words", [1, 2])
-def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(words: int) -> None:
+def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(words: int, paired: bool) -> None:
     # 3 x 70 elements: four blocks of 64 bit-sliced elements, the last one partial; r agrees with c on a
     # random number of top bits, so every level of the tree decides some comparisons.
     rng = RandomSource.seeded("less-than-public-many")
@@ -161,11 +184,12 @@ def test_less_than_public_on_many_elements_spanning_several_bit_sliced_blocks(wo
                  dtype=np.uint64).reshape(words, *shape)
     expected = np.array([int(a < b) for a, b in zip(wide_c, wide_r, strict=True)]).reshape(shape)
 
-    np.testing.assert_array_equal(_open_less_than_public(c, r), expected)
+    np.testing.assert_array_equal(_open_less_than_public(c, r, paired), expected)
 
 
-def _open_less_than_public(c: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """``[c < r]`` opened, for public words ``c`` and words ``r`` that party 0 XOR-shares with party 1."""
+def _open_less_than_public(c: np.ndarray, r: np.ndarray, paired: bool = False) -> np.ndarray:
+    """``[c < r]`` opened, for public words ``c`` and words ``r`` that party 0 XOR-shares with party 1; with
+    ``paired``, the first level's products of ``r``'s bit pairs come with an opening (:func:`.open_with_pairs`)."""
 
     def program(s: MPCSession) -> np.ndarray:
         mask = s.comm.rng.uint64(r.shape) if s.leader else None
@@ -174,7 +198,14 @@ def _open_less_than_public(c: np.ndarray, r: np.ndarray) -> np.ndarray:
             share = r ^ mask
         else:
             share = s.comm.recv(s.parties[0], label="test.r")
-        bits = cmp.less_than_public(s, c, share)
+        if paired:
+            value = np.full(3, 7 if s.leader else 0, dtype=np.uint64)
+            (seven,), pairs = cmp.open_with_pairs(s, Z2k(64), [value], share, label="test.open")
+            if seven.tolist() != [7, 7, 7]:
+                raise ValueError(f"the opening beside the pairs went wrong: {seven}")
+            bits = cmp.less_than_public_pairs(s, c, share, pairs)
+        else:
+            bits = cmp.less_than_public(s, c, share)
         (opened,) = s.open_xor([bits], sharing_id=s.new_id(), label="test")
         return opened
 

@@ -90,12 +90,12 @@ def test_replies_come_in_doubling_chunks_that_cover_the_request() -> None:
 
 @pytest.mark.parametrize("reply", [
     None,  # the well-formed reply: accepted
-    [],  # too few corrections for the chunk
-    [{"c": np.zeros(3, dtype=np.uint64)}] * 2,  # too many
-    [{"x": np.zeros(3, dtype=np.uint64)}],  # wrong part
-    [{"c": np.zeros(4, dtype=np.uint64)}],  # wrong shape
-    [{"c": np.zeros(3, dtype=np.int64)}],  # wrong dtype
-    {"c": np.zeros(3, dtype=np.uint64)},  # not a list
+    np.zeros(2, dtype=np.uint64),  # too few correction words for the chunk
+    np.zeros(6, dtype=np.uint64),  # too many
+    np.zeros((1, 3), dtype=np.uint64),  # not flat
+    np.zeros(3, dtype=np.int64),  # wrong dtype
+    [{"c": np.zeros(3, dtype=np.uint64)}],  # the former format: a list of dicts
+    [np.zeros(3, dtype=np.uint64)],  # a list of arrays
 ])
 def test_party_zero_refuses_a_malformed_dealer_reply(reply: object) -> None:
     # one Z_2^64 triple of shape (3,): the reply is one chunk holding party 0's correction of c
@@ -104,7 +104,7 @@ def test_party_zero_refuses_a_malformed_dealer_reply(reply: object) -> None:
             comm.send(p, comm.rng.bytes(32), label="mpc.dealer.seed")
         for p in ("alice", "bob"):
             comm.recv(p, label="mpc.dealer.request")
-        comm.send("alice", [{"c": np.zeros(3, dtype=np.uint64)}] if reply is None else reply,
+        comm.send("alice", np.zeros(3, dtype=np.uint64) if reply is None else reply,
                   label="mpc.dealer.correlations")
         for p in ("alice", "bob"):
             comm.recv(p, label="mpc.dealer.request")  # "close"

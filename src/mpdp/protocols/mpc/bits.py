@@ -14,9 +14,12 @@ daBits (one round), ready for public linear combinations of the bits.
 route to the same bucket bits (:func:`~mpdp.protocols.mpc.functions._normalise` uses it): one opened
 ``c = x + r`` serves every threshold, since ``x - t + r = c - t`` (the public part shifts, the mask
 stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_than_public` for all
-thresholds run side by side in the same six rounds; one daBit round turns the bits additive. Eight rounds
-for any number of thresholds, against 14 for the former route (decomposition, a prefix-OR leading-one word,
-daBits), at the price of one carry circuit per threshold instead of one decomposition per element.
+thresholds run side by side; one daBit round turns the bits additive. The carry circuits' first level needs
+only products of adjacent mask bits, which every threshold shares: they are computed once per element, in the
+round that opens ``c`` (:func:`~mpdp.protocols.mpc.comparison.open_with_pairs`), and five rounds of the tree
+remain. Seven rounds for any number of thresholds, against 14 for the former route (decomposition, a
+prefix-OR leading-one word, daBits), at the price of one carry circuit per threshold instead of one
+decomposition per element.
 
 Security: semi-honest, up to n - 1 colluding parties; all opened values are uniformly masked.
 References: Kogge and Stone, IEEE Trans. Computers 1973 (parallel prefix); Escudero et al., CRYPTO 2020
@@ -32,7 +35,7 @@ from mpdp.crypto.beaver import b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import ParameterError, explain
-from mpdp.protocols.mpc.comparison import _and_many, _circuit_specs, less_than_public
+from mpdp.protocols.mpc.comparison import _and_many, _pair_circuit_specs, less_than_public_pairs, open_with_pairs
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
@@ -99,7 +102,7 @@ def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64
     ``c = x + r`` opened once (``r`` a comparison mask), ``x - t_j`` has the opening ``c - t_j`` under the
     same mask, and its sign is ``msb(c - t_j) XOR msb(r) XOR [(c - t_j)_low < r_low]`` (module
     :mod:`.comparison`, step 2); nothing is opened beyond ``c`` and the uniformly masked AND and daBit
-    openings. 8 rounds.
+    openings. 7 rounds (the first level of the carry circuits rides in ``c``'s opening).
     """
     x = np.asarray(x, dtype=np.uint64)
     shape = x.shape
@@ -116,16 +119,19 @@ def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64
         t = t.reshape((-1,) + (1,) * (len(shape) - 1))
         wide = (len(t), *shape[1:])
     provider = session.provider
-    provider.prefetch([CorrelationSpec("compare", 64, shape), *_circuit_specs(1, wide),
+    provider.prefetch([CorrelationSpec("compare", 64, shape), *_pair_circuit_specs(1, shape, wide),
                        CorrelationSpec("dabit", ring.bits, wide)])
     mask = provider.compare_mask(_WORD, shape)
-    (c,) = session.open(_WORD, [_WORD.add(x, mask.r)], sharing_id=session.new_id(), label="mpc.thresholds")
     r_all = mask.bits[0]
-    c_sel, r_sel = (c[None], r_all[None]) if rows is None else (c[pick], r_all[pick])
+    r_low = r_all & _LOW63
+    (c,), pairs = open_with_pairs(session, _WORD, [_WORD.add(x, mask.r)], r_low, label="mpc.thresholds")
+    c_sel, r_sel, s_sel = (c[None], r_all[None], pairs[None]) if rows is None \
+        else (c[pick], r_all[pick], pairs[pick])
     with np.errstate(over="ignore"):
         shifted = c_sel - t.astype(np.uint64)  # c - t_j mod 2^64, public
     r = np.broadcast_to(r_sel, wide)
-    lt = less_than_public(session, (shifted & _LOW63)[None], (r & _LOW63)[None])
+    lt = less_than_public_pairs(session, (shifted & _LOW63)[None], (r & _LOW63)[None],
+                                np.broadcast_to(s_sel, wide)[None])
     below = (r >> np.uint64(63)) ^ lt  # XOR shares of [x < t_j]: msb(x - t_j)
     if session.leader:
         below = below ^ (shifted >> np.uint64(63)) ^ np.uint64(1)  # and the leader flips it: [x >= t_j]

@@ -13,6 +13,9 @@ The primitive is ``ltz(x) = [x < 0]``, the top bit of ``x``'s two's complement, 
    Beaver-style bit triples). The bits are sliced across elements (one 64-bit word holds one bit position of
    64 elements), so a level costs only the ANDs of its pairs: about two bit-ANDs per bit in all, against
    two per bit *per level* for a Kogge-Stone prefix over packed words.
+   The first level needs one product per pair of adjacent bits of ``r`` only (``c`` is public), which does
+   not depend on ``x``: its AND gate travels in step 1's message (:func:`open_with_pairs`), so the tree
+   costs five rounds after the opening (six for Z_2^128).
 4. The XOR-shared result bit becomes an additive share with a daBit (one round).
 
 The result is a shared *bit* at scale 2^0 (a :class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint` with
@@ -37,7 +40,7 @@ import numpy as np
 
 from mpdp.crypto.beaver import and_combine, b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
-from mpdp.crypto.ring import RingArray
+from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import ParameterError, explain
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
@@ -86,6 +89,12 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
     g_words = r_low & ~c_low
     p_words = r_low ^ c_low ^ _ALL if session.leader else r_low
     g, p = _slice_bits(np.stack([g_words, p_words]), n)  # (L, W) each
+    return _carry_tree(session, g, p, n, shape)
+
+
+def _carry_tree(session: MPCSession, g: RingArray, p: RingArray, n: int, shape: tuple[int, ...]) -> RingArray:
+    """The carry tree's levels on bit-sliced ``(G, P)`` rows (row ``i`` holds bit position ``i`` of 64 elements
+    per word), one round each; the top ``G`` unpacked to 0/1 words of ``shape``."""
     while g.shape[0] > 1:
         lo_g, hi_g, lo_p, hi_p = g[0::2], g[1::2], p[0::2], p[1::2]
         if g.shape[0] == 2:  # the final P is not needed
@@ -99,7 +108,7 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
 
 
 def _slice_bits(w: RingArray, n: int) -> RingArray:
-    """``(2, words, *shape)`` uint64 words -> ``(2, 64 words, ceil(n / 64))``: row ``i`` packs bit ``i``
+    """``(k, words, *shape)`` uint64 words -> ``(k, 64 words, ceil(n / 64))``: row ``i`` packs bit ``i``
     (bit ``i - 64`` of word 1 from ``i = 64``) of the ``n`` elements, element ``j`` at bit ``j mod 64`` of
     word ``j // 64``.
 
@@ -110,18 +119,18 @@ def _slice_bits(w: RingArray, n: int) -> RingArray:
     A second byte transpose puts byte ``g`` of row ``8 b + k`` in place. Little-endian words (bit ``8 b + k``
     is bit ``k`` of byte ``b``); big-endian machines take the word-level transposition.
     """
-    words = w.shape[1]
+    k, words = w.shape[0], w.shape[1]
     count = -(-n // 64)
     if n == 64 * count:
-        x = np.ascontiguousarray(w.reshape(2, words, n))
+        x = np.ascontiguousarray(w.reshape(k, words, n))
     else:
-        x = np.zeros((2, words, 64 * count), dtype=np.uint64)
-        x[:, :, :n] = w.reshape(2, words, n)
+        x = np.zeros((k, words, 64 * count), dtype=np.uint64)
+        x[:, :, :n] = w.reshape(k, words, n)
     if not np.little_endian:  # pragma: no cover - the byte views below read words little-endian
-        return _slice_bits_words(x, words, count)
-    # (2, words, block, g, e, b) -> (2, words, block, b, g, e): the 8 bytes e of one word form an 8 x 8 bit block
-    m = np.ascontiguousarray(x.view(np.uint8).reshape(2, words, count, 8, 8, 8).transpose(0, 1, 2, 5, 3, 4))
-    blocks = m.view(np.uint64)[..., 0]  # (2, words, block, b, g)
+        return _slice_bits_words(x, k, words, count)
+    # (k, words, block, g, e, b) -> (k, words, block, b, g, e): the 8 bytes e of one word form an 8 x 8 bit block
+    m = np.ascontiguousarray(x.view(np.uint8).reshape(k, words, count, 8, 8, 8).transpose(0, 1, 2, 5, 3, 4))
+    blocks = m.view(np.uint64)[..., 0]  # (k, words, block, b, g)
     t = np.empty_like(blocks)
     for shift, keep in _TRANSPOSE8:  # bit 8 e + k <-> bit 8 k + e
         np.right_shift(blocks, shift, out=t)
@@ -130,29 +139,29 @@ def _slice_bits(w: RingArray, n: int) -> RingArray:
         blocks ^= t
         t <<= shift
         blocks ^= t
-    # (2, words, block, b, g, k) -> (2, words, b, k, block, g): the 8 bytes g of row 8 b + k form its word
-    rows = np.ascontiguousarray(blocks.view(np.uint8).reshape(2, words, count, 8, 8, 8).transpose(0, 1, 3, 5, 2, 4))
+    # (k, words, block, b, g, k') -> (k, words, b, k', block, g): the 8 bytes g of row 8 b + k' form its word
+    rows = np.ascontiguousarray(blocks.view(np.uint8).reshape(k, words, count, 8, 8, 8).transpose(0, 1, 3, 5, 2, 4))
     sliced: RingArray = rows.view(np.uint64)[..., 0]
-    return sliced.reshape(2, 64 * words, count)
+    return sliced.reshape(k, 64 * words, count)
 
 
 _TRANSPOSE8 = [(np.uint64(7), np.uint64(0x00AA00AA00AA00AA)), (np.uint64(14), np.uint64(0x0000CCCC0000CCCC)),
                (np.uint64(28), np.uint64(0x00000000F0F0F0F0))]
 
 
-def _slice_bits_words(x: RingArray, words: int, count: int) -> RingArray:  # pragma: no cover - big-endian
+def _slice_bits_words(x: RingArray, k: int, words: int, count: int) -> RingArray:  # pragma: no cover - big-endian
     """:func:`_slice_bits` on words only: six rounds of block swaps of the 64 x 64 bit matrices (Hacker's
     Delight, section 7-3): at distance ``j`` the entries ``(r, c)`` with ``r & j = 0`` and ``c & j != 0``
     trade places with ``(r + j, c - j)``."""
     x = x.copy()
     for j, shift, keep in _TRANSPOSE_STEPS:
-        v = x.reshape(2, words, count, 64 // (2 * j), 2, j)
+        v = x.reshape(k, words, count, 64 // (2 * j), 2, j)
         lo, hi = v[..., 0, :], v[..., 1, :]
         t = ((lo >> shift) ^ hi) & keep  # at column c (bit j clear): lo's column c + j XOR hi's column c
         lo ^= t << shift
         hi ^= t
-    sliced: RingArray = np.ascontiguousarray(x.reshape(2, words, count, 64).transpose(0, 1, 3, 2))
-    return sliced.reshape(2, 64 * words, count)
+    sliced: RingArray = np.ascontiguousarray(x.reshape(k, words, count, 64).transpose(0, 1, 3, 2))
+    return sliced.reshape(k, 64 * words, count)
 
 
 def _transpose_steps() -> list[tuple[int, np.uint64, np.uint64]]:
@@ -165,6 +174,65 @@ def _transpose_steps() -> list[tuple[int, np.uint64, np.uint64]]:
 
 
 _TRANSPOSE_STEPS = _transpose_steps()
+
+
+_EVEN = np.uint64(0x5555555555555555)
+
+
+def open_with_pairs(session: MPCSession, ring: Ring, shares: list[RingArray], r_low: RingArray, *, label: str
+                    ) -> tuple[list[RingArray], RingArray]:
+    """Open ``shares`` (``ring``) in the round that also multiplies adjacent bits of the mask words ``r_low``.
+
+    Returns the opened values and XOR shares of ``r_(2i+1) AND r_(2i)`` at bit ``2 i`` of each word (odd bits
+    zero), the products :func:`less_than_public_pairs` needs in place of the carry tree's first level. The
+    products involve the dealer's mask only, so their AND gate (one triple of ``r_low``'s shape, opening the
+    uniformly masked ``(r_low >> 1) ^ a`` and ``r_low ^ b``) travels in the opening's message: the comparison
+    saves a round and the first level's per-element ANDs (:func:`at_least` shares one ``r`` between all its
+    thresholds, so there they are computed once per value instead of once per threshold).
+    """
+    t = session.provider.and_triple(tuple(r_low.shape))
+    opened, (d, e) = session.open_with_words(ring, shares, [(r_low >> np.uint64(1)) ^ t.a, r_low ^ t.b],
+                                             sharing_id=session.new_id(), label=label)
+    pairs = and_combine(d, e, t.a, t.b, t.c, leader=session.leader)
+    pairs &= _EVEN
+    return opened, pairs
+
+
+def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArray, pairs: RingArray) -> RingArray:
+    """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may be
+    broadcast views): one round fewer.
+
+    With ``k = NOT c`` (public), ``G_i = r_i k_i`` and ``P_i = r_i XOR k_i``, the first level's pair
+    ``(hi, lo) = (2i + 1, 2i)`` is linear in the shared ``r_hi``, ``r_lo`` and ``s = r_hi r_lo``:
+    ``G = k_hi r_hi XOR k_lo s XOR k_hi k_lo r_lo`` and ``P = s XOR k_lo r_hi XOR k_hi r_lo XOR k_hi k_lo``
+    (the constant on the leader only). Both are formed locally on whole words, at the pair's even bit (``P``
+    moved to the odd one, so one bit slicing serves both); the tree continues from level 2. 5 rounds (6 for
+    two words), consuming the AND triples of :func:`_pair_circuit_specs` after the pairs' one.
+    """
+    shape = c_low.shape[1:]
+    n = int(np.prod(shape, dtype=np.int64))
+    if n == 0:
+        return np.zeros(shape, dtype=np.uint64)
+    one = np.uint64(1)
+    k = ~c_low
+    k_hi, k_lo = (k >> one) & _EVEN, k & _EVEN
+    r_hi, r_lo = (r_low >> one) & _EVEN, r_low & _EVEN
+    both = k_hi & k_lo
+    g = (k_hi & r_hi) ^ (k_lo & pairs) ^ (both & r_lo)
+    p = pairs ^ (k_lo & r_hi) ^ (k_hi & r_lo)
+    if session.leader:
+        p ^= both
+    sliced = _slice_bits((g | (p << one))[None], n)[0]  # rows 2i: G of pair i, rows 2i + 1: its P
+    return _carry_tree(session, sliced[0::2], sliced[1::2], n, shape)
+
+
+def _pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[int, ...]) -> list[CorrelationSpec]:
+    """The AND triples :func:`open_with_pairs` (``pair_shape``: ``r_low``'s) and :func:`less_than_public_pairs`
+    consume, in order."""
+    count = -(-int(np.prod(shape, dtype=np.int64)) // 64)
+    if count == 0:
+        return [CorrelationSpec("and", 64, pair_shape)]
+    return [CorrelationSpec("and", 64, pair_shape), *_circuit_specs(words, shape)[1:]]
 
 
 _less_than_public = less_than_public  # the former private name, kept until every branch has merged the new one
@@ -185,17 +253,15 @@ def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
 
 
 def ltz(x: SharedFixedPoint) -> SharedFixedPoint:
-    """``[x < 0]`` as a shared bit (scale 0), exactly; 8 rounds in Z_2^64, 9 in Z_2^128."""
+    """``[x < 0]`` as a shared bit (scale 0), exactly; 7 rounds in Z_2^64, 8 in Z_2^128."""
     session, ring = x.session, x.ring
     shape = x.shape
     bits = ring.bits
     provider = session.provider
     words = ring.words
-    provider.prefetch([CorrelationSpec("compare", bits, shape), *_circuit_specs(words, shape),
+    provider.prefetch([CorrelationSpec("compare", bits, shape), *_pair_circuit_specs(words, (words, *shape), shape),
                        CorrelationSpec("dabit", bits, shape)])
     mask = provider.compare_mask(ring, shape)
-    sid = session.new_id()
-    (c,) = session.open(ring, [ring.add(x.share, mask.r)], sharing_id=sid, label="mpc.compare")
     top_word, top_lane = divmod(bits - 1, 64)
     lane = np.uint64(top_lane)
     r_msb = (mask.bits[top_word] >> lane) & np.uint64(1)
@@ -203,8 +269,9 @@ def ltz(x: SharedFixedPoint) -> SharedFixedPoint:
     low_mask[top_word] = np.uint64((1 << top_lane) - 1)
     low_mask = low_mask.reshape((words,) + (1,) * len(shape))
     r_low = mask.bits & low_mask
+    (c,), pairs = open_with_pairs(session, ring, [ring.add(x.share, mask.r)], r_low, label="mpc.compare")
     c_low = ring.low_words(c)
-    lt = less_than_public(session, c_low, r_low)
+    lt = less_than_public_pairs(session, c_low, r_low, pairs)
     msb = r_msb ^ lt
     if session.leader:
         msb ^= ring.msb(c)

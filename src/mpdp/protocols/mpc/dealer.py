@@ -11,8 +11,11 @@ Protocol
    with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
    :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
    (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``), in messages of 2, 4, 8, ...
-   corrections (:func:`reply_chunks`: party 0 can start on the first while the dealer computes the rest, and
-   a step's ~70 corrections travel in 6 messages instead of 70). Parties 1..n-1 expand
+   correlations (:func:`reply_chunks`: party 0 can start on the first while the dealer computes the rest, and
+   a step's ~70 corrections travel in 6 messages instead of 70). A message is one flat uint64 array: the
+   corrections in request order, each correlation's parts in the order of
+   :data:`~mpdp.crypto.correlations.CORRECTED`; party 0 knows every shape from the request and refuses any
+   other length (one array to decode instead of a dict of arrays per correlation). Parties 1..n-1 expand
    their own stream and need no reply. The masks ``r`` of masked products (``*_wrap`` kinds) come from a
    stream keyed by the dealer alone and are never shared: party 0's correction of ``c = a b + r``
    is uniform to it because the other parties' ``c`` shares are.
@@ -37,6 +40,7 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -69,7 +73,6 @@ _REPLY = "mpc.dealer.correlations"
 _CLOSE = "close"
 _REMEMBER_MIN = 8  # requests at least this long are remembered by number (both sides apply the same rule)
 _REMEMBER_MAX = 256  # distinct requests remembered per session
-_CORRECTED_NAMES = {kind: frozenset(names) for kind, names in CORRECTED.items()}
 
 
 def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
@@ -100,6 +103,12 @@ def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -
                     "pass the names of the parties that hold shares")
         )
     return names
+
+
+@functools.lru_cache(maxsize=4096)
+def _layout(spec: CorrelationSpec) -> tuple[tuple[str, tuple[int, ...], int], ...]:
+    """Party 0's corrections of ``spec`` as they follow each other in a reply: (name, shape, words)."""
+    return tuple((name, draw_shape(spec, name), math.prod(draw_shape(spec, name))) for name in CORRECTED[spec.kind])
 
 
 class TrustedDealer(Party):
@@ -152,7 +161,9 @@ class TrustedDealer(Party):
                                                     f"{len(known)} remembered requests, or 'close'",
                                                     "reject the sender"))
             for chunk in reply_chunks(len(specs)):
-                comm.send(parties[0], [deal(spec, streams, own=own) for spec in specs[chunk]], label=_REPLY)
+                words = [fix[name].reshape(-1) for spec in specs[chunk]
+                         for fix in (deal(spec, streams, own=own),) for name in CORRECTED[spec.kind]]
+                comm.send(parties[0], np.concatenate(words), label=_REPLY)
             batches += 1
             correlations += len(specs)
             elements += sum(math.prod(s.shape) + math.prod(s.shape_b) for s in specs)
@@ -239,21 +250,18 @@ class DealerProvider(CorrelationProvider):
 
     def _receive_reply(self, entries: list[list[Any]]) -> None:
         reply = self.comm.recv(self.dealer, label=_REPLY)
-        if not isinstance(reply, list) or len(reply) != len(entries):
-            raise MalformedMessageError(explain("dealer reply", type(reply).__name__,
-                                                f"a list of {len(entries)} corrections", "check the dealer"))
-        for entry, fix in zip(entries, reply, strict=True):
-            spec, part = entry[0], entry[1]
-            if not isinstance(fix, dict) or fix.keys() != _CORRECTED_NAMES[spec.kind]:
-                raise MalformedMessageError(explain("dealer correction", type(fix).__name__,
-                                                    f"the arrays {CORRECTED[spec.kind]}", "check the dealer"))
-            for name, value in fix.items():
-                expected = draw_shape(spec, name)
-                if not isinstance(value, np.ndarray) or value.shape != expected or value.dtype != np.uint64:
-                    raise MalformedMessageError(
-                        explain(f"dealer correction {name!r}", getattr(value, "shape", value),
-                                f"a uint64 array of shape {expected}", "check the dealer"))
-                part[name] = value
+        layouts = [_layout(entry[0]) for entry in entries]
+        total = sum(size for layout in layouts for _, _, size in layout)
+        if type(reply) is not np.ndarray or reply.dtype != np.uint64 or reply.shape != (total,):
+            raise MalformedMessageError(explain("dealer reply", getattr(reply, "shape", type(reply).__name__),
+                                                f"one uint64 array of the {total} correction words of "
+                                                f"{len(entries)} correlations", "check the dealer"))
+        pos = 0
+        for entry, layout in zip(entries, layouts, strict=True):
+            part = entry[1]
+            for name, shape, size in layout:  # views of the reply (disjoint: one correction each)
+                part[name] = reply[pos : pos + size].reshape(shape)
+                pos += size
             entry[2] = False
 
     def _get(self, spec: CorrelationSpec) -> dict[str, Any]:

@@ -186,6 +186,28 @@ class MPCSession:
                 totals[i] ^= v
         return totals
 
+    def open_with_words(self, ring: Ring, shares: Sequence[RingArray], words: Sequence[RingArray], *,
+                        sharing_id: bytes, label: str) -> tuple[list[RingArray], list[RingArray]]:
+        """:meth:`open` of ``shares`` and :meth:`open_xor` of ``words`` in one message (one round): a comparison
+        opens its masked input together with the first AND gates of its mask bits, which need no input."""
+        shares = [np.asarray(s, dtype=np.uint64) for s in shares]
+        words = [np.asarray(w, dtype=np.uint64) for w in words]
+        count = len(shares)
+        replies = self._exchange({"id": sharing_id, "v": shares + words}, label)
+        totals = list(shares) if self.peers else [s.copy() for s in shares]
+        xors = [np.array(w, copy=True) for w in words]
+        for src, msg in replies.items():
+            values = self._check_reply(src, msg, sharing_id, count + len(words))
+            what = f"share from {src}"
+            for i in range(count):
+                totals[i] = ring.add(totals[i], _same_shape(ring.check(values[i], what), totals[i], what))
+            for i, v in enumerate(values[count:]):
+                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != xors[i].shape:
+                    raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
+                                                        f"uint64 words of shape {xors[i].shape}", "check the peer"))
+                xors[i] ^= v
+        return totals, xors
+
     def open_bits(self, bits: npt.NDArray[Any], *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint8]:
         """Open XOR-shared single bits (0/1 of any integer dtype) packed eight to a byte; returns uint8 0/1."""
         bits = np.asarray(bits)
