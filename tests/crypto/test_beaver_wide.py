@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.beaver import beaver_combine, wrap_shift_output
+from mpdp.crypto.beaver import b2a_combine, beaver_combine, wrap_shift_output
 from mpdp.crypto.ring import Z2_128
 from mpdp.randomness import RandomSource
 
@@ -62,3 +62,16 @@ def test_fused_wrap_shift_share_matches_its_formula(seed: int, shift: int, shape
         want = (want + (ci >> shift) - ((1 << (126 - shift)) if offset_back else 0)) % M
     got = wrap_shift_output(RING, RING, c, msb, low, shift, leader=leader, offset_back=offset_back)
     assert np.array_equal(_ints(got), want)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32), shape=st.sampled_from([(7,), (3, 4), (1,)]), leader=st.booleans())
+def test_fused_b2a_share_is_one_minus_two_v_times_s(seed: int, shape: tuple[int, ...], leader: bool) -> None:
+    rng = RandomSource.seeded(seed)
+    s = _words(rng, shape)
+    v = rng.integers(0, 2, shape).astype(np.uint8)
+    si, vi = _ints(s), v.astype(object)
+    got = b2a_combine(RING, v, s, leader=leader)
+    want = ((1 - 2 * vi) * si + (vi if leader else 0)) % M
+    assert np.array_equal(_ints(got), want)
+    assert np.array_equal(_ints(s), si)  # the share is not overwritten

@@ -117,9 +117,18 @@ def b2a_combine(ring: Ring, v: npt.NDArray[Any], s: RingArray, *, leader: bool) 
         with np.errstate(over="ignore"):
             z: RingArray = ring.mul(s, np.uint64(1) - (words << np.uint64(1)))
         return ring.add(z, words) if leader else z
+    words = np.asarray(v, dtype=np.uint64)
+    if isinstance(ring, Z2_128) and s.ndim > 1 and words.shape == s.shape[1:]:
+        # (1 - 2v) s = (s XOR -v) + v over 128 bits (two's complement: -s = ~s + 1), the leader's + v with it
+        flipped: RingArray = np.bitwise_xor(s, np.negative(words))
+        low = flipped[:1]
+        step = words + words if leader else words
+        low += step
+        np.add(flipped[1:], np.less(low, step), out=flipped[1:])  # carry
+        return flipped
     z = np.where(np.asarray(v, dtype=bool), ring.neg(s), s)  # (1 - 2v) s
     if leader:
-        z = ring.add(z, ring.from_int(np.asarray(v, dtype=np.uint64)))
+        z = ring.add(z, ring.from_int(words))
     return z
 
 

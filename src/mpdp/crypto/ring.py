@@ -291,7 +291,7 @@ class Ring(abc.ABC):
         """``values[key]``."""
         return self.apply(a, lambda v: v[key])
 
-    def reshape(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+    def reshape(self, a: RingArray, shape: int | tuple[int, ...]) -> RingArray:
         """``values.reshape(shape)``."""
         return self.apply(a, lambda v: v.reshape(shape))
 
@@ -607,7 +607,7 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
             return super().index(a, key)
         return a[(slice(None), *parts)]
 
-    def reshape(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+    def reshape(self, a: RingArray, shape: int | tuple[int, ...]) -> RingArray:
         dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         return a.reshape((2, *dims))
 
