@@ -314,27 +314,27 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     rows = np.concatenate([np.ones(n_t), np.zeros(n_a), [2]]).astype(np.int64)
     picked = np.concatenate([thresholds, thresholds[:n_a], thresholds[zero : zero + 1]])
     bits = at_least(session, word, picked, ring, rows=rows)  # (n_t + n_a + 1, B)
-    lower = ring.apply(bits, lambda w: w[:n_t])  # B_j
-    upper = ring.combine([ring.apply(bits, lambda w: w[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))],
-                         np.concatenate)  # A_j ([a >= 2^(j / per)] = 0 from 2 on)
+    lower = ring.index(bits, np.s_[:n_t])  # B_j
+    # A_j ([a >= 2^(j / per)] = 0 from 2 on)
+    upper = ring.concatenate([ring.index(bits, np.s_[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))])
     sel = ring.sub(upper, lower)  # A_j - B_j
-    gate = ring.apply(bits, lambda w: w[-1:])  # G = [a >= b], (1, B)
+    gate = ring.index(bits, np.s_[-1:])  # G = [a >= b], (1, B)
     # G (A - B) and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
-    gap = ring.apply(ring.sub(a.share, b.share), lambda w: w[None])  # a - b, raw at scale f
-    operands = ring.combine([sel, gap], lambda arrays: np.concatenate(arrays, axis=0))
+    gap = ring.index(ring.sub(a.share, b.share), None)  # a - b, raw at scale f
+    operands = ring.concatenate([sel, gap])
     provider = session.provider
     provider.prefetch([CorrelationSpec("mul", ring.bits, (n_t + 1, B), (1, B))])
     triple = provider.mul_triple(ring, (n_t + 1, B), (1, B))
     d, e = session.open(ring, [ring.sub(operands, triple.a), ring.sub(gate, triple.b)], sharing_id=session.new_id(),
                         label="mpc.select")
     chosen = beaver_combine(ring, d, e, triple.a, triple.b, triple.c, leader=session.leader)
-    m_bits = ring.add(ring.apply(chosen, lambda w: w[:n_t]), lower)  # [m >= 2^j], (n_t, B)
-    m_share = ring.add(ring.apply(chosen, lambda w: w[n_t]), b.share)
+    m_bits = ring.add(ring.index(chosen, np.s_[:n_t]), lower)  # [m >= 2^j], (n_t, B)
+    m_share = ring.add(ring.index(chosen, n_t), b.share)
     m = SharedFixedPoint(session, m_share, fmt=fmt, scale=f, bound=max(a.bound, b.bound),
                          sharing_id=session.new_id())
     # one-hot buckets k = low_exp + 1 .. H + 1 ([m >= 2^(H + 1)] = 0)
-    h = ring.combine([ring.sub(ring.apply(m_bits, lambda w: w[:-1]), ring.apply(m_bits, lambda w: w[1:])),
-                      ring.apply(m_bits, lambda w: w[-1:])], np.concatenate)
+    h = ring.concatenate([ring.sub(ring.index(m_bits, np.s_[:-1]), ring.index(m_bits, np.s_[1:])),
+                          ring.index(m_bits, np.s_[-1:])])
     buckets = exps + 1
     shape = (n_t, 1)
 
