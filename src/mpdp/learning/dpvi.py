@@ -58,6 +58,7 @@ from mpdp.datasets.dataset import Attribute, Dataset
 from mpdp.datasets.encoding import make_dataset
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.learning.dpvi_emulation import PartitionedResponsibilities
 from mpdp.learning.dpvi_parties import NOISE_SOURCES, PartyOutcome, VerticalSetup, roles
 from mpdp.learning.dpvi_privacy import (
     ACCOUNTANTS,
@@ -325,8 +326,17 @@ class DPVI(_Base):
     """The same DPVI on non-partitioned data, in float64 (the baseline of paper 002, section 6.3).
 
     One data holder computes everything and adds the grid Gaussian noise itself; privacy towards the analyst
-    only. Same parameters as :class:`VerticalDPVI` (without the MPC ones).
+    only. Same parameters as :class:`VerticalDPVI` (without the MPC ones), plus ``responsibilities``: an
+    ablation that trains with the partitioned step's responsibilities emulated in float64
+    (:class:`~mpdp.learning.dpvi_emulation.PartitionedResponsibilities`, ``mpdp reproduce 002-floor``).
     """
+
+    def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if responsibilities is not None and not isinstance(responsibilities, PartitionedResponsibilities):
+            raise ParameterError(explain("responsibilities", responsibilities, "None or PartitionedResponsibilities",
+                                         "pass PartitionedResponsibilities(groups, renormalization)"))
+        self.responsibilities = responsibilities
 
     def fit(self, data: Dataset) -> Self:
         start = time.perf_counter()
@@ -344,7 +354,8 @@ class DPVI(_Base):
         # the noise stream is the one a trusted noise party of a VerticalDPVI with the same rng draws from, so
         # that, seeded alike and with the same noise multiplier, both runs add identical noise
         step = FloatStep(model, model.values_of(data), clip=settings.clip, noise_multiplier=z,
-                         grid_bits=self.grid_bits, rng=root.spawn("noise").spawn("dg"))
+                         grid_bits=self.grid_bits, rng=root.spawn("noise").spawn("dg"),
+                         responsibilities=self.responsibilities)
         # initialisation, minibatches and eta: the holder's own randomness, or an agreed public seed (then the run
         # visits the same minibatches with the same samples as a VerticalDPVI with that seed)
         public = RandomSource.seeded(self.public_seed) if self.public_seed is not None else root.spawn("public")

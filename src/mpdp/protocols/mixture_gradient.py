@@ -200,9 +200,9 @@ class GradientPrecision:
         False): with the floor, a component that one party rates ``e^-30`` below its best keeps a
         responsibility of up to ``2^(floor_log2 / P) = 2^-18`` instead of ``~1e-13``, times gradients that
         reach ``1e4`` once the components are sharp, in the same direction at every step. In float64 at
-        Figure 3's settings (Adult, 33 epochs, identical noise; the experiment is recorded in
-        :mod:`mpdp.learning.dpvi_experiments`), the floor raised the final test NLL by 3.4% and 3.1% (seeds 1
-        and 2), while dropping the records below ``2^-40`` instead left it unchanged to three decimals.
+        Figure 3's settings (Adult, 33 epochs, identical noise: ``mpdp reproduce 002-floor``, recorded in
+        :mod:`mpdp.learning.dpvi_experiments`), the floor raised the final test NLL by 2.7-3.4% (seeds 1-3),
+        while dropping the records below the domain instead left it unchanged to three decimals.
     clip_degree:
         Degree of the inverse square root's polynomial on half-power buckets
         (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams` with ``half_powers``; 4: relative error 2.6e-6
