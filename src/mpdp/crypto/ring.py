@@ -454,6 +454,11 @@ class Z2k(Ring):
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         return np.asarray(fn(list(arrays)), dtype=np.uint64)
 
+    def broadcast_to(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+        out = np.empty(shape, dtype=np.uint64)
+        out[...] = a  # broadcasts (numpy rules) or raises ValueError
+        return out
+
     # numpy ufuncs wrap silently, also on 0-d operands (only Python operators on numpy scalars warn): no
     # np.errstate needed, which would cost more than the arithmetic on small arrays
     def add(self, a: RingArray, b: RingArray) -> RingArray:
@@ -623,8 +628,9 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         dims = tuple(shape)
         if len(dims) < a.ndim - 1:
             return super().broadcast_to(a, shape)
-        padded = a.reshape((2,) + (1,) * (len(dims) - a.ndim + 1) + a.shape[1:])
-        return np.broadcast_to(padded, (2, *dims)).copy()
+        out = np.empty((2, *dims), dtype=np.uint64)
+        out[...] = a.reshape((2,) + (1,) * (len(dims) - a.ndim + 1) + a.shape[1:])  # broadcasts or raises
+        return out
 
     def concatenate(self, arrays: Sequence[RingArray], axis: int = 0) -> RingArray:
         n = arrays[0].ndim - 1 if len(arrays) else 0

@@ -409,6 +409,8 @@ def stack(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if a == b:  # the common case, without np.broadcast_shapes' overhead
+        return tuple(a)
     try:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError as exc:
