@@ -205,8 +205,8 @@ def open_with_pairs(session: MPCSession, ring: Ring, shares: list[RingArray], r_
 
 
 def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArray, pairs: RingArray) -> RingArray:
-    """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may be
-    broadcast views): one round fewer.
+    """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may have
+    a shape that broadcasts to ``c_low``'s, e.g. one value per element for many thresholds): one round fewer.
 
     With ``k = NOT c`` (public), ``G_i = r_i k_i`` and ``P_i = r_i XOR k_i``, the first level's pair
     ``(hi, lo) = (2i + 1, 2i)`` is linear in the shared ``r_hi``, ``r_lo`` and ``s = r_hi r_lo``:
@@ -220,15 +220,27 @@ def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArr
     if n == 0:
         return np.zeros(shape, dtype=np.uint64)
     one = np.uint64(1)
-    k = ~c_low
-    k_hi, k_lo = (k >> one) & _EVEN, k & _EVEN
-    r_hi, r_lo = (r_low >> one) & _EVEN, r_low & _EVEN
-    both = k_hi & k_lo
-    g = (k_hi & r_hi) ^ (k_lo & pairs) ^ (both & r_lo)
-    p = pairs ^ (k_lo & r_hi) ^ (k_hi & r_lo)
+    r_hi, r_lo = (r_low >> one) & _EVEN, r_low & _EVEN  # before broadcasting (at_least: one per element)
+    k_lo = ~c_low
+    k_lo &= _EVEN
+    k_hi = c_low >> one
+    np.invert(k_hi, out=k_hi)
+    k_hi &= _EVEN
+    g = k_lo & r_lo  # G = k_hi (r_hi XOR k_lo r_lo) XOR k_lo s
+    g ^= r_hi
+    g &= k_hi
+    t = k_lo & pairs
+    g ^= t
+    p = np.bitwise_and(k_lo, r_hi, out=t)  # P = s XOR k_lo r_hi XOR k_hi r_lo (XOR k_hi k_lo on the leader)
+    p ^= pairs
+    u = k_hi & r_lo
+    p ^= u
     if session.leader:
-        p ^= both
-    sliced = _slice_bits((g | (p << one))[None], n)[0]  # rows 2i: G of pair i, rows 2i + 1: its P
+        np.bitwise_and(k_hi, k_lo, out=u)
+        p ^= u
+    p <<= one
+    g |= p
+    sliced = _slice_bits(g[None], n)[0]  # rows 2i: G of pair i, rows 2i + 1: its P
     rows, count = sliced.shape
     return _carry_tree(session, sliced.reshape(rows // 2, 2, count).transpose(1, 0, 2), n, shape)
 
