@@ -16,7 +16,7 @@ from mpdp.randomness import RandomSource
 
 def test_registered() -> None:
     assert "dpvi" in registry.algorithms()
-    assert {"002-fig2", "002-fig3"} <= set(registry.reproductions())
+    assert {"002-fig2", "002-fig3", "002-floor"} <= set(registry.reproductions())
 
 
 def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:

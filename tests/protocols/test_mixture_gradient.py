@@ -78,7 +78,8 @@ def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
 
 def _float_sum(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray, batch: np.ndarray, clip: float,
                *, floored: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
-    """float64 reference on the same (floored) renormalized factors: (clipped sum, per-record norms, min S_i)."""
+    """float64 reference on the same renormalized factors (floored with ``floor_factors``; records whose S_i lies
+    below the normalisation's domain dropped): (clipped sum, per-record norms, min kept S_i)."""
     model = setup.model
     K = model.components
     pi = model.weights(theta)
@@ -89,8 +90,10 @@ def _float_sum(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray, batc
     for block, v in zip(blocks, cols, strict=True):
         logs = block.log_densities(theta, block.encode(v))
         q = q * (renormalize(logs, params)[0] if floored else np.exp(logs - logs.max(axis=1, keepdims=True)))
-    r = q / q.sum(axis=1, keepdims=True)
-    min_sum = float(q.sum(axis=1).min())
+    sums = q.sum(axis=1)
+    kept = sums >= 2.0 ** setup.precision.sum_low_exp() if floored else np.ones(batch.size, dtype=bool)
+    r = q / np.maximum(sums, 1e-300)[:, None]
+    min_sum = float(sums[kept].min()) if kept.any() else 1.0
     grads = np.zeros((batch.size, model.dim))
     grads[:, model.weights_slice] = (r - pi)[:, : K - 1]
     for block, v in zip(blocks, cols, strict=True):
@@ -102,7 +105,7 @@ def _float_sum(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray, batc
             offset += width
     norms = np.linalg.norm(grads, axis=1)
     clipped = grads * np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
-    return clipped.sum(axis=0), norms, min_sum
+    return clipped[kept].sum(axis=0), norms, min_sum
 
 
 @settings(max_examples=4)
@@ -380,3 +383,41 @@ def test_a_worst_case_record_gets_the_right_clipping_factor() -> None:
         expected = 1.0 / np.sqrt(max(1.0, n)) * (np.eye(3)[0] - pi)[:2]
         eps = public.clip_params.max_error_bound(public.tail, -3) + 1e-4
         assert np.allclose(out[:2], expected, rtol=eps, atol=2.0 ** -public.tail.frac_bits * 8)
+
+
+def test_records_below_the_normalisation_domain_contribute_nothing_and_no_factor_is_floored() -> None:
+    """By default no party floors its factors (paper 002's Algorithm 4 floor biases the model, see
+    GradientPrecision.floor_factors); a record whose parties rate every component as impossible between them
+    (S_i = 0 < 2^sum_low_exp) then contributes exactly nothing, in the MPC step as in the float reference."""
+    assert GradientPrecision().renormalization(2).floor == 0.0
+    assert GradientPrecision(floor_factors=True).renormalization(2).floor == 2.0**-18
+    with pytest.raises(ParameterError, match="floor_factors"):
+        GradientPrecision(floor_factors=1)  # type: ignore[arg-type]
+    model = MixtureModel(FEATURES, components=2)
+    theta = 0.5 * standard_normal(model.dim, rng=RandomSource.seeded(31))
+    setup = _setup(model, 4, 1.0)
+    public = setup.step_plan(theta, 2)
+    rows = {"alice": [[1.0, 0.5], [1.0, 0.0]], "bob": [[0.25, 1.0], [0.0, 1.0]]}  # record 1: S = 0
+
+    def role(name: str, batch: slice) -> Any:
+        def run(comm: Any) -> np.ndarray:
+            with MPCSession.with_dealer(comm, parties=setup.parties, fmt=setup.precision.fmt) as session:
+                j = session.index
+                plan = setup.step_plan(theta, batch.stop - batch.start)
+                mine = PartyInput(factors=np.array(rows[name])[batch],
+                                  sq_norms=np.full((batch.stop - batch.start, 2), 0.5 * plan.sq_norm_bounds[j]),
+                                  stats=np.full((batch.stop - batch.start, plan.stat_counts[j]),
+                                                0.5 * plan.stat_bounds[j]))
+                return release(clipped_gradient_sum(session, plan, mine, setup.precision), None)
+        return run
+
+    def released(batch: slice) -> np.ndarray:
+        roles: dict[str, Any] = {name: role(name, batch) for name in setup.parties}
+        roles["dealer"] = TrustedDealer(parties=setup.parties)
+        return np.asarray(run_protocol(roles, rng=RandomSource.seeded(4)).results["alice"])
+
+    alone = released(slice(1, 2))
+    assert np.all(alone == 0.0)  # w = c = 0 exactly: the bucket of a zero maximum is empty
+    both, first = released(slice(0, 2)), released(slice(0, 1))
+    assert np.all(np.abs(both - first) <= gradient_error_bound(public, setup.precision))
+    assert np.linalg.norm(first) > 0.1

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.correlations import convert_unsigned
-from mpdp.crypto.ring import Ring, RingArray, Z2k
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 
 __all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wrap_shift_output"]
 
@@ -56,7 +56,29 @@ def beaver_combine(ring: Ring, d: RingArray, e: RingArray, a: RingArray, b: Ring
             out += np.multiply(a, e)
             out += c
             return ring.reduce(out)
+    if isinstance(ring, Z2_128) and d.shape == a.shape and f.shape == e.shape and d.ndim > 1 and f.ndim > 1:
+        return _beaver_wide(ring, d, f, a, e, c)
     return ring.add(ring.add(c, ring.mul(d, f)), ring.mul(a, e))
+
+
+def _beaver_wide(ring: Z2_128, d: RingArray, f: RingArray, a: RingArray, e: RingArray, c: RingArray) -> RingArray:
+    """``c + d f + a e`` in Z_2^128: both products as one product of the stacked pairs (the limb arithmetic of
+    a product costs about twenty ufunc calls, whatever the size of these small arrays), then the two sums
+    with their carries in place on one fresh array."""
+    if d.ndim != f.ndim:  # the same value ranks, so that the stacked pairs broadcast as the products do
+        d, f = ring._pair(d, f)
+        a, e = ring._pair(a, e)
+    x = np.empty((2, 2, *d.shape[1:]), dtype=np.uint64)
+    x[:, 0], x[:, 1] = d, a
+    y = np.empty((2, 2, *f.shape[1:]), dtype=np.uint64)
+    y[:, 0], y[:, 1] = f, e
+    products = ring.mul(x, y)
+    out = ring.add(c, products[:, 0])
+    second = products[:, 1]
+    np.add(out, second, out=out)
+    high = out[1:]
+    np.add(high, np.less(out[:1], second[:1]), out=high)  # carry
+    return out
 
 
 def square_combine(ring: Ring, d: RingArray, a: RingArray, c: RingArray, *, leader: bool) -> RingArray:
@@ -95,9 +117,18 @@ def b2a_combine(ring: Ring, v: npt.NDArray[Any], s: RingArray, *, leader: bool) 
         with np.errstate(over="ignore"):
             z: RingArray = ring.mul(s, np.uint64(1) - (words << np.uint64(1)))
         return ring.add(z, words) if leader else z
+    words = np.asarray(v, dtype=np.uint64)
+    if isinstance(ring, Z2_128) and s.ndim > 1 and words.shape == s.shape[1:]:
+        # (1 - 2v) s = (s XOR -v) + v over 128 bits (two's complement: -s = ~s + 1), the leader's + v with it
+        flipped: RingArray = np.bitwise_xor(s, np.negative(words))
+        low = flipped[:1]
+        step = words + words if leader else words
+        low += step
+        np.add(flipped[1:], np.less(low, step), out=flipped[1:])  # carry
+        return flipped
     z = np.where(np.asarray(v, dtype=bool), ring.neg(s), s)  # (1 - 2v) s
     if leader:
-        z = ring.add(z, ring.from_int(np.asarray(v, dtype=np.uint64)))
+        z = ring.add(z, ring.from_int(words))
     return z
 
 
@@ -114,6 +145,9 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
     # (c_low >> k) + c_msb 2^(l-1-k) = c >> k: the public terms are the leader's c >> k (minus the offset).
     if isinstance(ring_out, Z2k) and msb.shape == low.shape == ring_in.shape(c) and msb.ndim:
         return _wrap_shift_words(ring_in, ring_out, c, msb, low, shift, leader=leader, offset_back=offset_back)
+    if isinstance(ring_in, Z2_128) and isinstance(ring_out, Z2_128) and shift < 63 and msb.shape == low.shape \
+            == c.shape and c.ndim > 1:
+        return _wrap_shift_wide(c, msb, low, shift, leader=leader, offset_back=offset_back)
     c_msb = ring_in.msb(c).astype(bool)
     signed = np.where(c_msb, ring_out.neg(msb), msb)  # (1 - 2 c_msb) r_msb
     out = ring_out.sub(ring_out.shl(signed, l_in - 1 - shift), low)
@@ -122,6 +156,36 @@ def wrap_shift_output(ring_in: Ring, ring_out: Ring, c: RingArray, msb: RingArra
         if offset_back:
             public = ring_out.add_int(public, -(1 << (l_in - 2 - shift)))
         out = ring_out.add(out, public)
+    return out
+
+
+def _wrap_shift_wide(c: RingArray, msb: RingArray, low: RingArray, shift: int, *, leader: bool,
+                     offset_back: bool) -> RingArray:
+    """:func:`wrap_shift_output` within Z_2^128 for ``shift < 63``, on one fresh array:
+    ``r_msb (1 - 2 c_msb) 2^(127-k) - low [+ (c >> k) - 2^(126-k)]`` modulo 2^128. The first term's weight
+    ``2^(127-k)`` is at least 2^64: only the low word of ``r_msb``'s share matters, times the word
+    ``+-2^(63-k)``, and it lands in the high word."""
+    u64 = np.uint64
+    weight = 63 - shift  # 2^(127-k) = 2^64 2^weight
+    factor = np.where(c[1] >= u64(1 << 63), u64((-(1 << weight)) % (1 << 64)), u64(1 << weight))
+    out = np.empty(low.shape, dtype=np.uint64)
+    lo, hi = out[0], out[1]
+    np.negative(low[0], out=lo)  # -low = (-low0, -low1 - [low0 != 0])
+    np.multiply(msb[0], factor, out=hi)
+    hi -= low[1]
+    hi -= low[0] != 0
+    if leader:
+        if shift:  # c >> k, k < 63
+            c_lo = c[0] >> u64(shift)
+            c_lo |= c[1] << u64(64 - shift)
+            c_hi = c[1] >> u64(shift)
+        else:
+            c_lo, c_hi = c[0], c[1]
+        lo += c_lo
+        hi += c_hi
+        hi += lo < c_lo  # carry
+        if offset_back:  # -2^(126-k): a word in the high limb (126 - k >= 64)
+            hi -= u64(1 << (62 - shift))
     return out
 
 

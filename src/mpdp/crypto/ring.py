@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -52,6 +53,7 @@ class UniformSource(Protocol):
 IntLike = int | npt.NDArray[np.int64] | npt.NDArray[np.uint64] | npt.NDArray[np.object_]
 
 _U64 = np.uint64
+_LITTLE = sys.byteorder == "little"  # uint64 words viewed as (low, high) uint32 halves
 _M32 = _U64(0xFFFFFFFF)
 _LIMB = 22
 _LIMB_MASK = _U64((1 << _LIMB) - 1)
@@ -73,23 +75,25 @@ def _mulhilo(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
     return low, high
 
 
-def _mulhi(a: RingArray, b: RingArray | np.uint64) -> RingArray:
-    """The high word of the 128-bit product of 64-bit words (see :func:`_mulhilo`)."""
+def _mulhi(a: RingArray, b: RingArray | np.uint64, out: RingArray | None = None) -> RingArray:
+    """The high word of the 128-bit product of 64-bit words (into ``out`` when given).
+
+    With a = a1 2^32 + a0 and b = b1 2^32 + b0: ``t = a0 b0``, ``u = a1 b0 + (t >> 32)`` (below 2^64),
+    ``v = a0 b1 + (u mod 2^32)`` (below 2^64), and the high word is ``a1 b1 + (u >> 32) + (v >> 32)``:
+    the carries of the middle column without ever forming it. In place on the fresh temporaries.
+    """
     a0, a1 = a & _M32, a >> _U64(32)
     b0, b1 = b & _M32, b >> _U64(32)
-    p01, p10 = a0 * b1, a1 * b0
-    # in place on the fresh temporaries (a third fewer allocations): mid < 3 2^32, high < 2^64
-    mid = a0 * b0
-    mid >>= _U64(32)
-    mid += p01 & _M32
-    mid += p10 & _M32
-    mid >>= _U64(32)
-    p01 >>= _U64(32)
-    p10 >>= _U64(32)
-    high: RingArray = a1 * b1
-    high += p01
-    high += p10
-    high += mid
+    u = a0 * b0
+    u >>= _U64(32)
+    u += a1 * b0
+    v = a0 * b1
+    v += u & _M32
+    v >>= _U64(32)
+    u >>= _U64(32)
+    high: RingArray = np.multiply(a1, b1, out=out)
+    high += u
+    high += v
     return high
 
 
@@ -281,6 +285,32 @@ class Ring(abc.ABC):
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         """Apply a many-array shape operation (concatenate, stack) to the values of ``arrays``."""
 
+    # The common shape operations by name (numpy semantics on the values): a ring whose layout allows it does
+    # them in one call on the element array instead of once per limb (Z_2^128).
+    def index(self, a: RingArray, key: Any) -> RingArray:
+        """``values[key]``."""
+        return self.apply(a, lambda v: v[key])
+
+    def reshape(self, a: RingArray, shape: int | tuple[int, ...]) -> RingArray:
+        """``values.reshape(shape)``."""
+        return self.apply(a, lambda v: v.reshape(shape))
+
+    def transpose(self, a: RingArray, axes: tuple[int, ...] = ()) -> RingArray:
+        """``values.transpose(*axes)`` (reversed axes when ``axes`` is empty)."""
+        return self.apply(a, lambda v: v.transpose(*axes) if axes else v.T)
+
+    def broadcast_to(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+        """``numpy.broadcast_to(values, shape)``, as a new array."""
+        return self.apply(a, lambda v: np.broadcast_to(v, shape).copy())
+
+    def concatenate(self, arrays: Sequence[RingArray], axis: int = 0) -> RingArray:
+        """``numpy.concatenate`` of the values."""
+        return self.combine(arrays, lambda values: np.concatenate(values, axis=axis))
+
+    def stack(self, arrays: Sequence[RingArray], axis: int = 0) -> RingArray:
+        """``numpy.stack`` of the values."""
+        return self.combine(arrays, lambda values: np.stack(values, axis=axis))
+
     # -- arithmetic ---------------------------------------------------------------------------------------
     @abc.abstractmethod
     def add(self, a: RingArray, b: RingArray) -> RingArray: ...
@@ -424,6 +454,11 @@ class Z2k(Ring):
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         return np.asarray(fn(list(arrays)), dtype=np.uint64)
 
+    def broadcast_to(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+        out = np.empty(shape, dtype=np.uint64)
+        out[...] = a  # broadcasts (numpy rules) or raises ValueError
+        return out
+
     # numpy ufuncs wrap silently, also on 0-d operands (only Python operators on numpy scalars warn): no
     # np.errstate needed, which would cost more than the arithmetic on small arrays
     def add(self, a: RingArray, b: RingArray) -> RingArray:
@@ -560,6 +595,55 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def combine(self, arrays: Sequence[RingArray], fn: Any) -> RingArray:
         return self._join(np.asarray(fn([x[0] for x in arrays])), np.asarray(fn([x[1] for x in arrays])))
 
+    # Shape operations on both limbs at once: value axis j is axis j + 1 of the element array. Anything the
+    # translation does not cover exactly (several advanced indices, out-of-range axes) goes limb by limb.
+    def index(self, a: RingArray, key: Any) -> RingArray:
+        parts = key if type(key) is tuple else (key,)
+        arrays = ints = 0
+        for part in parts:
+            if isinstance(part, (np.ndarray, list)):
+                arrays += 1
+            elif isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+                ints += 1
+            elif not (part is None or part is Ellipsis or isinstance(part, slice)):
+                return super().index(a, key)
+        # one advanced index (and no integer, which would join it) keeps its place behind the limb axis
+        if arrays > 1 or (arrays and ints):
+            return super().index(a, key)
+        return a[(slice(None), *parts)]
+
+    def reshape(self, a: RingArray, shape: int | tuple[int, ...]) -> RingArray:
+        dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return a.reshape((2, *dims))
+
+    def transpose(self, a: RingArray, axes: tuple[int, ...] = ()) -> RingArray:
+        n = a.ndim - 1
+        if not axes:
+            return a.transpose(0, *range(n, 0, -1))
+        if len(axes) != n or not all(isinstance(x, (int, np.integer)) and -n <= x < n for x in axes):
+            return super().transpose(a, axes)
+        return a.transpose(0, *(int(x) % n + 1 for x in axes))
+
+    def broadcast_to(self, a: RingArray, shape: tuple[int, ...]) -> RingArray:
+        dims = tuple(shape)
+        if len(dims) < a.ndim - 1:
+            return super().broadcast_to(a, shape)
+        out = np.empty((2, *dims), dtype=np.uint64)
+        out[...] = a.reshape((2,) + (1,) * (len(dims) - a.ndim + 1) + a.shape[1:])  # broadcasts or raises
+        return out
+
+    def concatenate(self, arrays: Sequence[RingArray], axis: int = 0) -> RingArray:
+        n = arrays[0].ndim - 1 if len(arrays) else 0
+        if not (isinstance(axis, (int, np.integer)) and -n <= axis < n):
+            return super().concatenate(arrays, axis)
+        return np.concatenate(arrays, axis=int(axis) % n + 1)
+
+    def stack(self, arrays: Sequence[RingArray], axis: int = 0) -> RingArray:
+        n = arrays[0].ndim if len(arrays) else 0  # the result's number of value axes
+        if not (isinstance(axis, (int, np.integer)) and -n <= axis < n):
+            return super().stack(arrays, axis)
+        return np.stack(arrays, axis=int(axis) % n + 1)
+
     @staticmethod
     def _pair(a: RingArray, b: RingArray) -> tuple[RingArray, RingArray]:
         # Leading limb axis: align value shapes by inserting broadcast axes after it.
@@ -591,17 +675,17 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def add(self, a: RingArray, b: RingArray) -> RingArray:
         if a.ndim != b.ndim:
             a, b = self._pair(a, b)
-        out = self._out(a, b)
-        np.add(a, b, out=out)
-        out[1:] += out[:1] < a[:1]  # carry
+        out: RingArray = np.add(a, b)  # a fresh (2, *shape) array, broadcast as the values
+        high = out[1:]
+        np.add(high, np.less(out[:1], a[:1]), out=high)  # carry
         return out
 
     def sub(self, a: RingArray, b: RingArray) -> RingArray:
         if a.ndim != b.ndim:
             a, b = self._pair(a, b)
-        out = self._out(a, b)
-        np.subtract(a, b, out=out)
-        out[1:] -= a[:1] < b[:1]  # borrow
+        out: RingArray = np.subtract(a, b)
+        high = out[1:]
+        np.subtract(high, np.less(a[:1], b[:1]), out=high)  # borrow
         return out
 
     def neg(self, a: RingArray) -> RingArray:
@@ -629,12 +713,14 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     @_quiet
     def mul(self, a: RingArray, b: RingArray) -> RingArray:
         # (a1 2^64 + a0)(b1 2^64 + b0) = a0 b0 + (a1 b0 + a0 b1) 2^64  (mod 2^128)
-        a, b = self._pair(a, b)
+        if a.ndim != b.ndim:
+            a, b = self._pair(a, b)
         out = self._out(a, b)
-        np.multiply(a[0, ...], b[0, ...], out=out[0, ...])  # the low word of a0 b0 is the wrapping product
-        out[1, ...] = _mulhi(a[0, ...], b[0, ...])
-        out[1, ...] += a[1, ...] * b[0, ...]
-        out[1, ...] += a[0, ...] * b[1, ...]
+        a0, b0 = a[0, ...], b[0, ...]
+        np.multiply(a0, b0, out=out[0, ...])  # the low word of a0 b0 is the wrapping product
+        high = _mulhi(a0, b0, out[1, ...])
+        high += a[1, ...] * b0
+        high += a0 * b[1, ...]
         return out
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
@@ -666,10 +752,10 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         k0, k1 = _U64(k & 0xFFFFFFFFFFFFFFFF), _U64(k >> 64)
         out = np.empty(a.shape, dtype=np.uint64)
         np.multiply(a[0, ...], k0, out=out[0, ...])
-        out[1, ...] = _mulhi(a[0, ...], k0)
-        out[1, ...] += a[1, ...] * k0
+        high = _mulhi(a[0, ...], k0, out[1, ...])
+        high += a[1, ...] * k0
         if k1:
-            out[1, ...] += a[0, ...] * k1
+            high += a[0, ...] * k1
         return out
 
     def matmul(self, a: RingArray, b: RingArray) -> RingArray:
@@ -720,6 +806,39 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return out
 
     def sum(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:
+        n = a.ndim - 1
+        axes = tuple(range(n)) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        if not _LITTLE or not all(isinstance(x, (int, np.integer)) and -n <= x < n for x in axes):
+            return self._sum_limbs(a, axis)
+        value_axes = tuple(int(x) % n for x in axes)
+        if n - 1 not in value_axes:
+            # Both words as 32-bit halves (a free view of little-endian words: (2, *shape, 2)), summed into words
+            # by one reduction (no overflow below 2^32 terms); a reduction over the last value axis would run on
+            # the halves' axis of length 2, which numpy does slowly: that case takes the copies below
+            halves = np.ascontiguousarray(a).view(np.uint32).reshape((*a.shape, 2))
+            sums = np.add.reduce(halves, axis=tuple(x + 1 for x in value_axes), dtype=np.uint64)
+            s0, s1 = sums[0, ..., 0], sums[0, ..., 1]
+            high = sums[1, ..., 1] << _U64(32)
+            high += sums[1, ..., 0]
+        else:
+            # the low word's 32-bit halves and the high word as three rows of one array, one reduction
+            parts = np.empty((3, *a.shape[1:]), dtype=np.uint64)
+            np.bitwise_and(a[0, ...], _M32, out=parts[0, ...])
+            np.right_shift(a[0, ...], _U64(32), out=parts[1, ...])
+            parts[2, ...] = a[1, ...]
+            sums = np.add.reduce(parts, axis=tuple(x + 1 for x in value_axes))
+            s0, s1, high = sums[0, ...], sums[1, ...], sums[2, ...]
+        # the low halves' sum carries into the high word
+        out = np.empty((2, *np.shape(s0)), dtype=np.uint64)
+        lo, hi = out[0, ...], out[1, ...]
+        np.left_shift(s1, _U64(32), out=lo)
+        lo += s0
+        np.right_shift(s1, _U64(32), out=hi)
+        hi += high
+        hi += lo < s0
+        return out
+
+    def _sum_limbs(self, a: RingArray, axis: int | tuple[int, ...] | None) -> RingArray:
         if axis is None:
             axes: tuple[int, ...] | int = tuple(range(a.ndim - 1))
         elif isinstance(axis, int):
@@ -735,24 +854,36 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return self._join(lo, sh + (s1 >> _U64(32)) + carry)
 
     def shr(self, a: RingArray, k: int) -> RingArray:
-        lo, hi = a[0], a[1]
         if k == 0:
             return a.copy()
+        if k >= 128:
+            return self.zeros(a.shape[1:])
+        out = np.empty(a.shape, dtype=np.uint64)
+        lo, hi = out[:1], out[1:]
         if k < 64:
-            return self._join((lo >> _U64(k)) | (hi << _U64(64 - k)), hi >> _U64(k))
-        if k < 128:
-            return self._join(hi >> _U64(k - 64), np.zeros_like(hi))
-        return self.zeros(lo.shape)
+            np.right_shift(a[:1], _U64(k), out=lo)
+            lo |= a[1:] << _U64(64 - k)
+            np.right_shift(a[1:], _U64(k), out=hi)
+        else:
+            np.right_shift(a[1:], _U64(k - 64), out=lo)
+            hi.fill(0)
+        return out
 
     def shl(self, a: RingArray, k: int) -> RingArray:
-        lo, hi = a[0], a[1]
         if k == 0:
             return a.copy()
+        if k >= 128:
+            return self.zeros(a.shape[1:])
+        out = np.empty(a.shape, dtype=np.uint64)
+        lo, hi = out[:1], out[1:]
         if k < 64:
-            return self._join(lo << _U64(k), (hi << _U64(k)) | (lo >> _U64(64 - k)))
-        if k < 128:
-            return self._join(np.zeros_like(lo), lo << _U64(k - 64))
-        return self.zeros(lo.shape)
+            np.left_shift(a[1:], _U64(k), out=hi)
+            hi |= a[:1] >> _U64(64 - k)
+            np.left_shift(a[:1], _U64(k), out=lo)
+        else:
+            np.left_shift(a[:1], _U64(k - 64), out=hi)
+            lo.fill(0)
+        return out
 
     def clear_msb(self, a: RingArray) -> RingArray:
         return self._join(a[0], a[1] & _U64((1 << 63) - 1))

@@ -30,6 +30,7 @@ from scipy import special
 from mpdp.dp.grid import snap_to_grid
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.learning.dpvi_emulation import PartitionedResponsibilities
 from mpdp.learning.mixture_model import EncodedBlock, FeatureBlock, MixtureModel
 from mpdp.learning.variational import Adam, AdamSettings, MeanFieldGaussian
 from mpdp.randomness import RandomSource
@@ -182,17 +183,21 @@ def train(model: MixtureModel, settings: DPVISettings, plan: BatchPlan, step: St
 
 
 def per_example_gradients(model: MixtureModel, block: FeatureBlock, theta: FloatArray, data: EncodedBlock,
-                          ) -> FloatArray:
+                          r: FloatArray | None = None) -> FloatArray:
     """Each record's whole gradient of ``log p(x_i | theta)``, shape ``(n, model.dim)`` (non-partitioned, float64).
 
     ``d/dbeta_k = r_ik - pi_k`` (k < K - 1) and ``d/dtheta_kf = r_ik g_ikf`` with responsibilities
-    ``r = softmax_k(log pi_k + a_ik)`` computed by log-sum-exp.
+    ``r = softmax_k(log pi_k + a_ik)`` computed by log-sum-exp, unless given (``(n, K)``: ablations, see
+    :mod:`mpdp.learning.dpvi_emulation`).
     """
     if block.features != tuple(range(len(model.features))):
         raise ParameterError(explain("block", block.names, "every feature of the model", "use model.block()"))
     pi = model.weights(theta)
-    a = block.log_densities(theta, data) + np.log(pi)[None, :]
-    r = np.exp(a - special.logsumexp(a, axis=1, keepdims=True))
+    if r is None:
+        a = block.log_densities(theta, data) + np.log(pi)[None, :]
+        r = np.exp(a - special.logsumexp(a, axis=1, keepdims=True))
+    elif r.shape != (data.n, model.components):
+        raise ShapeMismatchError(explain("r", r.shape, f"({data.n}, {model.components})", "one row per record"))
     g = block.per_example_grads(theta, data)
     out = np.zeros((data.n, model.dim))
     out[:, model.weights_slice] = (r - pi[None, :])[:, :-1]
@@ -211,14 +216,17 @@ class FloatStep:
     The sum is snapped to the grid ``2^-k`` and ``N_Z(0, (z C 2^k)^2)`` grid units are added
     (:mod:`mpdp.dp.grid`: the L2 sensitivity in grid units is ``C 2^k + sqrt(dim)``), drawn from ``rng`` (the
     data holder's own randomness). With ``noise_multiplier = 0`` and ``clip = None`` this is
-    plain (non-private) stochastic VI.
+    plain (non-private) stochastic VI. ``responsibilities`` (an ablation, :mod:`mpdp.learning.dpvi_emulation`)
+    replaces the softmax by the partitioned step's responsibilities, and drops the records it says to.
     """
 
     def __init__(self, model: MixtureModel, values: npt.ArrayLike, *, clip: float | None, noise_multiplier: float,
-                 grid_bits: int = 30, rng: RandomSource) -> None:
+                 grid_bits: int = 30, rng: RandomSource,
+                 responsibilities: PartitionedResponsibilities | None = None) -> None:
         self.model = model
         self.block = model.block()
         self.data = self.block.encode(values)
+        self._responsibilities = None if responsibilities is None else responsibilities.bind(model, values)
         if clip is not None and not clip > 0:
             raise ParameterError(explain("clip", clip, "None or a number > 0", "pass e.g. clip=2.0"))
         if noise_multiplier > 0 and clip is None:
@@ -233,10 +241,13 @@ class FloatStep:
         return self.data.n
 
     def __call__(self, theta: FloatArray, batch: IntArray) -> FloatArray:
-        grads = per_example_gradients(self.model, self.block, theta, self.data.rows(batch))
+        r, kept = (None, None) if self._responsibilities is None else self._responsibilities(theta, batch)
+        grads = per_example_gradients(self.model, self.block, theta, self.data.rows(batch), r)
         if self.clip is not None:
             norms = np.sqrt(np.sum(grads * grads, axis=1))
             grads = grads * np.minimum(1.0, self.clip / np.maximum(norms, 1e-300))[:, None]
+        if kept is not None:
+            grads = grads * kept[:, None]
         total: FloatArray = grads.sum(axis=0)
         if self.noise_multiplier > 0 and self.clip is not None:
             # snapped to the grid first, then exact integer noise (mpdp.dp.grid): no floating-point noise

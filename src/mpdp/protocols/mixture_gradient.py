@@ -6,7 +6,8 @@ is public at each step (drawn from the public variational posterior). Per record
 component ``k``, party ``j`` computes *locally*
 
 * ``e_ikj = exp(a_ikj - m_ij)`` with ``a_ikj = log f_j(x_i^(j) | theta_kj)`` and the renormalization constant
-  ``m_ij = max_k a_ikj`` (:func:`mpdp.crypto.renormalization.renormalize`, optionally floored);
+  ``m_ij = max_k a_ikj`` (:func:`mpdp.crypto.renormalization.renormalize`; not floored by default, see
+  :class:`GradientPrecision`);
 * ``N_ikj = ||d a_ikj / d theta_kj||^2 / C'^2`` (its part of the squared gradient norm);
 * its sufficient statistics ``T_i^(j)`` (exponential families: the gradient of a weighted sum of
   log-densities needs only weighted sums of ``T``, see :class:`StatMap`).
@@ -49,9 +50,11 @@ indices and ``theta`` are public to the computing parties.
 Accuracy
 --------
 :class:`GradientPrecision` refuses formats that cannot hold ``S_i >= 2^floor_log2`` with 8 significant
-bits. Everything after the normalisation works on values of order 1 (``S~ >= 1/2``) in the tail format, so
-its roundings are absolute errors of order ``u = 2^-f_tail`` (the switch's own truncation included: it
-rounds ``q~`` and ``v`` by less than ``u``); the inverse square root carries its relative error ``eps_c``
+bits; a record whose ``S_i`` lies below the normalisation's domain (``2^(floor(floor_log2) - 1)``: its parties
+rate every component as nearly impossible between them) contributes nothing. Everything after the
+normalisation works on values of order 1 (``S~ >= 1/2``) in the tail format, so its roundings are absolute
+errors of order ``u = 2^-f_tail`` (the switch's own truncation included: it rounds ``q~`` and ``v`` by less
+than ``u``); the inverse square root carries its relative error ``eps_c``
 (:meth:`~mpdp.protocols.mpc.clipping.ClipFactorParams.max_error_bound` for the tail format). The roundings
 before the switch (``2^-f``) only move the shared ``q~``, a valid input whatever it is: the clipping is
 exact relative to it. :func:`plan_step` turns the tail's errors into the clipping constant ``C'`` that keeps
@@ -61,10 +64,11 @@ size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C
 e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
 ``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
 ``C'`` is ~7e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
-up to ``2^24``) ~0.1%. Compared with the float64 computation on the same (floored) factors, each released
+up to ``2^24``) ~0.1%. Compared with the float64 computation on the same factors, each released
 coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u + (K + 1) e_q / min S_i)`` plus the encodings,
 the coefficients' roundings and ``2^-release_bits``, see :func:`gradient_error_bound` (``e_q ~ 2.5 2^-f``:
-records whose parties' factors barely overlap, ``S_i`` near the floor, keep only ``f + floor_log2`` bits).
+records whose parties' factors barely overlap, ``S_i`` near the domain's edge, keep only ``f + floor_log2``
+bits).
 
 References
 ----------
@@ -185,8 +189,20 @@ class GradientPrecision:
         valid format: ``f <= 30`` in Z_2^64); the matrix product ``T^T w`` must hold ``B max|T|`` at scale
         ``2 f_tail`` (:func:`plan_step` checks it: ``B max|T| < 2^14`` for f = 24).
     floor_log2:
-        Each party floors its renormalized factors at ``2^(floor_log2 / P)`` (paper 002, Algorithm 4), so
-        ``S_i >= 2^floor_log2`` by construction and its normalisation needs no secure domain check.
+        The normalisation of ``S_i`` covers ``[2^(floor(floor_log2) - 1), 2]`` (:meth:`sum_low_exp`); a record
+        below it contributes nothing (its scale is 0: ``q~ = 0``, hence ``w = c = 0``), in the release and in
+        :func:`gradient_error_bound`'s reference alike. Such records are those whose parties rate every
+        component as nearly impossible between them (``sum_k pi_k prod_j e_ikj < 2^-37`` with each party's
+        largest factor 1): rare, and dropping them did not move Figure 3's result (below).
+    floor_factors:
+        Paper 002's Algorithm 4 instead: each party floors its renormalized factors at ``2^(floor_log2 / P)``,
+        so that ``S_i >= 2^floor_log2`` by construction. We measured that this biases the model (default
+        False): with the floor, a component that one party rates ``e^-30`` below its best keeps a
+        responsibility of up to ``2^(floor_log2 / P) = 2^-18`` instead of ``~1e-13``, times gradients that
+        reach ``1e4`` once the components are sharp, in the same direction at every step. In float64 at
+        Figure 3's settings (Adult, 33 epochs, identical noise: ``mpdp reproduce 002-floor``, recorded in
+        :mod:`mpdp.learning.dpvi_experiments`), the floor raised the final test NLL by 2.7-3.4% (seeds 1-3),
+        while dropping the records below the domain instead left it unchanged to three decimals.
     clip_degree:
         Degree of the inverse square root's polynomial on half-power buckets
         (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams` with ``half_powers``; 4: relative error 2.6e-6
@@ -205,6 +221,7 @@ class GradientPrecision:
     clip_degree: int = 4
     renormalize: bool = True
     tail_fmt: FixedPointFormat | None = TAIL_FORMAT
+    floor_factors: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.fmt, FixedPointFormat):
@@ -219,6 +236,9 @@ class GradientPrecision:
                                          f"an int in [8, {top}] (min(f, f_tail + {GRID_EXTRA_BITS}) for {self.fmt} "
                                          f"and the tail {tail})",
                                          "release on a grid no finer than the shares' (e.g. 30)"))
+        if not isinstance(self.floor_factors, bool) or not isinstance(self.renormalize, bool):
+            raise ParameterError(explain("floor_factors / renormalize", (self.floor_factors, self.renormalize),
+                                         "booleans", "pass True or False"))
         if not (math.isfinite(self.floor_log2) and -60 <= self.floor_log2 < 0):
             raise ParameterError(explain("floor_log2", self.floor_log2, "a number in [-60, 0)", "pass e.g. -36"))
         if self.fmt.frac_bits + self.floor_log2 < 8:
@@ -264,7 +284,8 @@ class GradientPrecision:
     def renormalization(self, parties: int) -> RenormalizationParams:
         if not self.renormalize:
             return RenormalizationParams(parties=parties, min_log2=self.floor_log2)
-        return RenormalizationParams(parties=parties, min_log2=self.floor_log2, floor_log2=self.floor_log2)
+        return RenormalizationParams(parties=parties, min_log2=self.floor_log2,
+                                     floor_log2=self.floor_log2 if self.floor_factors else None)
 
     def sum_low_exp(self) -> int:
         """``S_i`` is normalised on ``[2^sum_low_exp, 2]`` (below: scale 0, the record contributes nothing)."""
@@ -611,12 +632,15 @@ def release(total: SharedFixedPoint, noise_units: RingArray | None) -> FloatArra
 def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
                          min_sum: float | None = None) -> FloatArray:
     """Per released coordinate: how far the secure sum (without noise) may lie from the float64 computation of
-    the same step on the same (floored) factors, stated sums and clipping constant.
+    the same step on the same factors (floored with ``floor_factors``; records with ``S_i`` below the
+    normalisation's domain dropped), stated sums and clipping constant.
 
     Before the switch to the tail (``u_h = 2^-f``): the factors' encodings and their products put each ``q_ik``
     within ``e_q = (P - 1) u_h + P u_h / 2 + 2^-52`` of the float one, so ``r = q / S`` moves by at most
-    ``(K + 1) e_q / S_i``; ``min_sum`` is a lower bound on the batch's ``S_i`` (default the floor,
-    ``2^floor_log2``: records whose parties' factors barely overlap keep only ``f + floor_log2`` bits).
+    ``(K + 1) e_q / S_i``; ``min_sum`` is a lower bound on the batch's kept ``S_i`` (default the
+    normalisation domain's edge ``2^sum_low_exp``: records whose parties' factors barely overlap keep only
+    ``f + floor_log2`` bits). A record whose ``S_i`` lies within ``e_q`` of that edge may be kept by one
+    computation and dropped by the other; the bound does not cover that (``e_q ~ 2^-47``).
     From the switch on (``u = 2^-f_tail``): ``w = c r`` and ``c`` carry the inverse square root's relative
     error ``eps_c``, ``2 e_n`` from the norm (relative to ``max(S~^2, n~) >= 1/4``, halved by the root),
     ``2 (K + 1) u`` from ``r = q~ / S~`` (the switch rounds each ``q~`` by less than ``u``) and ``3.5 u`` from
@@ -630,7 +654,7 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
     tail = public.tail
     u, u_h = tail.resolution, precision.fmt.resolution
     K, P = public.components, len(public.maps)
-    low = 2.0**precision.floor_log2 if min_sum is None else float(min_sum)
+    low = 2.0 ** precision.sum_low_exp() if min_sum is None else float(min_sum)
     if not (math.isfinite(low) and low > 0):
         raise ParameterError(explain("min_sum", min_sum, "a number > 0", "pass the batch's smallest S_i"))
     e_q = (P - 1) * u_h + P * u_h / 2 + 2.0**-52

@@ -51,10 +51,13 @@ under MPC); Catrina and Saxena, FC 2010 (normalised Newton-Raphson).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from mpdp.crypto.approximations import (
     INV_SQRT_HALF_POLYNOMIALS,
@@ -306,7 +309,7 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
         (word,) = wrap_shift_many(session, ring, Z2k(64), [words.share], [f - reduced], sharing_id=session.new_id())
     per = 2 if params.half_powers else 1  # thresholds 2^(j / per)
     exps = np.arange(low_exp * per, H * per + 1)
-    thresholds = np.array([_root(1 << (int(j) + per * reduced), per) for j in exps], dtype=np.int64)
+    thresholds = np.array(_roots_of_powers(tuple(int(j) + per * reduced for j in exps), per), dtype=np.int64)
     # b against every threshold; a (< 2 whatever the rounding) against those below 2 only; a - b + 1 against 1
     n_t = len(exps)
     n_a = int(np.count_nonzero(exps < per))
@@ -314,40 +317,38 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     rows = np.concatenate([np.ones(n_t), np.zeros(n_a), [2]]).astype(np.int64)
     picked = np.concatenate([thresholds, thresholds[:n_a], thresholds[zero : zero + 1]])
     bits = at_least(session, word, picked, ring, rows=rows)  # (n_t + n_a + 1, B)
-    lower = ring.apply(bits, lambda w: w[:n_t])  # B_j
-    upper = ring.combine([ring.apply(bits, lambda w: w[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))],
-                         np.concatenate)  # A_j ([a >= 2^(j / per)] = 0 from 2 on)
+    lower = ring.index(bits, np.s_[:n_t])  # B_j
+    # A_j ([a >= 2^(j / per)] = 0 from 2 on)
+    upper = ring.concatenate([ring.index(bits, np.s_[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))])
     sel = ring.sub(upper, lower)  # A_j - B_j
-    gate = ring.apply(bits, lambda w: w[-1:])  # G = [a >= b], (1, B)
+    gate = ring.index(bits, np.s_[-1:])  # G = [a >= b], (1, B)
     # G (A - B) and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
-    gap = ring.apply(ring.sub(a.share, b.share), lambda w: w[None])  # a - b, raw at scale f
-    operands = ring.combine([sel, gap], lambda arrays: np.concatenate(arrays, axis=0))
+    gap = ring.index(ring.sub(a.share, b.share), None)  # a - b, raw at scale f
+    operands = ring.concatenate([sel, gap])
     provider = session.provider
     provider.prefetch([CorrelationSpec("mul", ring.bits, (n_t + 1, B), (1, B))])
     triple = provider.mul_triple(ring, (n_t + 1, B), (1, B))
     d, e = session.open(ring, [ring.sub(operands, triple.a), ring.sub(gate, triple.b)], sharing_id=session.new_id(),
                         label="mpc.select")
     chosen = beaver_combine(ring, d, e, triple.a, triple.b, triple.c, leader=session.leader)
-    m_bits = ring.add(ring.apply(chosen, lambda w: w[:n_t]), lower)  # [m >= 2^j], (n_t, B)
-    m_share = ring.add(ring.apply(chosen, lambda w: w[n_t]), b.share)
+    m_bits = ring.add(ring.index(chosen, np.s_[:n_t]), lower)  # [m >= 2^j], (n_t, B)
+    m_share = ring.add(ring.index(chosen, n_t), b.share)
     m = SharedFixedPoint(session, m_share, fmt=fmt, scale=f, bound=max(a.bound, b.bound),
                          sharing_id=session.new_id())
     # one-hot buckets k = low_exp + 1 .. H + 1 ([m >= 2^(H + 1)] = 0)
-    h = ring.combine([ring.sub(ring.apply(m_bits, lambda w: w[:-1]), ring.apply(m_bits, lambda w: w[1:])),
-                      ring.apply(m_bits, lambda w: w[-1:])], np.concatenate)
+    h = ring.concatenate([ring.sub(ring.index(m_bits, np.s_[:-1]), ring.index(m_bits, np.s_[1:])),
+                          ring.index(m_bits, np.s_[-1:])])
     buckets = exps + 1
-    shape = (n_t, 1)
 
     # the constants on f + e fractional bits (e = params.constant_bits): the product with (m, v) holds them
     g = f + params.constant_bits(fmt, low_exp, values.bound)
 
-    def linear(root_of: int) -> SharedFixedPoint:  # floor(2^(g - k / root_of)) per bucket k (in units 1/per)
-        c = np.array([_root(1 << (root_of * g - int(k)), root_of) for k in buckets], dtype=object)
-        ints = c.astype(np.int64) if all(v < 2**62 for v in c) else c  # exact Python ints beyond
-        return SharedFixedPoint(session, ring.sum(ring.mul_int(h, np.asarray(ints).reshape(shape)), 0), fmt=fmt,
-                                scale=g, bound=float(max(c)) * 2.0**-g, sharing_id=session.new_id())
-
-    scale, root = linear(per), linear(2 * per)  # 2^(-k / per) and 2^(-k / (2 per))
+    # floor(2^(g - k / per)) and floor(2^(g - k / (2 per))) per bucket k (in units 1/per): 2^(-k / per) and
+    # 2^(-k / (2 per)) as one product of the one-hot h with both columns of public constants and one sum
+    consts = [_roots_of_powers(tuple(r * g - int(k) for k in buckets), r) for r in (per, 2 * per)]
+    both = ring.sum(ring.mul_int(ring.index(h, None), _bucket_ints(consts[0] + consts[1], n_t)), 1)  # (2, B)
+    scale, root = (SharedFixedPoint(session, ring.index(both, i), fmt=fmt, scale=g, bound=float(max(c)) * 2.0**-g,
+                                    sharing_id=session.new_id()) for i, c in enumerate(consts))
     edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp)
     if params.half_powers:
         edge += 2.0 ** (-f - low_exp) + 2.0 ** (-g + H)
@@ -355,6 +356,20 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     if out is None:  # pragma: no cover - values are given
         raise ParameterError("no values")
     return out
+
+
+@functools.lru_cache(maxsize=128)
+def _roots_of_powers(exponents: tuple[int, ...], r: int) -> tuple[int, ...]:
+    """``floor(2^(e / r))`` for each exponent ``e`` (:func:`_root`): public constants that every step of a
+    training asks for again (big-integer square roots of numbers of a few hundred bits), computed once."""
+    return tuple(_root(1 << e, r) for e in exponents)
+
+
+def _bucket_ints(values: tuple[int, ...], rows: int) -> npt.NDArray[Any]:
+    """The constants as a ``(len / rows, rows, 1)`` int64 array, or exact Python ints when beyond 2^62."""
+    out = np.array(values, dtype=object)
+    ints = out.astype(np.int64) if all(abs(v) < 2**62 for v in values) else out
+    return ints.reshape(-1, rows, 1)
 
 
 def _root(n: int, r: int) -> int:

@@ -203,9 +203,9 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
     b = at_least(session, word, (np.int64(1) << (exps + reduced).astype(np.int64)), ring)  # (thresholds, ...)
     # h_k = b_(k-1) - b_k for k = low_exp + 1 .. high_exp + 1 (b_(H+1) = 0 when not computed)
     n = len(exps)
-    h = ring.sub(ring.apply(b, lambda a: a[: n - 1]), ring.apply(b, lambda a: a[1:]))
+    h = ring.sub(ring.index(b, np.s_[: n - 1]), ring.index(b, np.s_[1:]))
     if top_exp == high_exp:
-        h = ring.combine([h, ring.apply(b, lambda a: a[n - 1 :])], np.concatenate)
+        h = ring.concatenate([h, ring.index(b, np.s_[n - 1 :])])
     buckets = np.arange(low_exp + 1, high_exp + 2)
     if strict:
         inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=fmt, scale=0, bound=1.0, sharing_id=session.new_id())

@@ -268,10 +268,10 @@ class SharedFixedPoint:
 
     def reshape(self, *shape: Any) -> SharedFixedPoint:
         target = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return self._reshape_op(lambda v: v.reshape(target))
+        return self.derive(self.ring.reshape(self.share, tuple(target)))
 
     def transpose(self, *axes: int) -> SharedFixedPoint:
-        return self._reshape_op(lambda v: v.transpose(*axes) if axes else v.T)
+        return self.derive(self.ring.transpose(self.share, axes))
 
     @property
     def T(self) -> SharedFixedPoint:  # noqa: N802 - numpy's name
@@ -283,10 +283,10 @@ class SharedFixedPoint:
     def __getitem__(self, key: Any) -> SharedFixedPoint:
         if isinstance(key, SharedFixedPoint):
             raise ParameterError(explain("index", "a shared value", "a public index", "reveal the index first"))
-        return self._reshape_op(lambda v: v[key])
+        return self.derive(self.ring.index(self.share, key))
 
     def broadcast_to(self, shape: tuple[int, ...]) -> SharedFixedPoint:
-        return self._reshape_op(lambda v: np.broadcast_to(v, shape).copy())
+        return self.derive(self.ring.broadcast_to(self.share, tuple(shape)))
 
     def times_pow2(self, k: int) -> SharedFixedPoint:
         """``x * 2^k`` exactly and locally: for ``k < 0`` only the scale changes (no rounding at all)."""
@@ -381,7 +381,7 @@ def _c() -> Any:
     return comparison
 
 
-def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[list[Any]], Any]) -> SharedFixedPoint:
+def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[Ring, list[RingArray]], RingArray]) -> SharedFixedPoint:
     if not values or not all(isinstance(v, SharedFixedPoint) for v in values):
         raise ParameterError(explain("values", values, "a non-empty sequence of shared values",
                                      "share public parts with session.public() first"))
@@ -391,7 +391,7 @@ def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[list[Any]], Any]) 
     scale = max(v.scale for v in values)
     lifted = [v._lift(scale) for v in values]
     try:
-        share = first.ring.combine([v.share for v in lifted], fn)
+        share = fn(first.ring, [v.share for v in lifted])
     except ValueError as exc:
         raise ShapeMismatchError(explain("shapes", [v.shape for v in values], "shapes that fit together",
                                          "reshape the values (numpy concatenate/stack rules)")) from exc
@@ -400,15 +400,17 @@ def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[list[Any]], Any]) 
 
 def concatenate(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
     """``numpy.concatenate`` of shared values of one session (local)."""
-    return _joined(values, lambda arrays: np.concatenate(arrays, axis=axis))
+    return _joined(values, lambda ring, arrays: ring.concatenate(arrays, axis))
 
 
 def stack(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
     """``numpy.stack`` of shared values of one session (local)."""
-    return _joined(values, lambda arrays: np.stack(arrays, axis=axis))
+    return _joined(values, lambda ring, arrays: ring.stack(arrays, axis))
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    if a == b:  # the common case, without np.broadcast_shapes' overhead
+        return tuple(a)
     try:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError as exc:
