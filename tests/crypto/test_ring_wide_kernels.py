@@ -148,3 +148,16 @@ def test_concatenate_and_stack_match_numpy(axis: int) -> None:
         RING.concatenate([_words(9, ()), _words(9, ())], 0)
     with pytest.raises(ValueError):
         RING.stack([a, _words(9, (4, 3))], 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-(2**120), 2**120), min_size=0, max_size=12),
+       zero_d=st.booleans())
+def test_from_rounded_float_matches_python_ints(values: list[int], zero_d: bool) -> None:
+    v = np.array([float(x) for x in values], dtype=np.float64)  # integer-valued floats
+    if zero_d and values:
+        v = v[0]
+    got = RING.from_rounded_float(np.asarray(v))
+    want = np.asarray(np.vectorize(lambda x: int(x) % M, otypes=[object])(v) if np.size(v) else v.astype(object))
+    assert RING.shape(got) == np.shape(v)
+    assert np.array_equal(_ints(got), want)

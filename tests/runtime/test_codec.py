@@ -56,12 +56,23 @@ def test_encoding_is_the_reference_wire_format(value: Any) -> None:
 
 
 def _opening() -> st.SearchStrategy[dict[str, Any]]:
-    """Envelopes as an MPC opening sends them: sharing id and a list of uint64/uint8 arrays."""
-    arrays = st.sampled_from([np.uint64, np.uint8]).flatmap(
-        lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6)))
+    """Envelopes as an MPC opening sends them: sharing id and a list of uint64/uint8 arrays (now and then a
+    0-d array or one of 9 dimensions, which the envelope's fast path leaves to the generic decoder)."""
+    shapes = st.one_of(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=6),
+                       st.just(()), hnp.array_shapes(min_dims=9, max_dims=9, min_side=1, max_side=2))
+    arrays = st.sampled_from([np.uint64, np.uint8]).flatmap(lambda dt: hnp.arrays(dt, shapes))
     body = st.fixed_dictionaries({"id": st.binary(min_size=16, max_size=16), "v": st.lists(arrays, max_size=6)})
     return st.fixed_dictionaries({"seq": st.integers(0, 1 << 40), "round": st.integers(1, 1 << 40),
                                   "label": st.sampled_from(["mpc.mul", "mpc.and", ""]), "body": body}).map(_canonical)
+
+
+def _array_envelope() -> st.SearchStrategy[dict[str, Any]]:
+    """Envelopes whose body is one array, as the dealer's replies (a flat uint64 array)."""
+    arrays = st.sampled_from([np.uint64, np.uint8, np.float64, np.int32]).flatmap(
+        lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6)))
+    return st.fixed_dictionaries({"seq": st.integers(0, 1 << 40), "round": st.integers(1, 1 << 40),
+                                  "label": st.sampled_from(["mpc.dealer.correlations", "x"]),
+                                  "body": arrays}).map(_canonical)
 
 
 def _canonical(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +237,7 @@ def _envelopes() -> st.SearchStrategy[dict[str, Any]]:
     anything = st.fixed_dictionaries({"seq": st.one_of(st.integers(0, 1 << 40), big_ints),
                                       "round": st.one_of(st.integers(1, 1 << 40), big_ints),
                                       "label": st.text(max_size=12), "body": wire_values(6)}).map(_canonical)
-    return st.one_of(_opening(), anything)
+    return st.one_of(_opening(), _array_envelope(), anything)
 
 
 @given(_envelopes())

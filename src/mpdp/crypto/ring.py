@@ -933,11 +933,12 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
 
     def from_rounded_float(self, v: npt.NDArray[np.float64]) -> RingArray:
         v = np.asarray(v, dtype=np.float64)
-        if not v.size or (float(v.max()) < 2.0**63 and float(v.min()) >= -(2.0**63)):
-            # within int64: the two's complement word, and the sign extended into the high word
-            signed = v.astype(np.int64)
-            words = np.empty((2, *signed.shape), dtype=np.uint64)
-            words[0, ...] = signed.view(np.uint64)
+        if not v.size or (np.maximum.reduce(v, axis=None) < 2.0**63 and np.minimum.reduce(v, axis=None) >= -(2.0**63)):
+            # within int64: the two's complement word (converted straight into the low limb), and the sign
+            # extended into the high word
+            words = np.empty((2, *v.shape), dtype=np.uint64)
+            signed = words[0, ...].view(np.int64)
+            np.copyto(signed, v, casting="unsafe")
             np.right_shift(signed, np.int64(63), out=words[1, ...].view(np.int64))
             return words
         # |v| < 2^127 is an integer-valued float: its high word floor(|v| / 2^64) and the remainder are exact.

@@ -39,7 +39,7 @@ import math
 import struct
 import sys
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -234,7 +234,7 @@ def _encode_array(array: np.ndarray[Any, Any], parts: list[Any]) -> None:
         array = np.ascontiguousarray(array, dtype=_DTYPES[code])
     elif not _LITTLE or not array.flags.c_contiguous:
         array = np.ascontiguousarray(array, dtype=_DTYPES[code])
-    parts.append(_array_head(ndim).pack(_ARRAY, code, ndim, *array.shape))
+    parts.append((_ARRAY_HEADS[ndim] if ndim < 9 else _array_head(ndim)).pack(_ARRAY, code, ndim, *array.shape))
     # The array itself: encode() reads its (C-contiguous, little-endian) memory through the buffer protocol,
     # before it returns, so the caller's array is neither copied twice nor kept.
     parts.append(array)
@@ -262,6 +262,9 @@ def _bigarray_element(value: Any) -> int:
 @functools.cache
 def _array_head(ndim: int) -> struct.Struct:
     return struct.Struct(f"<BBB{ndim}Q")
+
+
+_ARRAY_HEADS = tuple(_array_head(ndim) for ndim in range(9))
 
 
 # -- decoding ------------------------------------------------------------------------------------------------
@@ -520,6 +523,16 @@ def encode_envelope(seq: int, stamp: int, label: str, body: Any) -> bytes:
             _INT64_MIN <= seq <= _INT64_MAX and _INT64_MIN <= stamp <= _INT64_MAX):
         return encode({"seq": seq, "round": stamp, "label": label, "body": body})
     parts: list[Any] = [_ENV_HEAD, _ENV_MID.pack(seq, _ROUND_KEY, stamp, _LABEL_KEY, known[0]), known[1]]
+    if type(body) is dict and len(body) == 2 and next(iter(body)) == "id":  # an opening, {"id", "v"}?
+        sharing_id, values = body["id"], body.get("v")
+        if type(sharing_id) is bytes and len(sharing_id) == 16 and type(values) is list:
+            parts += (_OPENING_HEAD, sharing_id, _OPENING_LIST, _U32.pack(len(values)))
+            for value in values:
+                if type(value) is np.ndarray:
+                    _encode_array(value, parts)
+                else:
+                    _encode_value(value, parts, 3)
+            return b"".join(parts)
     _encode_value(body, parts, 1)
     return b"".join(parts)
 
@@ -527,15 +540,20 @@ def encode_envelope(seq: int, stamp: int, label: str, body: Any) -> bytes:
 def decode_envelope(data: bytes | bytearray | memoryview, *, limits: CodecLimits = DEFAULT_LIMITS
                     ) -> tuple[Any, Any, Any, Any] | None:
     """``decode(data)`` read as an envelope: ``(seq, round, label, body)``, or None for a well-formed message
-    that is not an envelope dict. Raises :class:`~mpdp.errors.MalformedMessageError` as :func:`decode` does."""
+    that is not an envelope dict. Raises :class:`~mpdp.errors.MalformedMessageError` as :func:`decode` does.
+
+    The envelopes parties send (an opening's body or one array, a known label) are read in place; anything
+    else, including every message the fast path finds the least thing wrong with, is read by :func:`decode`,
+    which names the error."""
     size = len(data)
-    if (type(data) is bytes or type(data) is bytearray) and size <= limits.max_bytes and limits.max_items >= 4 \
-            and size >= _ENV_FIXED and data.startswith(_ENV_HEAD):
-        seq, round_key, stamp, label_key, n = _ENV_MID.unpack_from(data, len(_ENV_HEAD))
+    kind = type(data)
+    buf = cast(bytes, data)  # when bytes or bytearray: both have what the fast path uses
+    if (kind is bytes or kind is bytearray) and size >= _ENV_FIXED and buf.startswith(_ENV_HEAD) \
+            and size <= limits.max_bytes and limits.max_items >= 4:
+        seq, round_key, stamp, label_key, n = _ENV_MID.unpack_from(buf, _ENV_HEAD_SIZE)
         stop = _ENV_FIXED + n
-        if round_key == _ROUND_KEY and label_key == _LABEL_KEY and stop + len(_BODY_KEY) <= size \
-                and data.startswith(_BODY_KEY, stop):
-            raw = bytes(data[_ENV_FIXED:stop])
+        if round_key == _ROUND_KEY and label_key == _LABEL_KEY and buf.startswith(_BODY_KEY, stop):
+            raw = buf[_ENV_FIXED:stop] if kind is bytes else bytes(buf[_ENV_FIXED:stop])
             label = _LABEL_OF.get(raw)
             if label is None:
                 try:
@@ -544,18 +562,60 @@ def decode_envelope(data: bytes | bytearray | memoryview, *, limits: CodecLimits
                     label = None  # decode() below names the error
                 else:
                     if n <= _CACHED_TEXT and len(_LABEL_OF) < _CACHE_LIMIT:
-                        _LABEL_OF[raw] = label
+                        _LABEL_OF[bytes(raw)] = label
             if label is not None:
-                reader = _Reader(data, limits)
-                start = stop + len(_BODY_KEY)
-                opening = _read_opening(reader, start) if data.startswith(_OPENING_HEAD, start) else None
-                body, pos = reader.value(start, 1) if opening is None else opening
+                start = stop + _BODY_KEY_SIZE
+                body: Any = None
+                pos = -1
+                if buf.startswith(_OPENING_HEAD, start):
+                    opening = _read_opening(buf, start, size, limits)
+                    if opening is not None:
+                        body, pos = opening
+                elif start < size and buf[start] == _ARRAY:
+                    array = _read_array(buf, start, size, limits.max_bytes)
+                    if array is not None:
+                        body, pos = array
+                else:
+                    body, pos = _Reader(buf, limits).value(start, 1)
                 if pos == size:
                     return seq, stamp, label, body
     value = decode(data, limits=limits)
     if type(value) is not dict or value.keys() != _ENV_KEYS:
         return None
     return value["seq"], value["round"], value["label"], value["body"]
+
+
+_ENV_HEAD_SIZE, _BODY_KEY_SIZE = len(_ENV_HEAD), len(_BODY_KEY)
+_DIMS = tuple(struct.Struct(f"<{ndim}Q") for ndim in range(9))
+
+
+def _read_array(data: bytes | bytearray, pos: int, size: int, max_bytes: int) -> tuple[Any, int] | None:
+    """The ARRAY value at ``pos`` as :meth:`_Reader.value` reads it (1 to 8 dimensions, little-endian host), or
+    None when anything differs from that common case (the caller then leaves the message to :func:`decode`)."""
+    if pos + 11 > size or not _LITTLE:
+        return None
+    code, ndim = data[pos + 1], data[pos + 2]
+    if code >= _DTYPE_COUNT:
+        return None
+    if ndim == 1:  # most arrays: one dimension, its size the element count
+        (count,) = _U64S.unpack_from(data, pos + 3)
+        first = pos + 11
+        stop = first + count * _ITEMSIZE[code]
+        if count > max_bytes or stop > size:
+            return None
+        return np.frombuffer(data, _DTYPES[code], count, first).copy(), stop
+    if not 1 < ndim <= 8:
+        return None
+    first = pos + 3 + 8 * ndim
+    if first > size:
+        return None
+    dims = _DIMS[ndim].unpack_from(data, pos + 3)
+    count = math.prod(dims)
+    stop = first + count * _ITEMSIZE[code]
+    if count > max_bytes or max(dims) > max_bytes or stop > size:
+        return None
+    # a copy the receiver owns (native order on a little-endian host), as the reader's
+    return np.frombuffer(data, _DTYPES[code], count, first).copy().reshape(dims), stop
 
 
 # An MPC opening's body, {"id": 16 bytes, "v": [arrays]} (mpdp.protocols.mpc.session), the body of most messages:
@@ -565,20 +625,30 @@ _OPENING_LIST = _U32.pack(1) + b"v" + bytes([_LIST])
 _OPENING_FIXED = len(_OPENING_HEAD) + 16 + len(_OPENING_LIST) + 4
 
 
-def _read_opening(reader: _Reader, pos: int) -> tuple[dict[str, Any], int] | None:
-    """The opening body at ``pos`` (an envelope's body, depth 1), or None to leave it to the reader."""
-    data = reader.buf
-    if reader.max_depth < 3 or reader.max_items < 2 or pos + _OPENING_FIXED > reader.end:
+def _read_opening(data: bytes | bytearray, pos: int, size: int, limits: CodecLimits
+                  ) -> tuple[dict[str, Any], int] | None:
+    """The opening body at ``pos`` (an envelope's body, depth 1), or None to leave the message to :func:`decode`."""
+    if limits.max_depth < 3 or limits.max_items < 2 or pos + _OPENING_FIXED > size:
         return None
-    start = pos + len(_OPENING_HEAD)
-    if not data.startswith(_OPENING_LIST, start + 16):  # type: ignore[union-attr]  # bytes or bytearray here
+    start = pos + _OPENING_HEAD_SIZE
+    if not data.startswith(_OPENING_LIST, start + 16):
         return None
     sharing_id = bytes(data[start : start + 16])
-    (n,) = _U32.unpack_from(data, start + 16 + len(_OPENING_LIST))
-    reader.count(n, "list length")
+    (n,) = _U32.unpack_from(data, start + 16 + _OPENING_LIST_SIZE)
+    if n > limits.max_items:
+        return None
     pos += _OPENING_FIXED
+    max_bytes = limits.max_bytes
     values = []
     for _ in range(n):
-        value, pos = reader.value(pos, 3)
+        if pos >= size or data[pos] != _ARRAY:
+            return None
+        array = _read_array(data, pos, size, max_bytes)
+        if array is None:
+            return None
+        value, pos = array
         values.append(value)
     return {"id": sharing_id, "v": values}, pos
+
+
+_OPENING_HEAD_SIZE, _OPENING_LIST_SIZE = len(_OPENING_HEAD), len(_OPENING_LIST)

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
+from mpdp.crypto.ring import Z2_128, Ring, Z2k
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, PrecisionError, ShapeMismatchError
 from mpdp.protocols.mpc import MPCSession
+from mpdp.randomness import RandomSource
 from tests.protocols.mpc.harness import first, run_mpc
 
 FORMATS = [FAST, HIGH_PRECISION]
@@ -199,3 +201,15 @@ def test_traffic_is_counted_and_masked_values_travel_only() -> None:
     peer_bytes = run.traffic["alice"].sent_to["bob"] + run.traffic["bob"].sent_to["alice"]
     # input (8 kB) + square opening (2 x 8 kB) + truncation opening (2 x 8 kB) + small reveals
     assert 40_000 < peer_bytes < 45_000
+
+
+@pytest.mark.parametrize("ring", [Z2k(64), Z2_128()], ids=repr)
+@pytest.mark.parametrize("values", [(3, -5, 7), (2**70 + 1, -(2**100), 5), (2**61, -(2**61), 0)])
+def test_mul_constants_equals_mul_int_and_caches_read_only(ring: Ring, values: tuple[int, ...]) -> None:
+    from mpdp.protocols.mpc.arithmetic import _constants, mul_constants
+
+    share = ring.random(RandomSource.seeded(5), (3, 4))
+    want = ring.mul_int(share, np.array(values, dtype=object).reshape(3, 1))
+    assert np.array_equal(mul_constants(ring, share, values, (3, 1)), want)
+    assert np.array_equal(mul_constants(ring, share, values, (3, 1)), want)  # from the cache
+    assert not _constants(ring, values, (3, 1)).flags.writeable

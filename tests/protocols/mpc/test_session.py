@@ -89,3 +89,40 @@ def test_openings_of_another_sharing_shape_or_dtype_are_refused() -> None:
             run_mpc(lambda s, t=tamper: program(s, t))
     (total,) = first(run_mpc(lambda s: program(s, "none")))
     assert total.shape[-1] == 3 and not total.any()
+
+
+def test_xor_openings_sum_every_party_and_leave_the_shares_alone() -> None:
+    # Three parties: the XOR sums accumulate in the peers' decoded arrays, never in the caller's shares.
+    def program(s: MPCSession) -> Any:
+        k = s.index + 1
+        words = [np.full((2, 3), k, dtype=np.uint64), np.arange(4, dtype=np.uint64) * np.uint64(k)]
+        kept = [w.copy() for w in words]
+        opened = s.open_xor(words, sharing_id=s.new_id(), label="t.xor")
+        ring = s.fmt.ring
+        share = ring.from_int(np.array([k, 10 * k], dtype=object))
+        (summed,), (xored,) = s.open_with_words(ring, [share], [words[0]], sharing_id=s.new_id(), label="t.mixed")
+        bits = s.open_bits(np.array([[1, 0, k % 2]], dtype=np.uint8), sharing_id=s.new_id(), label="t.bits")
+        unchanged = all(np.array_equal(a, b) for a, b in zip(words, kept, strict=True))
+        total = [int(v) for v in ring.to_object(summed)]
+        return [o.tolist() for o in opened], total, xored.tolist(), bits.tolist(), unchanged
+
+    opened, summed, xored, bits, unchanged = first(run_mpc(program, parties=3))
+    assert opened == [[[0, 0, 0]] * 2, [0, 0, 0, 12]]  # 1 ^ 2 ^ 3 = 0, 3 ^ 6 ^ 9 = 12
+    assert summed == [6, 60] and xored == [[0, 0, 0]] * 2 and bits == [[1, 0, 0]] and unchanged
+
+
+@pytest.mark.parametrize("tamper", ["count", "shape", "dtype"])
+def test_mixed_openings_refuse_words_of_another_count_shape_or_dtype(tamper: str) -> None:
+    def program(s: MPCSession) -> Any:
+        ring = s.fmt.ring
+        sharing_id = s.new_id()
+        if s.comm.name == "bob":
+            words = {"count": [], "shape": [np.zeros(2, dtype=np.uint64)],
+                     "dtype": [np.zeros(3, dtype=np.int64)]}[tamper]
+            s.comm.send("alice", {"id": sharing_id, "v": [ring.zeros((3,)), *words]}, label="t.mixed")
+            return s.comm.recv("alice", label="t.mixed")
+        return s.open_with_words(ring, [ring.zeros((3,))], [np.zeros(3, dtype=np.uint64)], sharing_id=sharing_id,
+                                 label="t.mixed")
+
+    with pytest.raises(MalformedMessageError):
+        run_mpc(program)

@@ -31,6 +31,7 @@ mixed arithmetic-binary circuits", CRYPTO 2020 (truncation from a mask with a kn
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -297,6 +298,27 @@ def _public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1
     bits = int(min(headroom, 61 - math.log2(top), fmt.raw_capacity_bits - x.scale))
     bits = max(bits, fmt.frac_bits)
     return _as_ints(np.rint(c * 2.0**bits)), bits
+
+
+def mul_constants(ring: Ring, share: RingArray, values: tuple[int, ...], shape: tuple[int, ...]) -> RingArray:
+    """``share * k`` for the public integers ``values`` as an array of ``shape`` (broadcasting): the product
+    that :meth:`Ring.mul_int` computes, with the ring form of constants beyond 2^62 cached (a training asks
+    for the same bucket constants at every step; converting Python ints to limbs costs more than the product)."""
+    k = _constants(ring, values, shape)
+    return ring.mul_int(share, k) if k.dtype == np.int64 else ring.mul(share, k)
+
+
+@functools.lru_cache(maxsize=256)
+def _constants(ring: Ring, values: tuple[int, ...], shape: tuple[int, ...]) -> npt.NDArray[Any]:
+    """int64 constants, or their ring elements when some are beyond 2^62 (read-only: shared by the cache)."""
+    if all(abs(v) < 2**62 for v in values):
+        out: npt.NDArray[Any] = np.array(values, dtype=np.int64).reshape(shape)
+    else:
+        big = np.empty(len(values), dtype=object)
+        big[:] = values
+        out = ring.from_int(big.reshape(shape))
+    out.flags.writeable = False
+    return out
 
 
 def _as_ints(v: npt.NDArray[np.float64]) -> npt.NDArray[Any]:

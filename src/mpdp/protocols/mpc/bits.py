@@ -129,10 +129,9 @@ def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64
         else (c[pick], r_all[pick], pairs[pick])
     with np.errstate(over="ignore"):
         shifted = c_sel - t.astype(np.uint64)  # c - t_j mod 2^64, public
-    r = np.broadcast_to(r_sel, wide)
-    lt = less_than_public_pairs(session, (shifted & _LOW63)[None], (r & _LOW63)[None],
-                                np.broadcast_to(s_sel, wide)[None])
-    below = (r >> np.uint64(63)) ^ lt  # XOR shares of [x < t_j]: msb(x - t_j)
+    # r and its pair products broadcast against the thresholds (one row per threshold with rows)
+    lt = less_than_public_pairs(session, (shifted & _LOW63)[None], (r_sel & _LOW63)[None], s_sel[None])
+    below = (r_sel >> np.uint64(63)) ^ lt  # XOR shares of [x < t_j]: msb(x - t_j)
     if session.leader:
         below = below ^ (shifted >> np.uint64(63)) ^ np.uint64(1)  # and the leader flips it: [x >= t_j]
     dabit = provider.dabit(ring, wide)

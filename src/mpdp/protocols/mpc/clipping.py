@@ -54,10 +54,8 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from mpdp.crypto.approximations import (
     INV_SQRT_HALF_POLYNOMIALS,
@@ -68,6 +66,7 @@ from mpdp.crypto.approximations import (
 )
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import DomainError, ParameterError, explain
+from mpdp.protocols.mpc.arithmetic import mul_constants
 from mpdp.protocols.mpc.functions import _normalise, _powers, mul_known
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -346,7 +345,7 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     # floor(2^(g - k / per)) and floor(2^(g - k / (2 per))) per bucket k (in units 1/per): 2^(-k / per) and
     # 2^(-k / (2 per)) as one product of the one-hot h with both columns of public constants and one sum
     consts = [_roots_of_powers(tuple(r * g - int(k) for k in buckets), r) for r in (per, 2 * per)]
-    both = ring.sum(ring.mul_int(ring.index(h, None), _bucket_ints(consts[0] + consts[1], n_t)), 1)  # (2, B)
+    both = ring.sum(mul_constants(ring, ring.index(h, None), consts[0] + consts[1], (2, n_t, 1)), 1)  # (2, B)
     scale, root = (SharedFixedPoint(session, ring.index(both, i), fmt=fmt, scale=g, bound=float(max(c)) * 2.0**-g,
                                     sharing_id=session.new_id()) for i, c in enumerate(consts))
     edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp)
@@ -363,13 +362,6 @@ def _roots_of_powers(exponents: tuple[int, ...], r: int) -> tuple[int, ...]:
     """``floor(2^(e / r))`` for each exponent ``e`` (:func:`_root`): public constants that every step of a
     training asks for again (big-integer square roots of numbers of a few hundred bits), computed once."""
     return tuple(_root(1 << e, r) for e in exponents)
-
-
-def _bucket_ints(values: tuple[int, ...], rows: int) -> npt.NDArray[Any]:
-    """The constants as a ``(len / rows, rows, 1)`` int64 array, or exact Python ints when beyond 2^62."""
-    out = np.array(values, dtype=object)
-    ints = out.astype(np.int64) if all(abs(v) < 2**62 for v in values) else out
-    return ints.reshape(-1, rows, 1)
 
 
 def _root(n: int, r: int) -> int:

@@ -88,20 +88,26 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
     # G: r has a 1 where c has a 0; P: equal bits. XOR with the public c is done by the leader only.
     g_words = r_low & ~c_low
     p_words = r_low ^ c_low ^ _ALL if session.leader else r_low
-    g, p = _slice_bits(np.stack([g_words, p_words]), n)  # (L, W) each
-    return _carry_tree(session, g, p, n, shape)
+    gp = _slice_bits(np.stack([g_words, p_words]), n)  # (2, L, W): G rows, P rows
+    return _carry_tree(session, gp, n, shape)
 
 
-def _carry_tree(session: MPCSession, g: RingArray, p: RingArray, n: int, shape: tuple[int, ...]) -> RingArray:
-    """The carry tree's levels on bit-sliced ``(G, P)`` rows (row ``i`` holds bit position ``i`` of 64 elements
-    per word), one round each; the top ``G`` unpacked to 0/1 words of ``shape``."""
-    while g.shape[0] > 1:
-        lo_g, hi_g, lo_p, hi_p = g[0::2], g[1::2], p[0::2], p[1::2]
-        if g.shape[0] == 2:  # the final P is not needed
-            g = hi_g ^ _and_many(session, hi_p, lo_g, session.new_id())
-        else:  # (G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)
-            both = _and_many(session, np.stack([hi_p, hi_p]), np.stack([lo_g, lo_p]), session.new_id())
-            g, p = hi_g ^ both[0], both[1]
+def _carry_tree(session: MPCSession, gp: RingArray, n: int, shape: tuple[int, ...]) -> RingArray:
+    """The carry tree's levels on bit-sliced ``(G, P)`` rows, ``gp`` of shape ``(2, L, W)`` (row ``i`` holds bit
+    position ``i`` of 64 elements per word), one round each; the top ``G`` unpacked to 0/1 words of ``shape``.
+
+    A level's two products share their left operand ``P_hi``: ``(P_hi, P_hi) AND (G_lo, P_lo)`` is one AND of
+    ``P_hi`` broadcast against the ``lo`` rows of both halves, so no operand is stacked."""
+    provider, leader = session.provider, session.leader
+    while gp.shape[1] > 2:  # (G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)
+        lo, hi = gp[:, 0::2], gp[:, 1::2]
+        t = provider.and_triple(tuple(lo.shape))
+        d, e = session.open_xor([t.a ^ hi[1], lo ^ t.b], sharing_id=session.new_id(), label="mpc.and")
+        both = and_combine(d, e, t.a, t.b, t.c, leader=leader)
+        both[0] ^= hi[0]
+        gp = both
+    # the final P is not needed: G = G_hi XOR (P_hi AND G_lo)
+    g = gp[0, 1:2] ^ _and_many(session, gp[1, 1:2], gp[0, 0:1], session.new_id())
     bits = np.unpackbits(np.ascontiguousarray(g[0], dtype="<u8").view(np.uint8), count=n, bitorder="little")
     out: RingArray = bits.reshape(shape).astype(np.uint64)
     return out
@@ -199,8 +205,8 @@ def open_with_pairs(session: MPCSession, ring: Ring, shares: list[RingArray], r_
 
 
 def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArray, pairs: RingArray) -> RingArray:
-    """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may be
-    broadcast views): one round fewer.
+    """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may have
+    a shape that broadcasts to ``c_low``'s, e.g. one value per element for many thresholds): one round fewer.
 
     With ``k = NOT c`` (public), ``G_i = r_i k_i`` and ``P_i = r_i XOR k_i``, the first level's pair
     ``(hi, lo) = (2i + 1, 2i)`` is linear in the shared ``r_hi``, ``r_lo`` and ``s = r_hi r_lo``:
@@ -214,16 +220,29 @@ def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArr
     if n == 0:
         return np.zeros(shape, dtype=np.uint64)
     one = np.uint64(1)
-    k = ~c_low
-    k_hi, k_lo = (k >> one) & _EVEN, k & _EVEN
-    r_hi, r_lo = (r_low >> one) & _EVEN, r_low & _EVEN
-    both = k_hi & k_lo
-    g = (k_hi & r_hi) ^ (k_lo & pairs) ^ (both & r_lo)
-    p = pairs ^ (k_lo & r_hi) ^ (k_hi & r_lo)
+    r_hi, r_lo = (r_low >> one) & _EVEN, r_low & _EVEN  # before broadcasting (at_least: one per element)
+    k_lo = ~c_low
+    k_lo &= _EVEN
+    k_hi = c_low >> one
+    np.invert(k_hi, out=k_hi)
+    k_hi &= _EVEN
+    g = k_lo & r_lo  # G = k_hi (r_hi XOR k_lo r_lo) XOR k_lo s
+    g ^= r_hi
+    g &= k_hi
+    t = k_lo & pairs
+    g ^= t
+    p = np.bitwise_and(k_lo, r_hi, out=t)  # P = s XOR k_lo r_hi XOR k_hi r_lo (XOR k_hi k_lo on the leader)
+    p ^= pairs
+    u = k_hi & r_lo
+    p ^= u
     if session.leader:
-        p ^= both
-    sliced = _slice_bits((g | (p << one))[None], n)[0]  # rows 2i: G of pair i, rows 2i + 1: its P
-    return _carry_tree(session, sliced[0::2], sliced[1::2], n, shape)
+        np.bitwise_and(k_hi, k_lo, out=u)
+        p ^= u
+    p <<= one
+    g |= p
+    sliced = _slice_bits(g[None], n)[0]  # rows 2i: G of pair i, rows 2i + 1: its P
+    rows, count = sliced.shape
+    return _carry_tree(session, sliced.reshape(rows // 2, 2, count).transpose(1, 0, 2), n, shape)
 
 
 def _pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[int, ...]) -> list[CorrelationSpec]:

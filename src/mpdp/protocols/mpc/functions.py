@@ -38,7 +38,14 @@ from mpdp.crypto.approximations import WORD_TAIL, ExpParams, InvSqrtParams, Reci
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _as_ints, _finish, _public_ints, convert, mul_split, wrap_shift_many
+from mpdp.protocols.mpc.arithmetic import (
+    _finish,
+    _public_ints,
+    convert,
+    mul_constants,
+    mul_split,
+    wrap_shift_many,
+)
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
@@ -214,8 +221,9 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
     out = []
     for g in scales:
         c = np.array([round(g(int(k)) * 2.0**f) for k in buckets], dtype=np.float64)
-        coefficients = _as_ints(c).reshape((len(buckets),) + (1,) * x.ndim)
-        out.append(SharedFixedPoint(session, ring.sum(ring.mul_int(h, coefficients), 0), fmt=fmt, scale=f,
+        coefficients = tuple(int(v) for v in c)  # integer-valued floats, exact as ints
+        product = mul_constants(ring, h, coefficients, (len(buckets),) + (1,) * x.ndim)
+        out.append(SharedFixedPoint(session, ring.sum(product, 0), fmt=fmt, scale=f,
                                     bound=float(np.max(np.abs(c))) * 2.0**-f, sharing_id=session.new_id()))
     return out
 

@@ -29,6 +29,7 @@ shares. Operands from different sessions are refused the same way.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ __all__ = ["MPCSession"]
 
 _OPENING_KEYS = frozenset({"id", "v"})
 _UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
+_ID = struct.Struct("<8sQ")
 
 
 class MPCSession:
@@ -120,7 +122,7 @@ class MPCSession:
     def new_id(self) -> bytes:
         """The next sharing id (identical on every party running the same program)."""
         self._counter += 1
-        return self.session_id + self._counter.to_bytes(8, "little")
+        return _ID.pack(self.session_id, self._counter)  # session id || counter (8 bytes, little-endian)
 
     # -- opening ------------------------------------------------------------------------------------------
     def _exchange(self, body: dict[str, Any], label: str, to: Sequence[str] | None = None,
@@ -176,14 +178,15 @@ class MPCSession:
         """Open XOR-shared uint64 words to every computing party."""
         words = [np.asarray(w, dtype=np.uint64) for w in words]
         replies = self._exchange({"id": sharing_id, "v": list(words)}, label)
-        totals = [np.array(w, copy=True) for w in words]
+        # the sums accumulate in the first peer's decoded arrays (this party's own memory), ours left unchanged
+        totals = list(words) if self.peers else [np.array(w, copy=True) for w in words]
         for src, msg in replies.items():
             values = self._check_reply(src, msg, sharing_id, len(words))
             for i, v in enumerate(values):
-                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != totals[i].shape:
+                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != words[i].shape:
                     raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
-                                                        f"uint64 words of shape {totals[i].shape}", "check the peer"))
-                totals[i] ^= v
+                                                        f"uint64 words of shape {words[i].shape}", "check the peer"))
+                totals[i] = np.bitwise_xor(v, totals[i], out=v)
         return totals
 
     def open_with_words(self, ring: Ring, shares: Sequence[RingArray], words: Sequence[RingArray], *,
@@ -195,17 +198,17 @@ class MPCSession:
         count = len(shares)
         replies = self._exchange({"id": sharing_id, "v": shares + words}, label)
         totals = list(shares) if self.peers else [s.copy() for s in shares]
-        xors = [np.array(w, copy=True) for w in words]
+        xors = list(words) if self.peers else [np.array(w, copy=True) for w in words]  # as in open_xor
         for src, msg in replies.items():
             values = self._check_reply(src, msg, sharing_id, count + len(words))
             what = f"share from {src}"
             for i in range(count):
                 totals[i] = ring.add(totals[i], _same_shape(ring.check(values[i], what), totals[i], what))
             for i, v in enumerate(values[count:]):
-                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != xors[i].shape:
+                if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != words[i].shape:
                     raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
-                                                        f"uint64 words of shape {xors[i].shape}", "check the peer"))
-                xors[i] ^= v
+                                                        f"uint64 words of shape {words[i].shape}", "check the peer"))
+                xors[i] = np.bitwise_xor(v, xors[i], out=v)
         return totals, xors
 
     def open_bits(self, bits: npt.NDArray[Any], *, sharing_id: bytes, label: str) -> npt.NDArray[np.uint8]:
@@ -215,13 +218,13 @@ class MPCSession:
         flat = bits.reshape(-1)
         packed = np.packbits(flat if flat.dtype == np.uint8 else flat.astype(np.uint8) & np.uint8(1))
         replies = self._exchange({"id": sharing_id, "v": [packed]}, label)
-        total = packed.copy()
+        total = packed  # the sum accumulates in the peers' decoded arrays, as in open_xor
         for src, msg in replies.items():
             (v,) = self._check_reply(src, msg, sharing_id, 1)
             if type(v) is not np.ndarray or v.dtype != _UINT8 or v.shape != packed.shape:
                 raise MalformedMessageError(explain(f"bits from {src}", getattr(v, "shape", v),
                                                     f"{packed.shape} packed bytes", "check the peer"))
-            total ^= v
+            total = np.bitwise_xor(v, total, out=v)
         count = int(np.prod(shape))
         return np.unpackbits(total, count=count).reshape(shape)
 
