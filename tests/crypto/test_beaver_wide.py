@@ -10,24 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.beaver import b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.ring import Z2_128
 from mpdp.randomness import RandomSource
 
-RING = Z2_128()
-M = 1 << 128
-EDGES = np.array([0, 1, (1 << 32) - 1, 1 << 63, (1 << 64) - 1], dtype=np.uint64)
-
-
-def _words(rng: RandomSource, shape: tuple[int, ...]) -> np.ndarray:
-    a = RING.random(rng, shape)
-    pick = rng.integers(0, 2 * len(EDGES), a.shape)
-    edge = pick < len(EDGES)
-    a[edge] = EDGES[pick[edge]]
-    return a
-
-
-def _ints(a: np.ndarray) -> np.ndarray:
-    return RING.to_object(a, signed=False)
+from .wide_values import RING, M, as_ints, edge_words
 
 
 @pytest.mark.parametrize(("x_shape", "y_shape"), [((3, 4), (3, 4)), ((39, 5), (1, 5)), ((2, 3), (3,)),
@@ -37,15 +22,15 @@ def _ints(a: np.ndarray) -> np.ndarray:
 def test_fused_beaver_share_is_c_plus_d_f_plus_a_e(x_shape: tuple[int, ...], y_shape: tuple[int, ...], seed: int,
                                                    leader: bool) -> None:
     rng = RandomSource.seeded(seed)
-    d, a = _words(rng, x_shape), _words(rng, x_shape)
-    e, b = _words(rng, y_shape), _words(rng, y_shape)
-    c = _words(rng, np.broadcast_shapes(x_shape, y_shape))
-    di, ai, ei, bi, ci = (_ints(v) for v in (d, a, e, b, c))
+    d, a = edge_words(rng, x_shape), edge_words(rng, x_shape)
+    e, b = edge_words(rng, y_shape), edge_words(rng, y_shape)
+    c = edge_words(rng, np.broadcast_shapes(x_shape, y_shape))
+    di, ai, ei, bi, ci = (as_ints(v) for v in (d, a, e, b, c))
     fi = (bi + ei) % M if leader else bi
     got = beaver_combine(RING, d, e, a, b, c, leader=leader)
-    assert np.array_equal(_ints(got), (ci + di * fi + ai * ei) % M)
+    assert np.array_equal(as_ints(got), (ci + di * fi + ai * ei) % M)
     for v, w in ((d, di), (e, ei), (a, ai), (b, bi), (c, ci)):  # operands untouched
-        assert np.array_equal(_ints(v), w)
+        assert np.array_equal(as_ints(v), w)
 
 
 @settings(max_examples=30, deadline=None)
@@ -54,24 +39,24 @@ def test_fused_beaver_share_is_c_plus_d_f_plus_a_e(x_shape: tuple[int, ...], y_s
 def test_fused_wrap_shift_share_matches_its_formula(seed: int, shift: int, shape: tuple[int, ...], leader: bool,
                                                     offset_back: bool) -> None:
     rng = RandomSource.seeded(seed)
-    c, msb, low = _words(rng, shape), _words(rng, shape), _words(rng, shape)
-    ci, mi, li = _ints(c), _ints(msb), _ints(low)
+    c, msb, low = edge_words(rng, shape), edge_words(rng, shape), edge_words(rng, shape)
+    ci, mi, li = as_ints(c), as_ints(msb), as_ints(low)
     sign = np.where(ci >> 127 == 1, -1, 1).astype(object)
     want = (mi * sign * (1 << (127 - shift)) - li) % M
     if leader:
         want = (want + (ci >> shift) - ((1 << (126 - shift)) if offset_back else 0)) % M
     got = wrap_shift_output(RING, RING, c, msb, low, shift, leader=leader, offset_back=offset_back)
-    assert np.array_equal(_ints(got), want)
+    assert np.array_equal(as_ints(got), want)
 
 
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32), shape=st.sampled_from([(7,), (3, 4), (1,)]), leader=st.booleans())
 def test_fused_b2a_share_is_one_minus_two_v_times_s(seed: int, shape: tuple[int, ...], leader: bool) -> None:
     rng = RandomSource.seeded(seed)
-    s = _words(rng, shape)
+    s = edge_words(rng, shape)
     v = rng.integers(0, 2, shape).astype(np.uint8)
-    si, vi = _ints(s), v.astype(object)
+    si, vi = as_ints(s), v.astype(object)
     got = b2a_combine(RING, v, s, leader=leader)
     want = ((1 - 2 * vi) * si + (vi if leader else 0)) % M
-    assert np.array_equal(_ints(got), want)
-    assert np.array_equal(_ints(s), si)  # the share is not overwritten
+    assert np.array_equal(as_ints(got), want)
+    assert np.array_equal(as_ints(s), si)  # the share is not overwritten

@@ -10,27 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.ring import Z2_128, Z2k, _mulhi
+from mpdp.crypto.ring import Z2k, _mulhi
 from mpdp.randomness import RandomSource
 
-RING = Z2_128()
-M = 1 << 128
-EDGES = np.array([0, 1, 2, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 2, (1 << 64) - 1],
-                 dtype=np.uint64)
+from .wide_values import RING, M, as_ints, edge_words
 
 
 def _words(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Uniform Z_2^128 elements, about half of their limbs replaced by word extremes."""
-    rng = RandomSource.seeded(seed)
-    a = RING.random(rng, shape)
-    pick = rng.integers(0, 2 * len(EDGES), a.shape)
-    edge = pick < len(EDGES)
-    a[edge] = EDGES[pick[edge]]
-    return a
-
-
-def _ints(a: np.ndarray) -> np.ndarray:
-    return RING.to_object(a, signed=False)
+    return edge_words(RandomSource.seeded(seed), shape)
 
 
 def _from_ints(v: np.ndarray) -> np.ndarray:
@@ -46,18 +33,18 @@ def test_elementwise_kernels_match_python_ints(seed: int, shape: tuple[int, ...]
     a = _words(seed, shape)
     b_shape = {"same": shape, "row": shape[-1:], "scalar": (), "column": (*shape[:-1], 1)}[other]
     b = _words(seed + 1, b_shape)
-    ai, bi = _ints(a), _ints(b)
+    ai, bi = as_ints(a), as_ints(b)
     for x, y, xi, yi in ((a, b, ai, bi), (b, a, bi, ai)):
-        assert np.array_equal(_ints(RING.add(x, y)), (xi + yi) % M)
-        assert np.array_equal(_ints(RING.sub(x, y)), (xi - yi) % M)
-        assert np.array_equal(_ints(RING.mul(x, y)), (xi * yi) % M)
-    assert np.array_equal(_ints(RING.neg(a)), (-ai) % M)
+        assert np.array_equal(as_ints(RING.add(x, y)), (xi + yi) % M)
+        assert np.array_equal(as_ints(RING.sub(x, y)), (xi - yi) % M)
+        assert np.array_equal(as_ints(RING.mul(x, y)), (xi * yi) % M)
+    assert np.array_equal(as_ints(RING.neg(a)), (-ai) % M)
     for k in (0, 1, 5, 2**64 - 1, 2**64 + 3, 2**127, -1, -(3**70)):
-        assert np.array_equal(_ints(RING.add_int(a, k)), (ai + k) % M)
-        assert np.array_equal(_ints(RING.mul_int(a, k)), (ai * k) % M)
+        assert np.array_equal(as_ints(RING.add_int(a, k)), (ai + k) % M)
+        assert np.array_equal(as_ints(RING.mul_int(a, k)), (ai * k) % M)
     for shift in (0, 1, 31, 32, 63, 64, 65, 100, 127, 128, 130):
-        assert np.array_equal(_ints(RING.shr(a, shift)), ai >> shift)
-        assert np.array_equal(_ints(RING.shl(a, shift)), (ai << shift) % M)
+        assert np.array_equal(as_ints(RING.shr(a, shift)), ai >> shift)
+        assert np.array_equal(as_ints(RING.shl(a, shift)), (ai << shift) % M)
 
 
 @settings(max_examples=40, deadline=None)
@@ -77,7 +64,7 @@ def test_mulhi_is_the_high_word_of_the_full_product(seed: int, size: int) -> Non
        data=st.data())
 def test_sums_over_any_axes_match_python_ints(seed: int, shape: tuple[int, ...], data: st.DataObject) -> None:
     a = _words(seed, shape)
-    ai = _ints(a)
+    ai = as_ints(a)
     n = len(shape)
     axes = [None] + [i for i in range(-n, n)] + [(0, n - 1)] * (n > 1) + [(-1, 0)] * (n > 1) + [()]
     axis = data.draw(st.sampled_from(axes))
@@ -85,17 +72,17 @@ def test_sums_over_any_axes_match_python_ints(seed: int, shape: tuple[int, ...],
         np.zeros(shape), axis=axis).shape, dtype=object)
     got = RING.sum(a, axis)
     assert RING.shape(got) == np.shape(want)
-    assert np.array_equal(_ints(got), want)
+    assert np.array_equal(as_ints(got), want)
     # non-contiguous input (a transposed view) gives the same sums
     if n == 2 and axis is not None and axis != ():
         t = RING.transpose(a)
-        assert np.array_equal(_ints(RING.sum(t, axis)), np.asarray(ai.T.sum(axis=axis), dtype=object) % M)
+        assert np.array_equal(as_ints(RING.sum(t, axis)), np.asarray(ai.T.sum(axis=axis), dtype=object) % M)
 
 
 def test_sums_of_the_largest_residues_carry_exactly() -> None:
     a = np.full((2, 1000, 3), np.uint64(2**64 - 1), dtype=np.uint64)
-    assert list(_ints(RING.sum(a, 0))) == [(1000 * (M - 1)) % M] * 3
-    assert int(_ints(RING.sum(a, None))) == (3000 * (M - 1)) % M
+    assert list(as_ints(RING.sum(a, 0))) == [(1000 * (M - 1)) % M] * 3
+    assert int(as_ints(RING.sum(a, None))) == (3000 * (M - 1)) % M
 
 
 KEYS = [np.s_[1], np.s_[-1], np.s_[:2], np.s_[::-1], np.s_[1:, None], np.s_[..., 0], np.s_[None],
@@ -106,10 +93,10 @@ KEYS = [np.s_[1], np.s_[-1], np.s_[:2], np.s_[::-1], np.s_[1:, None], np.s_[...,
 @pytest.mark.parametrize("key", KEYS, ids=repr)
 def test_indexing_on_the_element_array_equals_indexing_the_values(key: object) -> None:
     a = _words(3, (3, 4, 5))
-    ai = _ints(a)
+    ai = as_ints(a)
     got = RING.index(a, key)
-    assert np.array_equal(_ints(got), ai[key])
-    assert np.array_equal(_ints(RING.apply(a, lambda v: v[key])), ai[key])
+    assert np.array_equal(as_ints(got), ai[key])
+    assert np.array_equal(as_ints(RING.apply(a, lambda v: v[key])), ai[key])
     # the one-word rings index the same way
     w = Z2k(64).random(RandomSource.seeded(4), (3, 4, 5))
     assert np.array_equal(Z2k(64).index(w, key), w[key])
@@ -118,30 +105,30 @@ def test_indexing_on_the_element_array_equals_indexing_the_values(key: object) -
 @pytest.mark.parametrize("shape", [(60,), (3, 20), (-1, 4), (5, 3, 4), 60])
 def test_reshape_transpose_broadcast_match_numpy(shape: object) -> None:
     a = _words(5, (3, 4, 5))
-    ai = _ints(a)
-    assert np.array_equal(_ints(RING.reshape(a, shape)), ai.reshape(shape))
+    ai = as_ints(a)
+    assert np.array_equal(as_ints(RING.reshape(a, shape)), ai.reshape(shape))
     for axes in [(), (2, 0, 1), (-1, -3, -2), (0, 1, 2)]:
         want = ai.transpose(*axes) if axes else ai.T
-        assert np.array_equal(_ints(RING.transpose(a, axes)), want)
+        assert np.array_equal(as_ints(RING.transpose(a, axes)), want)
     with pytest.raises(ValueError):
         RING.transpose(a, (0, 1, 3))
     col = _words(6, (4, 1))
-    ci = _ints(col)
+    ci = as_ints(col)
     for target in [(4, 3), (2, 4, 3)]:
         got = RING.broadcast_to(col, target)
-        assert np.array_equal(_ints(got), np.broadcast_to(ci, target))
+        assert np.array_equal(as_ints(got), np.broadcast_to(ci, target))
         got[0, ...] = 0  # a new array, not a view of col
-        assert np.array_equal(_ints(col), ci)
+        assert np.array_equal(as_ints(col), ci)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1, -2])
 def test_concatenate_and_stack_match_numpy(axis: int) -> None:
     a, b = _words(7, (3, 4)), _words(8, (3, 4))
-    ai, bi = _ints(a), _ints(b)
-    assert np.array_equal(_ints(RING.concatenate([a, b], axis)), np.concatenate([ai, bi], axis=axis))
-    assert np.array_equal(_ints(RING.stack([a, b], axis)), np.stack([ai, bi], axis=axis))
-    assert np.array_equal(_ints(RING.stack([a, b], 2)), np.stack([ai, bi], axis=2))
-    assert np.array_equal(_ints(RING.stack([a, b], -3)), np.stack([ai, bi], axis=-3))
+    ai, bi = as_ints(a), as_ints(b)
+    assert np.array_equal(as_ints(RING.concatenate([a, b], axis)), np.concatenate([ai, bi], axis=axis))
+    assert np.array_equal(as_ints(RING.stack([a, b], axis)), np.stack([ai, bi], axis=axis))
+    assert np.array_equal(as_ints(RING.stack([a, b], 2)), np.stack([ai, bi], axis=2))
+    assert np.array_equal(as_ints(RING.stack([a, b], -3)), np.stack([ai, bi], axis=-3))
     with pytest.raises(ValueError):
         RING.concatenate([a, b], 2)
     with pytest.raises(ValueError):
@@ -160,4 +147,4 @@ def test_from_rounded_float_matches_python_ints(values: list[int], zero_d: bool)
     got = RING.from_rounded_float(np.asarray(v))
     want = np.asarray(np.vectorize(lambda x: int(x) % M, otypes=[object])(v) if np.size(v) else v.astype(object))
     assert RING.shape(got) == np.shape(v)
-    assert np.array_equal(_ints(got), want)
+    assert np.array_equal(as_ints(got), want)

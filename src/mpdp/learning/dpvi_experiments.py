@@ -50,16 +50,16 @@ Measured (seeded, on a shared 2-core machine)
   excluded (one candidate: the renormalization floor, each party's factors floored at ``2^(floor_log2 / P)``,
   paper 002's Algorithm 4, which the float run does not have). These runs, and Figure 2's above, used the
   floor; session 5 found that it is the gap's cause and removed it (next item).
-* The floor, isolated (session 5): float64 at Figure 3's settings with identical noise (the method of
-  ``mpdp reproduce 002-floor --repetitions 1 --seed S``), final test NLL without / with the floor: seed 1
-  9.088 / 9.398 (+3.4%), seed 2 9.300 / 9.584 (+3.1%), seed 3 9.227 / 9.477 (+2.7%); at epochs 5 / 10 / 20
-  the floor is already behind (seed 1: 10.391 / 9.751 / 9.497 vs 10.567 / 9.803 / 9.613). Dropping the
-  records with ``S_i < 2^-40`` instead: 9.088 and 9.301 (seeds 1, 2), the non-partitioned values to three
-  decimals. ``mpdp reproduce 002-floor --repetitions 1 --seed 1`` (9 min at load 8) prints the same three
-  curves: 9.088 / 9.398 / 9.088 final (dropping below ``2^-37``, the step's own domain). The floor keeps a responsibility of up to ``2^-18`` for components one party rates far below its
-  best, times gradients that reach ``1e4`` as the components sharpen, always in the same direction; that is
-  about the gap between the floored MPC runs and the float runs above (+2.5% in Figure 2's identical-noise
-  run, +1.55% on Figure 3's mean). mpdp's step therefore floors nothing by default
+* The floor, isolated (session 5): float64 at Figure 3's settings with identical noise (the method of ``mpdp
+  reproduce 002-floor --repetitions 1 --seed S``), final test NLL without / with the floor: seed 1 9.088 / 9.398
+  (+3.4%), seed 2 9.300 / 9.584 (+3.1%), seed 3 9.227 / 9.477 (+2.7%); at epochs 5 / 10 / 20 the floor is already
+  behind (seed 1: 10.391 / 9.751 / 9.497 vs 10.567 / 9.803 / 9.613). Dropping the records with ``S_i < 2^-40``
+  instead: 9.088 and 9.301 (seeds 1, 2), the non-partitioned values to three decimals. ``mpdp reproduce 002-floor
+  --repetitions 1 --seed 1`` (9 min at load 8) prints the same three curves: 9.088 / 9.398 / 9.088 final (dropping
+  below ``2^-37``, the step's own domain). The floor keeps a responsibility of up to ``2^-18`` for components one
+  party rates far below its best, times gradients that reach ``1e4`` as the components sharpen, always in the same
+  direction; that is about the gap between the floored MPC runs and the float runs above (+2.5% in Figure 2's
+  identical-noise run, +1.55% on Figure 3's mean). mpdp's step therefore floors nothing by default
   (``GradientPrecision(floor_factors=True)`` keeps Algorithm 4).
 """
 
