@@ -258,7 +258,7 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
 
     The bucket of ``m = max(a, b)`` without forming ``m`` first: :func:`.bits.at_least` compares ``a``,
     ``b`` and ``a - b + 1`` with the thresholds ``2^j`` (``a`` with those below 2, ``a - b + 1`` with 1)
-    against one mask (8 rounds), giving the bits
+    against one mask (7 rounds), giving the bits
     ``A_j``, ``B_j`` and ``G = [a >= b]``; one round of Beaver products of the bit ``G`` (exact: no
     truncation) gives ``[m >= 2^j] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
     :func:`clip_weights`: ``z = m 2^-k`` and ``values 2^(-k/2)`` in one product, the polynomial, one last

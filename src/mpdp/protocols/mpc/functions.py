@@ -177,7 +177,7 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
 
     The bucket bits come from comparisons with the public thresholds ``2^j``, ``j = low_exp .. high_exp + 1``
     (the top one only if ``x.bound`` reaches it), all against one opened mask (:func:`.bits.at_least`,
-    8 rounds): ``b_j = [x >= 2^j]`` in the input's ring, ``h_k = b_(k-1) - b_k``. Then
+    7 rounds): ``b_j = [x >= 2^j]`` in the input's ring, ``h_k = b_(k-1) - b_k``. Then
     ``g = sum_k h_k round(g(k) 2^f) 2^-f`` is linear in the bits: no product, no rounding beyond the
     constants'. When the raw integers ``x 2^f`` and the thresholds fit a signed 64-bit word (``x.bound``
     below about ``2^(62 - f)``), the comparisons run on the shares' low words, exactly (reduction mod 2^64

@@ -6,7 +6,7 @@ parties), ``S_i = sum_k q_ik`` and ``r_ik = q_ik / S_i``. The parties' constants
 cancel in ``r`` and are added back to ``log S_i`` in the clear by whoever is entitled to the log-likelihood.
 
 The division is the Newton-Raphson reciprocal of :class:`~mpdp.crypto.approximations.ReciprocalParams`
-carried out on the numerators: the normalisation finds ``S_i in [2^(k-1), 2^k)`` (comparisons, 8 rounds),
+carried out on the numerators: the normalisation finds ``S_i in [2^(k-1), 2^k)`` (comparisons, 7 rounds),
 one product gives ``q~ = q 2^-k`` and ``z = S 2^-k`` in ``[1/2, 1)``; with ``y0 = a - b z`` and
 ``e0 = 1 - z y0``, ``1/z = y0 (1 + e0)(1 + e0^2)...``, so ``r = q~ y0 (1 + e0)(1 + e0^2)...``: each factor
 is one product of the running numerators, side by side with the next residual square. ``iterations``
