@@ -42,10 +42,10 @@ from one iteration to the next.
   relative to clipping factors as small as ``2^-16``, cost more than 1e-3 of the clipping bound (up to 9%), and
   the step runs all in Z_2^128: over a 33-epoch training, most steps cost this row's CPU.
 
-Rounds per iteration: 40 (78 at the start of session 3): 2 sharing the inputs (factors in Z_2^128, norms and
-statistics in the tail format), 2 the products across parties, 8 the normalisation of ``S_i`` (comparisons
+Rounds per iteration: 38 (78 at the start of session 3): 2 sharing the inputs (factors in Z_2^128, norms and
+statistics in the tail format), 2 the products across parties, 7 the normalisation of ``S_i`` (comparisons
 with 40 powers of two against one opened mask), 2 the product giving ``q~ = q 2^-k`` and ``(q - pi S) 2^-k``
-(truncated straight into the tail), 4 the squared norm and ``S~^2``, 18 the clipped weights ``q~ / sqrt(max(S~^2,
+(truncated straight into the tail), 4 the squared norm and ``S~^2``, 17 the clipped weights ``q~ / sqrt(max(S~^2,
 n~))`` (comparisons with half powers of two, the maximum, the degree-4 polynomial), 2 the matrix product, 1
 lifting the weighted sums back into Z_2^128 (the gradient map's constants reach the hundreds as training
 proceeds), 1 the truncation onto the grid and 1 the opening.
@@ -63,6 +63,20 @@ matrix products by numpy's wrapping uint64 matmul, fused Beaver combines, a byte
 that drift with theta are prefetched from the latest run, and the clipping domain on a grid of 2^4 so that
 they rarely drift. The float step itself became ~25% faster (vectorised per-example gradients shared with
 the MPC side's tables), which the ratios absorb. Party 0 sends ~0.85 MB per iteration (1.17 MB in Z_2^128).
+
+Measured 2026-11-22 (session 5), lead, same command, three runs at load 3.6-3.8 (one training job on the other
+core); the threads' rows and the float step now run pinned to one CPU (:func:`_one_core`): party 0's thread
+CPU 12-16 ms per iteration against the float step's 3.2-3.5 ms (3.7-4.4x); with the tail in Z_2^128 4.3-5.7x;
+parties as processes, party 0's process CPU 14-19 ms (4.3-5.3x); online phase 15-18 ms (4.5-5.5x); wall
+times: threads 7.9-10.1x, online phase as processes 8.5-10.6x. The session's starting code (ac3ab5f) under the
+same bench, same minutes: 14-17 ms (4.4-5.3x), tail in Z_2^128 6.2-8.1x, processes 19 ms (5.0-7.2x), threads
+wall 9.9-11.7x. What changed (two helpers and the lead): the clipping domain without an unneeded factor K
+(``clip_domain_bound``: 4 fewer bits to compare, a 16x smaller relative error of the clipping factor); one round
+fewer per comparison (the carry tree's first level rides in the opening of the masked value) and less work per
+level; flat dealer replies, a direct envelope codec path for openings and single arrays; Z_2^128 kernels without
+per-limb joins (one ufunc for add/sub with the carry, fused Beaver combine and wrap shift, shape operations on
+the whole element array) and cached big-integer bucket constants. Party 0 sends 0.69 MB per iteration (-18%;
+1.06 MB in Z_2^128). The float step's own CPU moves by +-20% between runs, which the ratios carry.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
