@@ -30,7 +30,9 @@ Measured (seeded, on a shared 2-core machine)
 * Full Adult (36,178 training records, 9,044 test), 3 epochs (1,086 steps, z = 1.03, eps = 0.999 at
   delta = 1e-5), identical noise: test NLL per epoch 11.239, 10.632, 10.389 (MPC) vs 11.240, 10.641, 10.397
   (float64): -0.08% at the end. With noise from the parties (independent of the float run's): 10.961, 10.643,
-  10.403 vs 10.929, 10.645, 10.314 (+0.87%), and in ``notebooks/002_dpvi.ipynb`` 10.118 vs 10.193 (-0.74%).
+  10.403 vs 10.929, 10.645, 10.314 (+0.87%), and in ``notebooks/002_dpvi.ipynb`` 10.118 vs 10.193 (-0.74%;
+  re-executed in session 5 without the floor, with the Z_2^64 tail and today's comparisons: 10.234 vs 10.193,
+  +0.40%, 144 ms per MPC step on a loaded host).
 * Full scale, ``mpdp reproduce 002-fig2 --seed 2026`` (33 epochs, one repetition, noise multiplier 2.03, identical
   trusted noise; run on commit 4e9c786, before the division-free step, 2.1 h wall at load 2-12): test NLL at
   epochs 1 / 5 / 10 / 20 / 33 is 11.845 / 10.793 / 9.672 / 9.544 / 9.545 (MPC) vs 11.850 / 10.728 / 10.223 /
