@@ -76,7 +76,10 @@ fewer per comparison (the carry tree's first level rides in the opening of the m
 level; flat dealer replies, a direct envelope codec path for openings and single arrays; Z_2^128 kernels without
 per-limb joins (one ufunc for add/sub with the carry, fused Beaver combine and wrap shift, shape operations on
 the whole element array) and cached big-integer bucket constants. Party 0 sends 0.69 MB per iteration (-18%;
-1.06 MB in Z_2^128). The float step's own CPU moves by +-20% between runs, which the ratios carry.
+1.06 MB in Z_2^128). The float step's own CPU moves by +-20% between runs, which the ratios carry. At the end
+of the session, idle host (load 1.6), two runs: party 0's thread CPU 13-14 ms against 3.1-3.4 ms (4.2-4.3x),
+tail in Z_2^128 5.1-5.2x, processes 17-18 ms (5.2-5.4x, wall 6.9-7.8x), online phase 14-15 ms (4.3-4.5x) with a
+wall time of 4.9-5.1x (each party on its own core, dealer idle), threads wall 9.3-9.5x.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
