@@ -204,8 +204,12 @@ class DealerProvider(CorrelationProvider):
             raise ProtocolAbortError(f"{self.comm.name}: the dealer connection is closed")
         specs = list(specs)
         # Correlations already queued need not be fetched again (a protocol step announces its whole
-        # batch, and the sub-steps it calls announce their part again).
-        pending = [entry[0] for entry in self._ready]
+        # batch, and the sub-steps it calls announce their part again). Usually they are the next ones
+        # queued, in order: each then matches its own queued entry, and nothing is missing.
+        ready = self._ready
+        if len(specs) <= len(ready) and all(ready[i][0] is s or ready[i][0] == s for i, s in enumerate(specs)):
+            return
+        pending = [entry[0] for entry in ready]
         missing = []
         for spec in specs:
             if spec in pending:
@@ -244,7 +248,8 @@ class DealerProvider(CorrelationProvider):
     def _receive(self, entry: list[Any]) -> dict[str, Any]:
         while entry[2]:  # replies arrive in request order: take the earlier ones first
             self._receive_reply(self._replies.popleft())
-        return dict(entry[1])
+        parts: dict[str, Any] = entry[1]
+        return parts
 
     def _receive_reply(self, item: tuple[list[list[Any]], CorrelationBatch, int]) -> None:
         entries, work, start = item
@@ -265,16 +270,13 @@ class DealerProvider(CorrelationProvider):
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
-        for entry in self._ready:
+        ready = self._ready
+        for i, entry in enumerate(ready):
             if entry[0] is spec or entry[0] == spec:
-                part = self._receive(entry)
-                self._ready.remove(entry)
-                return part
+                del ready[i]  # the entry leaves the queue: its parts dict goes to the caller
+                return self._receive(entry)
         self.prefetch([spec])
-        entry = self._ready[-1]
-        part = self._receive(entry)
-        self._ready.remove(entry)
-        return part
+        return self._receive(ready.pop())
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
