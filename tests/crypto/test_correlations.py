@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.correlations import CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
+from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
@@ -244,7 +244,8 @@ def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
         if not _fast(spec):
             continue
         copies = [{k: v.copy() for k, v in p.items()} for p in parts]
-        got = _fast_corrections(spec, parts, r)
+        got = [np.full(draw_shape(spec, name), 7, dtype=np.uint64) for name in CORRECTED[spec.kind]]
+        _fast_corrections(spec, parts, r, got)
         assert len(got) == len(want), spec
         for g, w in zip(got, want, strict=True):
             assert g.dtype == np.uint64 and np.array_equal(g, np.asarray(w, dtype=np.uint64)), spec

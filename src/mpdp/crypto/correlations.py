@@ -340,16 +340,22 @@ def deal(spec: CorrelationSpec, streams: Sequence[UniformSource], *,
                                      "pass own=AesCtrPrg(secret key)"))
     parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
     r = spec.ring.random(own, _c_shape(spec)) if own is not None and spec.kind.endswith("_wrap") else None
-    # 0-d operands make numpy scalars; the wire carries arrays.
-    return {k: np.asarray(v, dtype=np.uint64) for k, v in zip(CORRECTED[spec.kind], _corrections(spec, parts, r),
-                                                               strict=True)}
+    names = CORRECTED[spec.kind]
+    dests = tuple(np.empty(draw_shape(spec, name), dtype=np.uint64) for name in names)
+    _corrections(spec, parts, r, dests)
+    return dict(zip(names, dests, strict=True))
 
 
-def _corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]],
-                 r: RingArray | None) -> tuple[RingArray, ...]:
-    """Party 0's corrections of ``spec`` (in :data:`CORRECTED` order) from every party's drawn ``parts``
-    (party 0's first) and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring)."""
-    return (_fast_corrections if _fast(spec) else _ring_corrections)(spec, parts, r)
+def _corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r: RingArray | None,
+                 dests: Sequence[RingArray]) -> None:
+    """Write party 0's corrections of ``spec`` into ``dests`` (uint64 arrays of the :func:`draw_shape` of the
+    parts named in :data:`CORRECTED`, in that order) from every party's drawn ``parts`` (party 0's first)
+    and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring)."""
+    if _fast(spec):
+        _fast_corrections(spec, parts, r, dests)
+    else:
+        for dest, value in zip(dests, _ring_corrections(spec, parts, r), strict=True):
+            dest[...] = value
 
 
 def _ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]],
@@ -407,15 +413,8 @@ def _fast(spec: CorrelationSpec) -> bool:
 _TOP = np.uint64((1 << 63) - 1)
 
 
-def _add_into(v: RingArray, o: RingArray, bits: int) -> None:
-    """``v += o`` in Z_2^bits on raw words (one-word rings unreduced; Z_2^128 as (low, high) limbs)."""
-    np.add(v, o, out=v)
-    if bits == 128:
-        np.add(v[1], np.less(v[0], o[0]), out=v[1])  # carry
-
-
 def _sub_into(v: RingArray, o: RingArray, bits: int) -> None:
-    """``v -= o`` in Z_2^bits on raw words (as :func:`_add_into`)."""
+    """``v -= o`` in Z_2^bits on raw words (one-word rings unreduced; Z_2^128 as (low, high) limbs)."""
     if bits == 128:
         borrow = np.less(v[0], o[0])
         np.subtract(v, o, out=v)
@@ -424,37 +423,67 @@ def _sub_into(v: RingArray, o: RingArray, bits: int) -> None:
         np.subtract(v, o, out=v)
 
 
-def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]],
-                      r: RingArray | None) -> tuple[RingArray, ...]:
-    """:func:`_corrections` on raw uint64 words, in place on fresh arrays: one-word rings computed modulo
-    2^64 and reduced modulo 2^bits at the end (reduction commutes with +, - and *), Z_2^128 on its two limbs
-    with explicit carries (its products by the ring's own methods). The same words as the ring-method path
-    (the relation tests cover both)."""
+def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r: RingArray | None,
+                      dests: Sequence[RingArray]) -> None:
+    """:func:`_corrections` on raw uint64 words, written straight into ``dests`` (a dealer's reply): one-word
+    rings computed modulo 2^64 and reduced modulo 2^bits at the end (reduction commutes with +, - and *),
+    Z_2^128 on its two limbs with explicit carries (its products by the ring's own methods). The same words
+    as the ring-method path :func:`_ring_corrections` (tests compare them); ``parts`` are not modified."""
     kind, bits, out_bits, rest = spec.kind, spec.ring_bits, spec.out_ring_bits, parts[1:]
     first = parts[0]
 
     def total(name: str) -> RingArray:  # a fresh array: the sum of every party's part, reduced
-        out: RingArray = first[name].copy()
-        for p in rest:
-            _add_into(out, p[name], bits)
+        x = first[name]
+        if not rest:
+            return x.copy()
+        o = rest[0][name]
+        out: RingArray = np.add(x, o)
+        if bits == 128:
+            np.add(out[1], np.less(out[0], o[0]), out=out[1])  # carry
+        for p in rest[1:]:
+            o = p[name]
+            np.add(out, o, out=out)
+            if bits == 128:
+                np.add(out[1], np.less(out[0], o[0]), out=out[1])
         if bits < 64:
             np.bitwise_and(out, np.uint64((1 << bits) - 1), out=out)
         return out
 
-    def fix(value: RingArray, name: str, out_bits: int) -> RingArray:  # value - the others' parts, reduced
-        for p in rest:
-            _sub_into(value, p[name], out_bits)
+    def fix(lo: RingArray, hi: RingArray | None, name: str, out_bits: int, dest: RingArray) -> None:
+        # dest = value - the others' parts, reduced; value = lo in a one-word ring, (lo, hi) in Z_2^128
+        # (hi None: a value below 2^64)
+        if out_bits == 128:
+            if not rest:
+                dest[0] = lo
+                dest[1] = 0 if hi is None else hi
+                return
+            o = rest[0][name]
+            borrow = np.less(lo, o[0])
+            np.subtract(lo, o[0], out=dest[0])
+            if hi is None:
+                np.negative(o[1], out=dest[1])
+            else:
+                np.subtract(hi, o[1], out=dest[1])
+            np.subtract(dest[1], borrow, out=dest[1])
+            for p in rest[1:]:
+                _sub_into(dest, p[name], 128)
+            return
+        if rest:
+            np.subtract(lo, rest[0][name], out=dest)
+            for p in rest[1:]:
+                np.subtract(dest, p[name], out=dest)
+        else:
+            dest[...] = lo
         if out_bits < 64:
-            np.bitwise_and(value, np.uint64((1 << out_bits) - 1), out=value)
-        return value
+            np.bitwise_and(dest, np.uint64((1 << out_bits) - 1), out=dest)
 
-    def wrap_parts(r: RingArray) -> tuple[RingArray, RingArray]:  # r: reduced residues (not modified)
+    def wrap_parts(r: RingArray, msb_dest: RingArray, low_dest: RingArray) -> None:  # r: reduced residues
         shift = spec.shift
         if bits == 128:  # msb: the high limb's top bit; low: (r mod 2^127) >> shift on two limbs
             msb = np.right_shift(r[1], np.uint64(63))
             high = np.bitwise_and(r[1], _TOP)
             if shift == 0:
-                low, low_high = r[0].copy(), high
+                low, low_high = r[0], high
             elif shift < 64:
                 low = np.right_shift(r[0], np.uint64(shift))
                 np.bitwise_or(low, np.left_shift(high, np.uint64(64 - shift)), out=low)
@@ -466,10 +495,8 @@ def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray
             low, low_high = np.bitwise_and(r, np.uint64((1 << (bits - 1)) - 1)), None
             if shift:
                 np.right_shift(low, np.uint64(shift), out=low)
-        if out_bits == 128:  # the unsigned values as elements of Z_2^128
-            msb = np.stack([msb, np.zeros_like(msb)])
-            low = np.stack([low, np.zeros_like(low) if low_high is None else low_high])
-        return fix(msb, "msb", out_bits), fix(low, "low", out_bits)
+        fix(msb, None, "msb", out_bits, msb_dest)
+        fix(low, low_high if out_bits == 128 else None, "low", out_bits, low_dest)
 
     if spec.product:
         a = total("a")
@@ -481,35 +508,49 @@ def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray
                 c = spec.ring.matmul(a, b)
             else:
                 c = spec.ring.mul(a, b) if bits == 128 else np.multiply(a, b)
-        if r is None or not kind.endswith("_wrap"):
-            return (fix(c, "c", bits),)
-        _add_into(c, r, bits)
-        return (fix(c, "c", bits), *wrap_parts(r))
+        if r is not None and kind.endswith("_wrap"):
+            np.add(c, r, out=c)
+            if bits == 128:
+                np.add(c[1], np.less(c[0], r[0]), out=c[1])  # carry
+            wrap_parts(r, dests[1], dests[2])
+        if bits == 128:
+            fix(c[0], c[1], "c", 128, dests[0])
+        else:
+            fix(c, None, "c", bits, dests[0])
+        return
     if kind == "wrap" or kind == "compare":
         r = total("r")
         if kind == "wrap":
-            return wrap_parts(r)
+            wrap_parts(r, dests[0], dests[1])
+            return
         words = r if bits == 128 else r.reshape((1, *r.shape))  # the ring's bit words: the residue itself
-        for p in rest:
-            np.bitwise_xor(words, p["bits"], out=words)
-        return (words,)
+        dest = dests[0]
+        if rest:
+            np.bitwise_xor(words, rest[0]["bits"], out=dest)
+            for p in rest[1:]:
+                np.bitwise_xor(dest, p["bits"], out=dest)
+        else:
+            dest[...] = words
+        return
     if kind == "and":
-        a, b = first["a"].copy(), first["b"].copy()
+        a, b = first["a"], first["b"]
+        if rest:
+            a, b = np.bitwise_xor(a, rest[0]["a"]), np.bitwise_xor(b, rest[0]["b"])
+            for p in rest[1:]:
+                np.bitwise_xor(a, p["a"], out=a)
+                np.bitwise_xor(b, p["b"], out=b)
+        dest = dests[0]
+        np.bitwise_and(a, b, out=dest)
         for p in rest:
-            np.bitwise_xor(a, p["a"], out=a)
-            np.bitwise_xor(b, p["b"], out=b)
-        np.bitwise_and(a, b, out=a)
-        for p in rest:
-            np.bitwise_xor(a, p["c"], out=a)
-        return (a,)
+            np.bitwise_xor(dest, p["c"], out=dest)
+        return
     # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
-    bit = first["bit"].copy()
-    for p in rest:
-        np.bitwise_xor(bit, p["bit"], out=bit)
-    s = bit.astype(np.uint64)
-    if bits == 128:
-        s = np.stack([s, np.zeros_like(s)])
-    return (fix(s, "s", bits),)
+    bit = first["bit"]
+    if rest:
+        bit = np.bitwise_xor(bit, rest[0]["bit"])
+        for p in rest[1:]:
+            np.bitwise_xor(bit, p["bit"], out=bit)
+    fix(bit.astype(np.uint64), None, "s", bits, dests[0])
 
 
 class CorrelationBatch:
@@ -527,7 +568,7 @@ class CorrelationBatch:
         The correlations, in request order.
     """
 
-    __slots__ = ("_draw_layouts", "_fns", "_own_layout", "correction_layout", "elements", "reply_offsets", "specs")
+    __slots__ = ("_draw_layouts", "_fast", "_own_layout", "correction_layout", "elements", "reply_offsets", "specs")
 
     def __init__(self, specs: Sequence[CorrelationSpec]) -> None:
         self.specs = tuple(specs)
@@ -557,7 +598,7 @@ class CorrelationBatch:
         self.reply_offsets = tuple(offsets)
         """Where correlation ``i``'s corrections start in the words of a full reply (and the total, last)."""
         self.elements = sum(math.prod(s.shape) + math.prod(s.shape_b) for s in self.specs)
-        self._fns = tuple(_fast_corrections if _fast(s) else _ring_corrections for s in self.specs)
+        self._fast = tuple(_fast(s) for s in self.specs)
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -624,11 +665,16 @@ class CorrelationBatch:
         ``parts`` holds each party's :meth:`draw` (party 0's first), ``masks`` the :meth:`masks`.
         """
         stop = len(self.specs) if stop is None else stop
-        specs, fns = self.specs, self._fns
-        fixes = [fix for i in range(start, stop) for fix in fns[i](specs[i], [p[i] for p in parts], masks[i])]
-        if not fixes:
-            return np.zeros(0, dtype=np.uint64)
-        return np.concatenate(fixes, axis=None, dtype=np.uint64)
+        offset = self.reply_offsets[start]
+        out = np.empty(self.reply_offsets[stop] - offset, dtype=np.uint64)
+        specs, fast, layout = self.specs, self._fast, self.correction_layout
+        for i in range(start, stop):
+            dests = [out[lo - offset : hi - offset].reshape(shape) for _, shape, lo, hi in layout[i]]
+            if fast[i]:
+                _fast_corrections(specs[i], [p[i] for p in parts], masks[i], dests)
+            else:
+                _corrections(specs[i], [p[i] for p in parts], masks[i], dests)
+        return out
 
 
 @functools.lru_cache(maxsize=512)

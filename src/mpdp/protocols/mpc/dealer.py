@@ -195,7 +195,8 @@ class DealerProvider(CorrelationProvider):
         self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
         # party 0: per reply still to come, its entries, their batch and the index of the first in it
         self._replies: deque[tuple[list[list[Any]], CorrelationBatch, int]] = deque()
-        self._known: dict[tuple[CorrelationSpec, ...], int] = {}  # remembered requests (see the module docstring)
+        # remembered requests (see the module docstring): their numbers and layouts
+        self._known: dict[tuple[CorrelationSpec, ...], tuple[int, CorrelationBatch]] = {}
         self._closed = False
 
     # -- fetching -----------------------------------------------------------------------------------------
@@ -220,15 +221,16 @@ class DealerProvider(CorrelationProvider):
         if not specs:
             return
         key = tuple(specs)
-        number = self._known.get(key)
-        if number is not None:
+        known = self._known.get(key)
+        if known is not None:
+            number, work = known
             self.comm.send(self.dealer, number, label=_REQUEST)
         else:
+            work = batch(key)
             if _remembered(specs, len(self._known)):
-                self._known[key] = len(self._known)
+                self._known[key] = (len(self._known), work)
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
-        work = batch(key)
         entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, first=first), strict=True)]
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
