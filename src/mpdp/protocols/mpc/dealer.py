@@ -23,7 +23,10 @@ Protocol
    A request of at least 8 correlations (a planned step, :mod:`~mpdp.protocols.mpc.planning`) is
    remembered by both sides under its number among such requests (up to 256); sending the same list again
    sends that number instead (a DPVI step: one int instead of ~70 encoded specs, which the dealer would
-   decode and validate again for every party).
+   decode and validate again for every party). The corrections of a request by number travel in one
+   message (:func:`reply_chunks` with ``whole``): a repeated plan is requested a block ahead
+   (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned`'s ``ahead``), so party 0 does not wait for
+   it, and each message costs both sides more than a chunk's pipelining gains.
 3. Teardown: every party sends ``"close"``.
 
 Security
@@ -78,9 +81,12 @@ def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
     return len(specs) >= _REMEMBER_MIN and known < _REMEMBER_MAX
 
 
-def reply_chunks(count: int) -> list[slice]:
+def reply_chunks(count: int, *, whole: bool = False) -> list[slice]:
     """How the dealer splits the corrections of a request of ``count`` correlations into messages: 2, 4, 8, ...
-    (the last one shorter). Both sides derive it from the request, so party 0 knows each message's length."""
+    (the last one shorter), or one message when ``whole`` (a request by number). Both sides derive it from the
+    request, so party 0 knows each message's length."""
+    if whole:
+        return [slice(0, count)] if count else []
     chunks, start, size = [], 0, 2
     while start < count:
         chunks.append(slice(start, min(start + size, count)))
@@ -142,7 +148,8 @@ class TrustedDealer(Party):
                     )
             if request == _CLOSE:
                 break
-            if type(request) is int and 0 <= request < len(known):
+            whole = type(request) is int
+            if whole and 0 <= request < len(known):
                 work = known[request]
             elif isinstance(request, list):
                 specs = tuple(CorrelationSpec.from_wire(w) for w in request)
@@ -158,7 +165,7 @@ class TrustedDealer(Party):
             # corrections are computed chunk by chunk, each chunk sent as soon as it is ready.
             parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
             masks = work.masks(own)
-            for chunk in reply_chunks(len(work)):
+            for chunk in reply_chunks(len(work), whole=whole):
                 comm.send(parties[0], work.corrections(parts, masks, chunk.start, chunk.stop), label=_REPLY)
             batches += 1
             correlations += len(work)
@@ -234,7 +241,8 @@ class DealerProvider(CorrelationProvider):
         entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, first=first), strict=True)]
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
-            self._replies.extend((entries[chunk], work, chunk.start) for chunk in reply_chunks(len(entries)))
+            self._replies.extend((entries[chunk], work, chunk.start)
+                                 for chunk in reply_chunks(len(entries), whole=known is not None))
 
     def receive_prefetched(self) -> None:
         """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
