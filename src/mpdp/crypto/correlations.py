@@ -124,10 +124,16 @@ class CorrelationSpec:
         fields.update(kind=kind, ring_bits=ring_bits, shape=shape, shape_b=shape_b, out_ring_bits=out_ring_bits,
                       shift=shift)
         self._validate()
+        # the hash of the fields, once (specs key the plans, layouts and remembered requests of every step)
+        fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift))
         if key is not None:
             if len(_VALIDATED) >= _MAX_VALIDATED:
                 _VALIDATED.clear()
             _VALIDATED[key] = dict(fields)
+
+    def __hash__(self) -> int:
+        value: int = self.__dict__["_hash"]
+        return value
 
     def _validate(self) -> None:
         if self.kind not in KINDS:

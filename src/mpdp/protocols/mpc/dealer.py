@@ -213,20 +213,27 @@ class DealerProvider(CorrelationProvider):
         specs = list(specs)
         # Correlations already queued need not be fetched again (a protocol step announces its whole
         # batch, and the sub-steps it calls announce their part again). Usually they are the next ones
-        # queued, in order: each then matches its own queued entry, and nothing is missing.
+        # queued, in order (or a planned block's, followed by the next block's): each of those matches its
+        # own queued entry.
         ready = self._ready
-        if len(specs) <= len(ready) and all(ready[i][0] is s or ready[i][0] == s for i, s in enumerate(specs)):
+        common, end = 0, min(len(specs), len(ready))
+        while common < end and (ready[common][0] is specs[common] or ready[common][0] == specs[common]):
+            common += 1
+        if common == len(specs):
             return
-        pending = [entry[0] for entry in ready]
-        missing = []
-        for spec in specs:
-            if spec in pending:
-                pending.remove(spec)
-            else:
-                missing.append(spec)
-        specs = missing
-        if not specs:
-            return
+        if common == len(ready):  # every queued entry matched: the rest is missing
+            specs = specs[common:]
+        else:
+            pending = [entry[0] for entry in ready]
+            missing = []
+            for spec in specs:
+                if spec in pending:
+                    pending.remove(spec)
+                else:
+                    missing.append(spec)
+            specs = missing
+            if not specs:
+                return
         key = tuple(specs)
         known = self._known.get(key)
         if known is not None:
