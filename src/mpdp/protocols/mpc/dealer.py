@@ -283,7 +283,8 @@ class DealerProvider(CorrelationProvider):
                 part[name] = reply[lo - offset : hi - offset].reshape(shape)
             entry[2] = False
 
-    def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
+    def parts(self, spec: CorrelationSpec) -> dict[str, Any]:
+        """This party's parts of the correlation ``spec`` (name -> array; the typed methods wrap them)."""
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
@@ -297,37 +298,37 @@ class DealerProvider(CorrelationProvider):
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("mul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("mul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("matmul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("matmul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        p = self._get(_spec("square", ring.bits, shape))
+        p = self.parts(_spec("square", ring.bits, shape))
         return SquarePair(p["a"], p["c"])
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        p = self._get(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        p = self.parts(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
         return WrapMask(p["r"], p["msb"], p["low"])
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        p = self._get(_spec("compare", ring.bits, shape))
+        p = self.parts(_spec("compare", ring.bits, shape))
         return CompareMask(p["r"], p["bits"])
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        p = self._get(_spec("and", 64, shape))
+        p = self.parts(_spec("and", 64, shape))
         return BitTriple(p["a"], p["b"], p["c"])
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        p = self._get(_spec("dabit", ring.bits, shape))
+        p = self.parts(_spec("dabit", ring.bits, shape))
         return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         square = kind == "square"
-        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
+        p = self.parts(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                             out_ring_bits=(out_ring or ring).bits, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 
