@@ -507,13 +507,14 @@ def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray
         fix(msb, None, "msb", out_bits, msb_dest)
         fix(low, low_high if out_bits == 128 else None, "low", out_bits, low_dest)
 
-    if spec.product:
+    product = _PRODUCTS.get(kind)
+    if product is not None:
         a = total("a")
-        if spec.product == "square":
+        if product == "square":
             c = spec.ring.mul(a, a) if bits == 128 else np.multiply(a, a)
         else:
             b = total("b")
-            if spec.product == "matmul":
+            if product == "matmul":
                 c = spec.ring.matmul(a, b)
             else:
                 c = spec.ring.mul(a, b) if bits == 128 else np.multiply(a, b)
@@ -644,7 +645,7 @@ class CorrelationBatch:
                     continue
                 if how == 1 and arg < 64:  # elements of a narrow ring: arg is its bits
                     np.bitwise_and(w, np.uint64((1 << arg) - 1), out=w)
-                parts[name] = w.reshape(shape)
+                parts[name] = w if len(shape) == 1 else w.reshape(shape)  # a slice is already 1-D
             out.append(parts)
         return out
 
@@ -678,7 +679,8 @@ class CorrelationBatch:
         out = np.empty(self.reply_offsets[stop] - offset, dtype=np.uint64)
         specs, fast, layout = self.specs, self._fast, self.correction_layout
         for i in range(start, stop):
-            dests = [out[lo - offset : hi - offset].reshape(shape) for _, shape, lo, hi in layout[i]]
+            dests = [view if len(shape) == 1 else view.reshape(shape)  # a slice is already 1-D
+                     for _, shape, lo, hi in layout[i] for view in (out[lo - offset : hi - offset],)]
             if fast[i]:
                 _fast_corrections(specs[i], [p[i] for p in parts], masks[i], dests)
             else:

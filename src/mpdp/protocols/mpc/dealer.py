@@ -280,7 +280,8 @@ class DealerProvider(CorrelationProvider):
         for entry, layout in zip(entries, work.correction_layout[start : start + len(entries)], strict=True):
             part = entry[1]
             for name, shape, lo, hi in layout:  # views of the reply (disjoint: one correction each)
-                part[name] = reply[lo - offset : hi - offset].reshape(shape)
+                view = reply[lo - offset : hi - offset]
+                part[name] = view if len(shape) == 1 else view.reshape(shape)
             entry[2] = False
 
     def parts(self, spec: CorrelationSpec) -> dict[str, Any]:
