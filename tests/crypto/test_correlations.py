@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.correlations import CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
+from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
@@ -178,6 +178,23 @@ def test_specs_validate() -> None:
     assert matmul_shape((2, 3, 5), (5,)) == (2, 3)
 
 
+def test_specs_are_normalised_frozen_values_however_often_they_are_built() -> None:
+    import dataclasses
+
+    for _ in range(2):  # the second time from the validated fields
+        spec = CorrelationSpec("wrap", 64, [3, 2], shift=5)  # type: ignore[arg-type]
+        assert spec.shape == (3, 2) and spec.out_ring_bits == 64
+        spec = CorrelationSpec("wrap", 64, (3, 2), (), 0, 5)
+        assert spec == CorrelationSpec("wrap", 64, (3, 2), out_ring_bits=64, shift=5) and hash(spec) == hash(
+            CorrelationSpec("wrap", 64, (3, 2), shift=5))
+        assert spec.out_ring_bits == 64 and spec != CorrelationSpec("wrap", 64, (3, 2), shift=4)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            spec.shift = 3  # type: ignore[misc]
+        assert dataclasses.replace(spec, shift=4) == CorrelationSpec("wrap", 64, (3, 2), shift=4)
+        with pytest.raises(ParameterError, match="shift"):
+            CorrelationSpec("wrap", 64, (3,), shift=64)
+
+
 def test_convert_unsigned() -> None:
     a = np.array([5, 2**63 + 7], dtype=np.uint64)
     wide = convert_unsigned(a, Z2k(64), Z2_128())
@@ -212,3 +229,71 @@ def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bit
     assert all(lo == ((v % half) >> 20) % (1 << out_bits) for lo, v in zip(low.ravel(), r.ravel(), strict=True))
     with pytest.raises(ParameterError, match="out_ring_bits"):  # widening: a 'wrap' conversion's job
         CorrelationSpec(kind, 64, (5, 3), shape_b, out_ring_bits=128, shift=20)
+
+
+_MIXED = [  # every kind, one-word and two-word rings, narrow rings, conversions both ways, broadcasting
+    CorrelationSpec("mul", 64, (3, 4), (4,)), CorrelationSpec("mul", 12, (2, 5), (2, 1)),
+    CorrelationSpec("mul", 128, (3, 1), (3, 4)), CorrelationSpec("matmul", 64, (3, 4), (4, 2)),
+    CorrelationSpec("matmul", 128, (2, 3), (3, 2)), CorrelationSpec("square", 20, (6,)),
+    CorrelationSpec("square", 128, (2, 2)), CorrelationSpec("wrap", 64, (7,), out_ring_bits=128),
+    CorrelationSpec("wrap", 128, (5,), out_ring_bits=128, shift=58), CorrelationSpec("wrap", 128, (5,), shift=64),
+    CorrelationSpec("wrap", 128, (4,), out_ring_bits=64, shift=101), CorrelationSpec("wrap", 40, (3,), shift=7),
+    CorrelationSpec("wrap", 64, (3,), out_ring_bits=30, shift=0), CorrelationSpec("compare", 64, (2, 3)),
+    CorrelationSpec("compare", 128, (4,)), CorrelationSpec("compare", 16, (4,)), CorrelationSpec("and", 64, (2, 8, 3)),
+    CorrelationSpec("dabit", 64, (70,)), CorrelationSpec("dabit", 128, (3, 5)), CorrelationSpec("dabit", 9, (4,)),
+    CorrelationSpec("mul_wrap", 64, (4, 3), (4, 1), shift=24), CorrelationSpec("mul_wrap", 128, (5,), (5,), shift=48),
+    CorrelationSpec("mul_wrap", 128, (3, 2), (3, 1), out_ring_bits=64, shift=101),
+    CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=24), CorrelationSpec("matmul_wrap", 128, (2, 3), (3, 2)),
+    CorrelationSpec("square_wrap", 30, (5,), shift=10), CorrelationSpec("square_wrap", 128, (2, 2), shift=127),
+    CorrelationSpec("mul", 64, (), ()), CorrelationSpec("wrap", 128, (), shift=3),  # 0-d: the ring-method path
+]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
+    from mpdp.crypto.correlations import _fast, _fast_corrections, _ring_corrections
+
+    for i, spec in enumerate(_MIXED):
+        parts = [draw(spec, RandomSource.seeded(f"w-{i}-{j}"), first=j == 0) for j in range(n)]
+        r = spec.ring.random(RandomSource.seeded(f"r-{i}"), draw_shape(spec, "c")[1:] if spec.ring_bits == 128
+                             else draw_shape(spec, "c")) if spec.kind.endswith("_wrap") else None
+        want = _ring_corrections(spec, parts, r)
+        if not _fast(spec):
+            continue
+        copies = [{k: v.copy() for k, v in p.items()} for p in parts]
+        got = [np.full(draw_shape(spec, name), 7, dtype=np.uint64) for name in CORRECTED[spec.kind]]
+        _fast_corrections(spec, parts, r, got)
+        assert len(got) == len(want), spec
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == np.uint64 and np.array_equal(g, np.asarray(w, dtype=np.uint64)), spec
+        for p, q in zip(parts, copies, strict=True):  # the drawn parts are not modified
+            assert all(np.array_equal(p[k], q[k]) for k in q), spec
+
+
+@pytest.mark.parametrize("prg", [True, False])
+def test_a_batch_draws_and_deals_exactly_what_spec_by_spec_calls_do(prg: bool) -> None:
+    from mpdp.crypto.correlations import CorrelationBatch
+    from mpdp.crypto.prg import AesCtrPrg
+
+    def source(label: str) -> object:
+        return AesCtrPrg(label.encode() * 16) if prg else RandomSource.seeded(label)
+
+    specs = _MIXED * 2
+    work = CorrelationBatch(specs)
+    streams = [source(f"s{i}") for i in range(3)]
+    parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
+    masks = work.masks(source("own"))
+    words = np.concatenate([work.corrections(parts, masks, lo, hi) for lo, hi in ((0, 5), (5, 6), (6, len(specs)))])
+    assert words.shape == (work.reply_offsets[-1],) and words.dtype == np.uint64
+    ref_streams, own = [source(f"s{i}") for i in range(3)], source("own")
+    for i, spec in enumerate(specs):
+        fix = deal(spec, ref_streams, own=own)
+        for name, shape, lo, hi in work.correction_layout[i]:
+            assert np.array_equal(words[lo:hi].reshape(shape), fix[name]), (spec, name)
+    mirrors = [source(f"s{i}") for i in range(3)]
+    for i, spec in enumerate(specs):
+        for j, m in enumerate(mirrors):
+            want = draw(spec, m, first=j == 0)
+            assert want.keys() == parts[j][i].keys()
+            assert all(np.array_equal(want[k], parts[j][i][k]) and want[k].dtype == parts[j][i][k].dtype
+                       for k in want), (spec, j)

@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from mpdp.errors import MalformedMessageError, ParameterError
-from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits, decode, decode_envelope, encode, encode_envelope
+from mpdp.runtime.codec import (
+    DEFAULT_LIMITS,
+    CodecLimits,
+    decode,
+    decode_envelope,
+    encode,
+    encode_envelope,
+    encode_opening,
+    read_opening,
+)
 from tests.runtime import wire_reference
 from tests.strategies import big_ints, wire_values
 
@@ -305,3 +314,71 @@ def test_openings_under_every_small_limit_are_read_as_the_reference_reads_them(c
         for items in range(1, 8):
             for size in (len(wire) - 1, len(wire)):
                 _agree_envelope(wire, CodecLimits(max_bytes=size, max_depth=depth, max_items=items))
+
+
+# -- encode_opening / read_opening: an opening's message written and read in one pass -------------------------
+def _opening_parts(envelope: dict[str, Any]) -> tuple[int, int, str, bytes, list[Any]]:
+    return (envelope["seq"], envelope["round"], envelope["label"], envelope["body"]["id"],
+            envelope["body"]["v"])
+
+
+def _opening_wire(seq: int, stamp: int, label: str, sharing_id: bytes, values: list[Any]) -> bytes:
+    return encode_envelope(seq, stamp, label, {"id": sharing_id, "v": values})  # the keys in the session's order
+
+
+@given(_opening(), st.data())
+def test_openings_are_encoded_as_the_envelope_they_stand_for(envelope: dict[str, Any], data: st.DataObject) -> None:
+    seq, stamp, label, sharing_id, values = _opening_parts(envelope)
+    # now and then a strided vector or a big-endian one, an id of another length, a counter beyond int64
+    odd = data.draw(st.sampled_from(["none", "strided", "big-endian", "short id", "big seq", "tuple"]))
+    if odd == "strided":
+        values = [*values, np.arange(12, dtype=np.uint64)[::3]]
+    elif odd == "big-endian":
+        values = [np.arange(3, dtype=">u8"), *values]
+    elif odd == "short id":
+        sharing_id = sharing_id[:8]
+    elif odd == "big seq":
+        seq = 1 << 70
+    wire = encode_opening(seq, stamp, label, sharing_id, tuple(values) if odd == "tuple" else values)
+    body = {"id": sharing_id, "v": list(values)}
+    assert wire == encode_envelope(seq, stamp, label, body)
+    assert wire == wire_reference.encode({"seq": seq, "round": stamp, "label": label, "body": body})
+
+
+@given(_opening())
+def test_openings_are_read_in_one_pass_into_writable_arrays(envelope: dict[str, Any]) -> None:
+    seq, stamp, label, sharing_id, values = _opening_parts(envelope)
+    wire = _opening_wire(seq, stamp, label, sharing_id, values)
+    got = read_opening(wire, seq, label, sharing_id, len(values))
+    if all(v.ndim in range(1, 9) for v in values):  # 0-d and 9-d arrays are left to decode_envelope
+        assert got is not None
+    if got is not None:
+        assert got[0] == stamp and _same(values, got[1])
+        for array in got[1]:
+            assert array.flags.writeable and array.dtype.isnative
+            array[...] = 1  # the receiver's own memory, not a view of the message
+        assert wire == _opening_wire(seq, stamp, label, sharing_id, values)
+    # any other expectation: not read here (the receiver's checks then name what differs)
+    assert read_opening(wire, seq + 1, label, sharing_id, len(values)) is None
+    assert read_opening(wire, seq, label + "x", sharing_id, len(values)) is None
+    assert read_opening(wire, seq, label, bytes(15) + b"\x01" if sharing_id == bytes(16) else bytes(16),
+                        len(values)) is None
+    assert read_opening(wire, seq, label, sharing_id[:8], len(values)) is None
+    assert read_opening(wire, seq, label, sharing_id, len(values) + 1) is None
+    assert read_opening(bytearray(wire), seq, label, sharing_id, len(values)) is None
+
+
+@settings(max_examples=400)
+@given(_opening(), st.data())
+def test_damaged_openings_are_read_only_when_decode_reads_the_same(envelope: dict[str, Any],
+                                                                  data: st.DataObject) -> None:
+    seq, stamp, label, sharing_id, values = _opening_parts(envelope)
+    how = data.draw(st.sampled_from(["flip", "cut", "append", "limits"]))
+    wire, limits = _damage(bytearray(_opening_wire(seq, stamp, label, sharing_id, values)), how, data, head=120)
+    got = read_opening(wire, seq, label, sharing_id, len(values), limits)
+    if got is not None:  # exactly what the generic decoder reads (which never refuses it)
+        expected = wire_reference.decode(wire, limits=limits)
+        assert expected["seq"] == seq and expected["label"] == label and expected["round"] == got[0] >= 1
+        assert _same({"id": sharing_id, "v": got[1]}, expected["body"])
+        assert _same([seq, got[0], label, {"id": sharing_id, "v": got[1]}], list(decode_envelope(wire, limits=limits)
+                                                                                 or ()))

@@ -203,3 +203,49 @@ def test_bad_configuration() -> None:
 
     with pytest.raises(ParameterError, match="dst"):
         run_protocol({"a": sends_to_self, "b": lambda c: None})
+
+
+def _pair() -> tuple[Comm, Comm]:
+    transport = InMemoryTransport(["a", "b"])
+    rng = RandomSource.seeded("pair")
+    return tuple(Comm(transport.endpoint(p), ["a", "b"], rng=rng.spawn(p)) for p in ("a", "b"))  # type: ignore[return-value]
+
+
+def test_openings_travel_as_the_envelope_they_stand_for() -> None:
+    # send_opening/recv_opening: send/recv of {"id", "v"}, the same bytes and counts, read in one pass
+    a, b = _pair()
+    c, d = _pair()
+    sharing_id, values = bytes(range(16)), [np.arange(5, dtype=np.uint64), np.ones((2, 3), dtype=np.uint8)]
+    for _ in range(2):
+        a.send_opening("b", sharing_id, values, label="open")
+        c.send("b", {"id": sharing_id, "v": values}, label="open")
+    got, body = b.recv_opening("a", sharing_id, 2, label="open")
+    assert body is None and got is not None and all(np.array_equal(x, y) for x, y in zip(got, values, strict=True))
+    assert d.recv("a", label="open")["id"] == sharing_id
+    assert a.traffic == c.traffic and b.traffic == d.traffic and b.traffic.messages_received == 1
+    # another sharing, or another count: the body as recv() reads it, checked and counted all the same
+    got, body = b.recv_opening("a", bytes(16), 2, label="open")
+    assert got is None and body["id"] == sharing_id and b.traffic.messages_received == 2
+    a.send_opening("b", sharing_id, values, label="open")
+    assert b.recv_opening("a", sharing_id, 3, label="open")[0] is None
+    a.send("b", [1, 2], label="open")
+    assert b.recv_opening("a", sharing_id, 2, label="open") == (None, [1, 2])
+    a.send_opening("b", sharing_id, values, label="other")
+    with pytest.raises(ProtocolAbortError, match="'open'"):
+        b.recv_opening("a", sharing_id, 2, label="open")
+    with pytest.raises(ParameterError, match="src"):
+        b.recv_opening("b", sharing_id, 2, label="open")
+    with pytest.raises(ParameterError, match="dst"):
+        a.send_opening("c", sharing_id, values, label="open")
+
+
+def test_replayed_opening_is_detected() -> None:
+    def a(comm: Comm) -> None:
+        comm.send_opening("b", bytes(16), [np.zeros(3, dtype=np.uint64)], label="x")
+        comm.send_opening("b", bytes(16), [np.ones(3, dtype=np.uint64)], label="x")
+
+    def b(comm: Comm) -> list[object]:
+        return [comm.recv_opening("a", bytes(16), 1, label="x"), comm.recv_opening("a", bytes(16), 1, label="x")]
+
+    with pytest.raises(ProtocolAbortError, match="replayed"):
+        run_protocol({"a": a, "b": b}, transport=ReplayingTransport(["a", "b"]))

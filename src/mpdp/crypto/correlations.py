@@ -47,11 +47,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, explain
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationSpec", "convert_unsigned", "deal", "draw", "draw_shape",
-           "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationBatch", "CorrelationSpec", "batch", "convert_unsigned",
+           "deal", "draw", "draw_shape", "matmul_shape", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
@@ -91,7 +92,7 @@ def _shape(value: Any, what: str) -> tuple[int, ...]:
     return tuple(int(d) for d in value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CorrelationSpec:
     """What to deal: the kind, its ring(s) and shape(s).
 
@@ -106,24 +107,33 @@ class CorrelationSpec:
     out_ring_bits: int = 0
     shift: int = 0
 
-    def __post_init__(self) -> None:
+    def __init__(self, kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (),
+                 out_ring_bits: int = 0, shift: int = 0) -> None:
         # Protocols build the same few specs thousands of times (every operation names its correlation): a spec
-        # whose fields were validated before takes the normalised fields of then instead of re-validating.
+        # whose fields were validated before takes the normalised fields of then instead of re-validating,
+        # written in one go (the fields of a frozen instance, set once here, as a generated __init__ would).
+        fields = self.__dict__
         try:
-            key = (self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift)
+            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift)
             known = _VALIDATED.get(key)
         except TypeError:  # unhashable fields (e.g. a list shape): validate and normalise below
             key, known = None, None
         if known is not None:
-            object.__setattr__(self, "shape", known[0])
-            object.__setattr__(self, "shape_b", known[1])
-            object.__setattr__(self, "out_ring_bits", known[2])
+            fields.update(known)
             return
+        fields.update(kind=kind, ring_bits=ring_bits, shape=shape, shape_b=shape_b, out_ring_bits=out_ring_bits,
+                      shift=shift)
         self._validate()
+        # the hash of the fields, once (specs key the plans, layouts and remembered requests of every step)
+        fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift))
         if key is not None:
             if len(_VALIDATED) >= _MAX_VALIDATED:
                 _VALIDATED.clear()
-            _VALIDATED[key] = (self.shape, self.shape_b, self.out_ring_bits)
+            _VALIDATED[key] = dict(fields)
+
+    def __hash__(self) -> int:
+        value: int = self.__dict__["_hash"]
+        return value
 
     def _validate(self) -> None:
         if self.kind not in KINDS:
@@ -204,7 +214,7 @@ def _shared_spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tup
     return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
 
 
-_VALIDATED: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...], int]] = {}
+_VALIDATED: dict[tuple[Any, ...], dict[str, Any]] = {}  # the normalised fields of validated specs
 _MAX_VALIDATED = 4096  # distinct specs remembered (a long program uses a few hundred)
 
 
@@ -337,13 +347,29 @@ def deal(spec: CorrelationSpec, streams: Sequence[UniformSource], *,
     if spec.kind.endswith("_wrap") and own is None:
         raise ParameterError(explain("own", None, f"the dealer's own random stream for {spec.kind}",
                                      "pass own=AesCtrPrg(secret key)"))
-    # 0-d operands make numpy scalars; the wire carries arrays.
-    return {k: np.asarray(v, dtype=np.uint64) for k, v in _deal(spec, streams, own).items()}
-
-
-def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource],
-          own: UniformSource | None) -> dict[str, RingArray]:
     parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
+    r = spec.ring.random(own, _c_shape(spec)) if own is not None and spec.kind.endswith("_wrap") else None
+    names = CORRECTED[spec.kind]
+    dests = tuple(np.empty(draw_shape(spec, name), dtype=np.uint64) for name in names)
+    _corrections(spec, parts, r, dests)
+    return dict(zip(names, dests, strict=True))
+
+
+def _corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r: RingArray | None,
+                 dests: Sequence[RingArray]) -> None:
+    """Write party 0's corrections of ``spec`` into ``dests`` (uint64 arrays of the :func:`draw_shape` of the
+    parts named in :data:`CORRECTED`, in that order) from every party's drawn ``parts`` (party 0's first)
+    and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring)."""
+    if _fast(spec):
+        _fast_corrections(spec, parts, r, dests)
+    else:
+        for dest, value in zip(dests, _ring_corrections(spec, parts, r), strict=True):
+            dest[...] = value
+
+
+def _ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]],
+                      r: RingArray | None) -> tuple[RingArray, ...]:
+    """:func:`_corrections` by the ring's methods: the reference (and the path for 0-d operands)."""
     ring, kind = spec.ring, spec.kind
 
     def total(name: str, r: Ring = ring) -> RingArray:
@@ -353,31 +379,315 @@ def _deal(spec: CorrelationSpec, streams: Sequence[UniformSource],
         rest = [p[name] for p in parts[1:]]
         return _ring_sum(r, rest) if rest else r.zeros(_c_shape(spec) if spec.product else spec.shape)
 
-    def wrap_parts(r: RingArray, out: Ring) -> dict[str, RingArray]:
-        msb = convert_unsigned(ring.msb(r), Z2k(64), out)  # the bit as an element of the output ring
+    def wrap_parts(r: RingArray, out: Ring) -> tuple[RingArray, RingArray]:
+        msb = convert_unsigned(ring.msb(r), _Z64, out)  # the bit as an element of the output ring
         low = convert_unsigned(ring.shr(ring.clear_msb(r), spec.shift), ring, out)
-        return {"msb": out.sub(msb, others("msb", out)), "low": out.sub(low, others("low", out))}
+        return out.sub(msb, others("msb", out)), out.sub(low, others("low", out))
 
     if spec.product:
         a = total("a")
         b = a if spec.product == "square" else total("b")
         c = ring.matmul(a, b) if spec.product == "matmul" else ring.mul(a, b)
-        if own is None or not kind.endswith("_wrap"):
-            return {"c": ring.sub(c, others("c"))}
-        r = ring.random(own, _c_shape(spec))
-        return {"c": ring.sub(ring.add(c, r), others("c")), **wrap_parts(r, spec.out_ring)}
+        if r is None or not kind.endswith("_wrap"):
+            return (ring.sub(c, others("c")),)
+        return (ring.sub(ring.add(c, r), others("c")), *wrap_parts(r, spec.out_ring))
     if kind == "wrap":
         return wrap_parts(total("r"), spec.out_ring)
     if kind == "compare":
         r = total("r")
         rest_bits = [p["bits"] for p in parts[1:]]
         words = ring.bit_words(r)
-        return {"bits": words ^ _xor_sum(rest_bits) if rest_bits else words}
+        return (words ^ _xor_sum(rest_bits) if rest_bits else words,)
     if kind == "and":
         a = _xor_sum([p["a"] for p in parts])
         b = _xor_sum([p["b"] for p in parts])
         rest = [p["c"] for p in parts[1:]]
-        return {"c": (a & b) ^ _xor_sum(rest) if rest else a & b}
+        return ((a & b) ^ _xor_sum(rest) if rest else a & b,)
     # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
     bit = _xor_sum([p["bit"] for p in parts]).astype(np.uint64)
-    return {"s": ring.sub(bit if isinstance(ring, Z2k) else ring.from_int(bit), others("s"))}
+    return (ring.sub(bit if isinstance(ring, Z2k) else ring.from_int(bit), others("s")),)
+
+
+_Z64 = Z2k(64)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fast(spec: CorrelationSpec) -> bool:
+    """Whether :func:`_fast_corrections` applies: no 0-d operand (numpy scalars would not take in-place
+    ufuncs)."""
+    shapes = (spec.shape, spec.shape_b, _c_shape(spec)) if spec.product else (spec.shape,)
+    return all(len(s) > 0 for s in shapes)
+
+
+_TOP = np.uint64((1 << 63) - 1)
+
+
+def _sub_into(v: RingArray, o: RingArray, bits: int) -> None:
+    """``v -= o`` in Z_2^bits on raw words (one-word rings unreduced; Z_2^128 as (low, high) limbs)."""
+    if bits == 128:
+        borrow = np.less(v[0], o[0])
+        np.subtract(v, o, out=v)
+        np.subtract(v[1], borrow, out=v[1])
+    else:
+        np.subtract(v, o, out=v)
+
+
+def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r: RingArray | None,
+                      dests: Sequence[RingArray]) -> None:
+    """:func:`_corrections` on raw uint64 words, written straight into ``dests`` (a dealer's reply): one-word
+    rings computed modulo 2^64 and reduced modulo 2^bits at the end (reduction commutes with +, - and *),
+    Z_2^128 on its two limbs with explicit carries (its products by the ring's own methods). The same words
+    as the ring-method path :func:`_ring_corrections` (tests compare them); ``parts`` are not modified."""
+    kind, bits, out_bits, rest = spec.kind, spec.ring_bits, spec.out_ring_bits, parts[1:]
+    first = parts[0]
+
+    def total(name: str) -> RingArray:  # a fresh array: the sum of every party's part, reduced
+        x = first[name]
+        if not rest:
+            return x.copy()
+        o = rest[0][name]
+        out: RingArray = np.add(x, o)
+        if bits == 128:
+            np.add(out[1], np.less(out[0], o[0]), out=out[1])  # carry
+        for p in rest[1:]:
+            o = p[name]
+            np.add(out, o, out=out)
+            if bits == 128:
+                np.add(out[1], np.less(out[0], o[0]), out=out[1])
+        if bits < 64:
+            np.bitwise_and(out, np.uint64((1 << bits) - 1), out=out)
+        return out
+
+    def fix(lo: RingArray, hi: RingArray | None, name: str, out_bits: int, dest: RingArray) -> None:
+        # dest = value - the others' parts, reduced; value = lo in a one-word ring, (lo, hi) in Z_2^128
+        # (hi None: a value below 2^64)
+        if out_bits == 128:
+            if not rest:
+                dest[0] = lo
+                dest[1] = 0 if hi is None else hi
+                return
+            o = rest[0][name]
+            borrow = np.less(lo, o[0])
+            np.subtract(lo, o[0], out=dest[0])
+            if hi is None:
+                np.negative(o[1], out=dest[1])
+            else:
+                np.subtract(hi, o[1], out=dest[1])
+            np.subtract(dest[1], borrow, out=dest[1])
+            for p in rest[1:]:
+                _sub_into(dest, p[name], 128)
+            return
+        if rest:
+            np.subtract(lo, rest[0][name], out=dest)
+            for p in rest[1:]:
+                np.subtract(dest, p[name], out=dest)
+        else:
+            dest[...] = lo
+        if out_bits < 64:
+            np.bitwise_and(dest, np.uint64((1 << out_bits) - 1), out=dest)
+
+    def wrap_parts(r: RingArray, msb_dest: RingArray, low_dest: RingArray) -> None:  # r: reduced residues
+        shift = spec.shift
+        if bits == 128:  # msb: the high limb's top bit; low: (r mod 2^127) >> shift on two limbs
+            msb = np.right_shift(r[1], np.uint64(63))
+            high = np.bitwise_and(r[1], _TOP)
+            if shift == 0:
+                low, low_high = r[0], high
+            elif shift < 64:
+                low = np.right_shift(r[0], np.uint64(shift))
+                np.bitwise_or(low, np.left_shift(high, np.uint64(64 - shift)), out=low)
+                low_high = np.right_shift(high, np.uint64(shift), out=high)
+            else:
+                low, low_high = np.right_shift(high, np.uint64(shift - 64), out=high), None
+        else:
+            msb = np.right_shift(r, np.uint64(bits - 1))
+            low, low_high = np.bitwise_and(r, np.uint64((1 << (bits - 1)) - 1)), None
+            if shift:
+                np.right_shift(low, np.uint64(shift), out=low)
+        fix(msb, None, "msb", out_bits, msb_dest)
+        fix(low, low_high if out_bits == 128 else None, "low", out_bits, low_dest)
+
+    if spec.product:
+        a = total("a")
+        if spec.product == "square":
+            c = spec.ring.mul(a, a) if bits == 128 else np.multiply(a, a)
+        else:
+            b = total("b")
+            if spec.product == "matmul":
+                c = spec.ring.matmul(a, b)
+            else:
+                c = spec.ring.mul(a, b) if bits == 128 else np.multiply(a, b)
+        if r is not None and kind.endswith("_wrap"):
+            np.add(c, r, out=c)
+            if bits == 128:
+                np.add(c[1], np.less(c[0], r[0]), out=c[1])  # carry
+            wrap_parts(r, dests[1], dests[2])
+        if bits == 128:
+            fix(c[0], c[1], "c", 128, dests[0])
+        else:
+            fix(c, None, "c", bits, dests[0])
+        return
+    if kind == "wrap" or kind == "compare":
+        r = total("r")
+        if kind == "wrap":
+            wrap_parts(r, dests[0], dests[1])
+            return
+        words = r if bits == 128 else r.reshape((1, *r.shape))  # the ring's bit words: the residue itself
+        dest = dests[0]
+        if rest:
+            np.bitwise_xor(words, rest[0]["bits"], out=dest)
+            for p in rest[1:]:
+                np.bitwise_xor(dest, p["bits"], out=dest)
+        else:
+            dest[...] = words
+        return
+    if kind == "and":
+        a, b = first["a"], first["b"]
+        if rest:
+            a, b = np.bitwise_xor(a, rest[0]["a"]), np.bitwise_xor(b, rest[0]["b"])
+            for p in rest[1:]:
+                np.bitwise_xor(a, p["a"], out=a)
+                np.bitwise_xor(b, p["b"], out=b)
+        dest = dests[0]
+        np.bitwise_and(a, b, out=dest)
+        for p in rest:
+            np.bitwise_xor(dest, p["c"], out=dest)
+        return
+    # dabit: the bit is the XOR of every party's drawn bit; only party 0's arithmetic share is corrected
+    bit = first["bit"]
+    if rest:
+        bit = np.bitwise_xor(bit, rest[0]["bit"])
+        for p in rest[1:]:
+            np.bitwise_xor(bit, p["bit"], out=bit)
+    fix(bit.astype(np.uint64), None, "s", bits, dests[0])
+
+
+class CorrelationBatch:
+    """The correlations of one request, laid out once for every stream and reply.
+
+    A planned protocol step requests the same list of correlations every step; laying the list out once
+    (which words of a stream each part takes, where each correction sits in the dealer's reply) leaves
+    per request one keystream call per stream and a slice per part, instead of a draw call per part.
+    The parts are exactly those of :func:`draw` and :func:`deal` called spec by spec in list order (a
+    stream serves its words in order however the draws are split; other streams fall back to that loop).
+
+    Parameters
+    ----------
+    specs:
+        The correlations, in request order.
+    """
+
+    __slots__ = ("_draw_layouts", "_fast", "_own_layout", "correction_layout", "elements", "reply_offsets", "specs")
+
+    def __init__(self, specs: Sequence[CorrelationSpec]) -> None:
+        self.specs = tuple(specs)
+        self._draw_layouts: dict[bool, tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
+                                                               ...], ...]]] = {}
+        own: list[tuple[int, int, tuple[int, ...], int] | None] = []
+        pos = 0
+        for s in self.specs:  # the dealer's masks of the *_wrap kinds, in request order
+            if s.kind.endswith("_wrap"):
+                shape = draw_shape(s, "c")
+                own.append((pos, pos + math.prod(shape), shape, s.ring_bits))
+                pos += math.prod(shape)
+            else:
+                own.append(None)
+        self._own_layout = (pos, tuple(own))
+        layout, offsets, pos = [], [0], 0
+        for s in self.specs:  # party 0's corrections, as they follow each other in a reply
+            entry = []
+            for name in CORRECTED[s.kind]:
+                shape = draw_shape(s, name)
+                entry.append((name, shape, pos, pos + math.prod(shape)))
+                pos += math.prod(shape)
+            layout.append(tuple(entry))
+            offsets.append(pos)
+        self.correction_layout: tuple[tuple[tuple[str, tuple[int, ...], int, int], ...], ...] = tuple(layout)
+        """Per correlation: ``(name, shape, start, stop)`` of each correction in the words of a full reply."""
+        self.reply_offsets = tuple(offsets)
+        """Where correlation ``i``'s corrections start in the words of a full reply (and the total, last)."""
+        self.elements = sum(math.prod(s.shape) + math.prod(s.shape_b) for s in self.specs)
+        self._fast = tuple(_fast(s) for s in self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def _draw_layout(self, first: bool) -> tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
+                                                                    ...], ...]]:
+        known = self._draw_layouts.get(first)
+        if known is None:
+            pos, per_spec = 0, []
+            for s in self.specs:
+                entry = []
+                for name, how, shape, bits in _draw_plan(s, first):
+                    count = math.prod(shape)
+                    words = (count + 63) // 64 if how == 2 else count
+                    entry.append((name, how, pos, pos + words, shape, bits if how == 1 else count))
+                    pos += words
+                per_spec.append(tuple(entry))
+            known = self._draw_layouts[first] = (pos, tuple(per_spec))
+        return known
+
+    def draw(self, stream: UniformSource, *, first: bool = False) -> list[dict[str, npt.NDArray[Any]]]:
+        """Every correlation's parts from ``stream`` (:func:`draw` for each spec, in order)."""
+        if type(stream) is not AesCtrPrg:
+            return [draw(s, stream, first=first) for s in self.specs]
+        total, per_spec = self._draw_layout(first)
+        words = stream.uint64(total)
+        out = []
+        for entry in per_spec:
+            parts: dict[str, npt.NDArray[Any]] = {}
+            for name, how, start, stop, shape, arg in entry:
+                w = words[start:stop]
+                if how == 2:  # bits: arg is their count
+                    parts[name] = np.unpackbits(w.view(np.uint8), count=arg, bitorder="little").reshape(shape)
+                    continue
+                if how == 1 and arg < 64:  # elements of a narrow ring: arg is its bits
+                    np.bitwise_and(w, np.uint64((1 << arg) - 1), out=w)
+                parts[name] = w.reshape(shape)
+            out.append(parts)
+        return out
+
+    def masks(self, own: UniformSource) -> list[RingArray | None]:
+        """The dealer's masks ``r`` of the ``*_wrap`` correlations from its own stream (``None`` elsewhere)."""
+        total, layout = self._own_layout
+        if type(own) is not AesCtrPrg:
+            return [None if at is None else s.ring.random(own, _c_shape(s)) for s, at in zip(self.specs, layout,
+                                                                                              strict=True)]
+        words = own.uint64(total)
+        out: list[RingArray | None] = []
+        for at in layout:
+            if at is None:
+                out.append(None)
+                continue
+            start, stop, shape, bits = at
+            w = words[start:stop]
+            if bits < 64:
+                np.bitwise_and(w, np.uint64((1 << bits) - 1), out=w)
+            out.append(w.reshape(shape))
+        return out
+
+    def corrections(self, parts: Sequence[Sequence[dict[str, RingArray]]], masks: Sequence[RingArray | None],
+                    start: int = 0, stop: int | None = None) -> npt.NDArray[np.uint64]:
+        """Party 0's corrections of correlations ``start:stop``, flat: the words of a reply.
+
+        ``parts`` holds each party's :meth:`draw` (party 0's first), ``masks`` the :meth:`masks`.
+        """
+        stop = len(self.specs) if stop is None else stop
+        offset = self.reply_offsets[start]
+        out = np.empty(self.reply_offsets[stop] - offset, dtype=np.uint64)
+        specs, fast, layout = self.specs, self._fast, self.correction_layout
+        for i in range(start, stop):
+            dests = [out[lo - offset : hi - offset].reshape(shape) for _, shape, lo, hi in layout[i]]
+            if fast[i]:
+                _fast_corrections(specs[i], [p[i] for p in parts], masks[i], dests)
+            else:
+                _corrections(specs[i], [p[i] for p in parts], masks[i], dests)
+        return out
+
+
+@functools.lru_cache(maxsize=512)
+def batch(specs: tuple[CorrelationSpec, ...]) -> CorrelationBatch:
+    """The :class:`CorrelationBatch` of ``specs``, one shared object per distinct list (a planned step's
+    request repeats every step)."""
+    return CorrelationBatch(specs)

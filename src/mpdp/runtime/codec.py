@@ -46,7 +46,7 @@ import numpy as np
 from mpdp.errors import MalformedMessageError, ParameterError, explain
 
 __all__ = ["WIRE_VERSION", "CodecLimits", "WireEncodable", "decode", "decode_envelope", "encode",
-           "encode_envelope"]
+           "encode_envelope", "encode_opening", "read_opening"]
 
 MAGIC = b"MPDP"
 WIRE_VERSION = 1
@@ -652,3 +652,138 @@ def _read_opening(data: bytes | bytearray, pos: int, size: int, limits: CodecLim
 
 
 _OPENING_HEAD_SIZE, _OPENING_LIST_SIZE = len(_OPENING_HEAD), len(_OPENING_LIST)
+
+
+# -- an MPC opening, end to end ------------------------------------------------------------------------------
+# Most messages of an MPC computation are openings: the envelope around {"id": sharing id, "v": [arrays]}, the
+# arrays mostly uint64 vectors. The receiver knows what it expects (the next sequence number, the step's label,
+# the sharing id and how many arrays), so encode_opening() writes such a message in one pass and read_opening()
+# accepts exactly the bytes encode_opening() writes for those expectations and nothing else (any other message
+# is read by decode_envelope(), which returns the same values or names what is wrong).
+_U64_CODE = 8  # _DTYPES[8] is uint64
+_U64 = np.dtype(np.uint64)
+_SEQ_ROUND = struct.Struct("<q10sq")  # seq, "round" key and INT tag, round (after _ENV_HEAD)
+_VECTOR_HEAD = struct.Struct("<BBBQ")  # ARRAY tag, dtype code, ndim = 1, length
+_U64_VECTOR = bytes([_ARRAY, _U64_CODE, 1])
+_VECTOR_HEADS: dict[int, bytes] = {}  # length -> a uint64 vector's header (a computation uses a few lengths)
+_OPENING_AT = len(_ENV_HEAD) + _SEQ_ROUND.size  # where the label key starts
+_OPENING_PIECES: dict[str, bytes] = {}  # label -> label key, size, utf8, "body" key and the opening's head
+_OPENING_COUNTS = tuple(_OPENING_LIST + _U32.pack(n) for n in range(16))  # "v" key, LIST tag and count
+
+
+def _opening_piece(label: str) -> bytes | None:
+    try:
+        raw = label.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    piece = _LABEL_KEY + _U32.pack(len(raw)) + raw + _BODY_KEY + _OPENING_HEAD
+    if len(label) <= _CACHED_TEXT and len(_OPENING_PIECES) < _CACHE_LIMIT:
+        _OPENING_PIECES[label] = piece
+    return piece
+
+
+def encode_opening(seq: int, stamp: int, label: str, sharing_id: bytes, values: list[Any] | tuple[Any, ...]
+                   ) -> bytes:
+    """``encode_envelope(seq, stamp, label, {"id": sharing_id, "v": list(values)})``, byte for byte."""
+    piece = _OPENING_PIECES.get(label) if type(label) is str else None
+    if piece is None and type(label) is str:
+        piece = _opening_piece(label)
+    if piece is None or type(seq) is not int or type(stamp) is not int or type(sharing_id) is not bytes \
+            or len(sharing_id) != 16 or not _LITTLE:
+        return encode_envelope(seq, stamp, label, {"id": sharing_id, "v": list(values)})
+    count = len(values)
+    try:
+        parts: list[Any] = [_ENV_HEAD, _SEQ_ROUND.pack(seq, _ROUND_KEY, stamp), piece, sharing_id,
+                            _OPENING_COUNTS[count] if count < 16 else _OPENING_LIST + _U32.pack(count)]
+    except struct.error:  # beyond int64: a BIGINT, written by the generic encoder
+        return encode_envelope(seq, stamp, label, {"id": sharing_id, "v": list(values)})
+    for value in values:
+        if type(value) is np.ndarray:
+            if value.dtype is _U64 and value.ndim == 1:
+                n = len(value)
+                head = _VECTOR_HEADS.get(n)
+                if head is None:
+                    head = _VECTOR_HEAD.pack(_ARRAY, _U64_CODE, 1, n)
+                    if len(_VECTOR_HEADS) < _CACHE_LIMIT:
+                        _VECTOR_HEADS[n] = head
+                parts.append(head)
+                parts.append(value)
+            else:
+                _encode_array(value, parts)
+        else:
+            _encode_value(value, parts, 3)
+    try:
+        return b"".join(parts)
+    except TypeError:  # a strided vector (no contiguous buffer): the generic encoder copies it
+        return encode_envelope(seq, stamp, label, {"id": sharing_id, "v": list(values)})
+
+
+def read_opening(data: bytes | bytearray | memoryview, seq: int, label: str, sharing_id: bytes, count: int,
+                 limits: CodecLimits = DEFAULT_LIMITS) -> tuple[int, list[Any]] | None:
+    """``(stamp, arrays)`` when ``data`` is ``encode_opening(seq, stamp, label, sharing_id, arrays)`` for some
+    ``stamp >= 1`` and ``count`` arrays that :func:`decode` reads within ``limits``; None for anything else,
+    which the caller reads with :func:`decode_envelope` (the same values, or the error that names the fault).
+    The arrays are copies the receiver owns, as :func:`decode` returns them."""
+    size = len(data)
+    if type(data) is not bytes or size > limits.max_bytes or type(sharing_id) is not bytes or not _LITTLE:
+        return None
+    if limits is not DEFAULT_LIMITS and (limits.max_depth < 3 or limits.max_items < max(4, count)):
+        return None
+    layout = _OPENING_LAYOUTS.get((label, count)) if type(label) is str else None
+    if layout is None:
+        layout = _opening_layout(label, count)
+        if layout is None:
+            return None
+    # the whole head in one read: envelope, label, the opening's fixed part and the first array's header
+    fields, piece, counted = layout
+    try:
+        head, got, round_key, stamp, got_piece, got_id, got_count, vector, n = fields.unpack_from(data)
+    except struct.error:  # shorter than the head
+        return None
+    if got != seq or stamp < 1 or head != _ENV_HEAD or round_key != _ROUND_KEY or got_piece != piece \
+            or got_id != sharing_id or got_count != counted:
+        return None
+    pos = fields.size - 11 if count else fields.size  # the first array (or the end)
+    values: list[Any] = []
+    max_bytes = limits.max_bytes
+    try:
+        for _ in range(count):
+            if values:  # the first array's header came with the head
+                vector, n = _VECTOR_START.unpack_from(data, pos)
+            if vector == _U64_VECTOR:  # a uint64 vector, most arrays
+                first = pos + 11
+                pos = first + 8 * n
+                if pos > size:
+                    return None
+                values.append(np.frombuffer(data, _U64, n, first).copy())
+            else:
+                array = _read_array(data, pos, size, max_bytes) if data[pos] == _ARRAY else None
+                if array is None:
+                    return None
+                value, pos = array
+                values.append(value)
+    except struct.error:  # a truncated array header
+        return None
+    if pos != size:
+        return None
+    return stamp, values
+
+
+_VECTOR_START = struct.Struct("<3sQ")  # ARRAY tag, dtype code, ndim; the first dimension
+_OPENING_LAYOUTS: dict[tuple[str, int], tuple[struct.Struct, bytes, bytes]] = {}
+
+
+def _opening_layout(label: Any, count: int) -> tuple[struct.Struct, bytes, bytes] | None:
+    """How an opening of ``count`` arrays for step ``label`` starts: a struct reading the envelope's head through
+    the first array's header (its last 11 bytes; none when ``count`` is 0), the label's piece and the list's count."""
+    if type(label) is not str or not 0 <= count < 1 << 32:
+        return None
+    piece = _opening_piece(label)
+    if piece is None:
+        return None
+    counted = _OPENING_LIST + _U32.pack(count)
+    fields = struct.Struct(f"<{_ENV_HEAD_SIZE}sq10sq{len(piece)}s16s{len(counted)}s" + ("3sQ" if count else "0s0s"))
+    layout = (fields, piece, counted)
+    if len(label) <= _CACHED_TEXT and len(_OPENING_LAYOUTS) < _CACHE_LIMIT:
+        _OPENING_LAYOUTS[(label, count)] = layout
+    return layout

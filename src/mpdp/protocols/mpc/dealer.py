@@ -8,8 +8,9 @@ Protocol
 2. Per batch of correlations: every computing party sends the dealer the list of
    :class:`~mpdp.crypto.correlations.CorrelationSpec` it is about to use (label ``mpc.dealer.request``);
    the dealer checks the lists are identical (otherwise the parties run different programs and it aborts
-   with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` with
-   :func:`~mpdp.crypto.correlations.draw` and sends party 0 only its corrections
+   with :class:`~mpdp.errors.ProtocolAbortError`), expands every ``S_i`` for the whole request at once
+   (:class:`~mpdp.crypto.correlations.CorrelationBatch`: the parts of
+   :func:`~mpdp.crypto.correlations.draw`, spec by spec, in one keystream call) and sends party 0 only its corrections
    (:func:`~mpdp.crypto.correlations.deal`, label ``mpc.dealer.correlations``), in messages of 2, 4, 8, ...
    correlations (:func:`reply_chunks`: party 0 can start on the first while the dealer computes the rest, and
    a step's ~70 corrections travel in 6 messages instead of 70). A message is one flat uint64 array: the
@@ -22,7 +23,10 @@ Protocol
    A request of at least 8 correlations (a planned step, :mod:`~mpdp.protocols.mpc.planning`) is
    remembered by both sides under its number among such requests (up to 256); sending the same list again
    sends that number instead (a DPVI step: one int instead of ~70 encoded specs, which the dealer would
-   decode and validate again for every party).
+   decode and validate again for every party). The corrections of a request by number travel in one
+   message (:func:`reply_chunks` with ``whole``): a repeated plan is requested a block ahead
+   (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned`'s ``ahead``), so party 0 does not wait for
+   it, and each message costs both sides more than a chunk's pipelining gains.
 3. Teardown: every party sends ``"close"``.
 
 Security
@@ -40,15 +44,13 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
-import functools
-import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, deal, draw, draw_shape
+from mpdp.crypto.correlations import CorrelationBatch, CorrelationSpec, batch
 from mpdp.crypto.correlations import spec as _spec
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring
@@ -79,9 +81,12 @@ def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
     return len(specs) >= _REMEMBER_MIN and known < _REMEMBER_MAX
 
 
-def reply_chunks(count: int) -> list[slice]:
+def reply_chunks(count: int, *, whole: bool = False) -> list[slice]:
     """How the dealer splits the corrections of a request of ``count`` correlations into messages: 2, 4, 8, ...
-    (the last one shorter). Both sides derive it from the request, so party 0 knows each message's length."""
+    (the last one shorter), or one message when ``whole`` (a request by number). Both sides derive it from the
+    request, so party 0 knows each message's length."""
+    if whole:
+        return [slice(0, count)] if count else []
     chunks, start, size = [], 0, 2
     while start < count:
         chunks.append(slice(start, min(start + size, count)))
@@ -103,12 +108,6 @@ def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -
                     "pass the names of the parties that hold shares")
         )
     return names
-
-
-@functools.lru_cache(maxsize=4096)
-def _layout(spec: CorrelationSpec) -> tuple[tuple[str, tuple[int, ...], int], ...]:
-    """Party 0's corrections of ``spec`` as they follow each other in a reply: (name, shape, words)."""
-    return tuple((name, draw_shape(spec, name), math.prod(draw_shape(spec, name))) for name in CORRECTED[spec.kind])
 
 
 class TrustedDealer(Party):
@@ -136,7 +135,7 @@ class TrustedDealer(Party):
             comm.send(p, key, label=_SEED)
             streams.append(_stream(key, comm.rng.is_seeded))
         own = _stream(comm.rng.bytes(32), comm.rng.is_seeded)  # the masks of masked products: the dealer's only
-        known: list[list[CorrelationSpec]] = []  # remembered requests, by number
+        known: list[CorrelationBatch] = []  # remembered requests, by number
         batches = correlations = elements = 0
         while True:
             request = comm.recv(parties[0], label=_REQUEST)
@@ -149,24 +148,28 @@ class TrustedDealer(Party):
                     )
             if request == _CLOSE:
                 break
-            if type(request) is int and 0 <= request < len(known):
-                specs = known[request]
+            whole = type(request) is int
+            if whole and 0 <= request < len(known):
+                work = known[request]
             elif isinstance(request, list):
-                specs = [CorrelationSpec.from_wire(w) for w in request]
+                specs = tuple(CorrelationSpec.from_wire(w) for w in request)
+                work = batch(specs)
                 if _remembered(specs, len(known)):
-                    known.append(specs)
+                    known.append(work)
             else:
                 raise MalformedMessageError(explain("dealer request", type(request).__name__,
                                                     f"a list of correlation specs, the number of one of the "
                                                     f"{len(known)} remembered requests, or 'close'",
                                                     "reject the sender"))
-            for chunk in reply_chunks(len(specs)):
-                words = [fix[name].reshape(-1) for spec in specs[chunk]
-                         for fix in (deal(spec, streams, own=own),) for name in CORRECTED[spec.kind]]
-                comm.send(parties[0], np.concatenate(words), label=_REPLY)
+            # Every stream is expanded for the whole request at once (one keystream call each), then the
+            # corrections are computed chunk by chunk, each chunk sent as soon as it is ready.
+            parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
+            masks = work.masks(own)
+            for chunk in reply_chunks(len(work), whole=whole):
+                comm.send(parties[0], work.corrections(parts, masks, chunk.start, chunk.stop), label=_REPLY)
             batches += 1
-            correlations += len(specs)
-            elements += sum(math.prod(s.shape) + math.prod(s.shape_b) for s in specs)
+            correlations += len(work)
+            elements += work.elements
         return {"batches": batches, "correlations": correlations, "elements": elements}
 
 
@@ -197,8 +200,10 @@ class DealerProvider(CorrelationProvider):
             raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
         self._stream = _stream(key, comm.rng.is_seeded)
         self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
-        self._replies: deque[list[list[Any]]] = deque()  # party 0: the entries of each reply still to come
-        self._known: dict[tuple[CorrelationSpec, ...], int] = {}  # remembered requests (see the module docstring)
+        # party 0: per reply still to come, its entries, their batch and the index of the first in it
+        self._replies: deque[tuple[list[list[Any]], CorrelationBatch, int]] = deque()
+        # remembered requests (see the module docstring): their numbers and layouts
+        self._known: dict[tuple[CorrelationSpec, ...], tuple[int, CorrelationBatch]] = {}
         self._closed = False
 
     # -- fetching -----------------------------------------------------------------------------------------
@@ -207,30 +212,44 @@ class DealerProvider(CorrelationProvider):
             raise ProtocolAbortError(f"{self.comm.name}: the dealer connection is closed")
         specs = list(specs)
         # Correlations already queued need not be fetched again (a protocol step announces its whole
-        # batch, and the sub-steps it calls announce their part again).
-        pending = [entry[0] for entry in self._ready]
-        missing = []
-        for spec in specs:
-            if spec in pending:
-                pending.remove(spec)
-            else:
-                missing.append(spec)
-        specs = missing
-        if not specs:
+        # batch, and the sub-steps it calls announce their part again). Usually they are the next ones
+        # queued, in order (or a planned block's, followed by the next block's): each of those matches its
+        # own queued entry.
+        ready = self._ready
+        common, end = 0, min(len(specs), len(ready))
+        while common < end and (ready[common][0] is specs[common] or ready[common][0] == specs[common]):
+            common += 1
+        if common == len(specs):
             return
+        if common == len(ready):  # every queued entry matched: the rest is missing
+            specs = specs[common:]
+        else:
+            pending = [entry[0] for entry in ready]
+            missing = []
+            for spec in specs:
+                if spec in pending:
+                    pending.remove(spec)
+                else:
+                    missing.append(spec)
+            specs = missing
+            if not specs:
+                return
         key = tuple(specs)
-        number = self._known.get(key)
-        if number is not None:
+        known = self._known.get(key)
+        if known is not None:
+            number, work = known
             self.comm.send(self.dealer, number, label=_REQUEST)
         else:
+            work = batch(key)
             if _remembered(specs, len(self._known)):
-                self._known[key] = len(self._known)
+                self._known[key] = (len(self._known), work)
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
-        entries = [[spec, draw(spec, self._stream, first=first), first] for spec in specs]
+        entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, first=first), strict=True)]
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
-            self._replies.extend(entries[chunk] for chunk in reply_chunks(len(entries)))
+            self._replies.extend((entries[chunk], work, chunk.start)
+                                 for chunk in reply_chunks(len(entries), whole=known is not None))
 
     def receive_prefetched(self) -> None:
         """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
@@ -246,72 +265,70 @@ class DealerProvider(CorrelationProvider):
     def _receive(self, entry: list[Any]) -> dict[str, Any]:
         while entry[2]:  # replies arrive in request order: take the earlier ones first
             self._receive_reply(self._replies.popleft())
-        return dict(entry[1])
+        parts: dict[str, Any] = entry[1]
+        return parts
 
-    def _receive_reply(self, entries: list[list[Any]]) -> None:
+    def _receive_reply(self, item: tuple[list[list[Any]], CorrelationBatch, int]) -> None:
+        entries, work, start = item
         reply = self.comm.recv(self.dealer, label=_REPLY)
-        layouts = [_layout(entry[0]) for entry in entries]
-        total = sum(size for layout in layouts for _, _, size in layout)
+        offset = work.reply_offsets[start]
+        total = work.reply_offsets[start + len(entries)] - offset
         if type(reply) is not np.ndarray or reply.dtype != np.uint64 or reply.shape != (total,):
             raise MalformedMessageError(explain("dealer reply", getattr(reply, "shape", type(reply).__name__),
                                                 f"one uint64 array of the {total} correction words of "
                                                 f"{len(entries)} correlations", "check the dealer"))
-        pos = 0
-        for entry, layout in zip(entries, layouts, strict=True):
+        for entry, layout in zip(entries, work.correction_layout[start : start + len(entries)], strict=True):
             part = entry[1]
-            for name, shape, size in layout:  # views of the reply (disjoint: one correction each)
-                part[name] = reply[pos : pos + size].reshape(shape)
-                pos += size
+            for name, shape, lo, hi in layout:  # views of the reply (disjoint: one correction each)
+                part[name] = reply[lo - offset : hi - offset].reshape(shape)
             entry[2] = False
 
-    def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
+    def parts(self, spec: CorrelationSpec) -> dict[str, Any]:
+        """This party's parts of the correlation ``spec`` (name -> array; the typed methods wrap them)."""
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
-        for entry in self._ready:
+        ready = self._ready
+        for i, entry in enumerate(ready):
             if entry[0] is spec or entry[0] == spec:
-                part = self._receive(entry)
-                self._ready.remove(entry)
-                return part
+                del ready[i]  # the entry leaves the queue: its parts dict goes to the caller
+                return self._receive(entry)
         self.prefetch([spec])
-        entry = self._ready[-1]
-        part = self._receive(entry)
-        self._ready.remove(entry)
-        return part
+        return self._receive(ready.pop())
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("mul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("mul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("matmul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("matmul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        p = self._get(_spec("square", ring.bits, shape))
+        p = self.parts(_spec("square", ring.bits, shape))
         return SquarePair(p["a"], p["c"])
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        p = self._get(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        p = self.parts(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
         return WrapMask(p["r"], p["msb"], p["low"])
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        p = self._get(_spec("compare", ring.bits, shape))
+        p = self.parts(_spec("compare", ring.bits, shape))
         return CompareMask(p["r"], p["bits"])
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        p = self._get(_spec("and", 64, shape))
+        p = self.parts(_spec("and", 64, shape))
         return BitTriple(p["a"], p["b"], p["c"])
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        p = self._get(_spec("dabit", ring.bits, shape))
+        p = self.parts(_spec("dabit", ring.bits, shape))
         return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         square = kind == "square"
-        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
+        p = self.parts(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                             out_ring_bits=(out_ring or ring).bits, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 

@@ -125,11 +125,18 @@ class MPCSession:
         return _ID.pack(self.session_id, self._counter)  # session id || counter (8 bytes, little-endian)
 
     # -- opening ------------------------------------------------------------------------------------------
-    def _exchange(self, body: dict[str, Any], label: str, to: Sequence[str] | None = None,
-                  sources: Sequence[str] | None = None) -> dict[str, Any]:
-        for p in self.peers if to is None else to:
-            self.comm.send(p, body, label=label)
-        return {p: self.comm.recv(p, label=label) for p in (self.peers if sources is None else sources)}
+    def _exchange(self, values: list[Any], sharing_id: bytes, label: str) -> list[tuple[str, list[Any]]]:
+        """Send this party's ``values`` of ``sharing_id`` to every peer and receive theirs (one round): each peer's
+        ``len(values)`` values, its message checked as an opening of ``sharing_id``."""
+        comm = self.comm
+        for p in self.peers:
+            comm.send_opening(p, sharing_id, values, label=label)
+        count = len(values)
+        replies = []
+        for p in self.peers:
+            got, body = comm.recv_opening(p, sharing_id, count, label=label)
+            replies.append((p, self._check_reply(p, body, sharing_id, count) if got is None else got))
+        return replies
 
     def _check_reply(self, src: str, msg: Any, sharing_id: bytes, count: int) -> list[Any]:
         if type(msg) is not dict or msg.keys() != _OPENING_KEYS or type(msg["v"]) is not list \
@@ -147,14 +154,17 @@ class MPCSession:
     def open(self, ring: Ring, shares: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open additive shares to every computing party (one round): the ring sums."""
         shares = [np.asarray(s, dtype=np.uint64) for s in shares]
-        replies = self._exchange({"id": sharing_id, "v": list(shares)}, label)
+        replies = self._exchange(shares, sharing_id, label)
         # with peers, ring.add returns new arrays: the caller's shares are never modified (nor aliased)
         totals = list(shares) if self.peers else [s.copy() for s in shares]
-        for src, msg in replies.items():
-            values = self._check_reply(src, msg, sharing_id, len(shares))
+        for src, values in replies:
             what = f"share from {src}"
             for i, v in enumerate(values):
-                totals[i] = ring.add(totals[i], _same_shape(ring.check(v, what), totals[i], what))
+                mine = totals[i]
+                v = ring.check(v, what)
+                if v.shape != mine.shape:
+                    raise _shape_error(v, mine, what)
+                totals[i] = ring.add(mine, v)
         return totals
 
     def open_to(self, ring: Ring, shares: Sequence[RingArray], receiver: str, *, sharing_id: bytes,
@@ -164,24 +174,28 @@ class MPCSession:
         if receiver not in self.parties:
             raise ParameterError(explain("receiver", receiver, f"one of {self.parties}", "name a computing party"))
         if self.comm.name != receiver:
-            self.comm.send(receiver, {"id": sharing_id, "v": list(shares)}, label=label)
+            self.comm.send_opening(receiver, sharing_id, shares, label=label)
             return None
         totals = list(shares) if self.peers else [s.copy() for s in shares]
         for src in self.peers:
-            values = self._check_reply(src, self.comm.recv(src, label=label), sharing_id, len(shares))
+            got, body = self.comm.recv_opening(src, sharing_id, len(shares), label=label)
+            values = self._check_reply(src, body, sharing_id, len(shares)) if got is None else got
             what = f"share from {src}"
             for i, v in enumerate(values):
-                totals[i] = ring.add(totals[i], _same_shape(ring.check(v, what), totals[i], what))
+                mine = totals[i]
+                v = ring.check(v, what)
+                if v.shape != mine.shape:
+                    raise _shape_error(v, mine, what)
+                totals[i] = ring.add(mine, v)
         return totals
 
     def open_xor(self, words: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open XOR-shared uint64 words to every computing party."""
         words = [np.asarray(w, dtype=np.uint64) for w in words]
-        replies = self._exchange({"id": sharing_id, "v": list(words)}, label)
+        replies = self._exchange(words, sharing_id, label)
         # the sums accumulate in the first peer's decoded arrays (this party's own memory), ours left unchanged
         totals = list(words) if self.peers else [np.array(w, copy=True) for w in words]
-        for src, msg in replies.items():
-            values = self._check_reply(src, msg, sharing_id, len(words))
+        for src, values in replies:
             for i, v in enumerate(values):
                 if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != words[i].shape:
                     raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
@@ -196,14 +210,17 @@ class MPCSession:
         shares = [np.asarray(s, dtype=np.uint64) for s in shares]
         words = [np.asarray(w, dtype=np.uint64) for w in words]
         count = len(shares)
-        replies = self._exchange({"id": sharing_id, "v": shares + words}, label)
+        replies = self._exchange(shares + words, sharing_id, label)
         totals = list(shares) if self.peers else [s.copy() for s in shares]
         xors = list(words) if self.peers else [np.array(w, copy=True) for w in words]  # as in open_xor
-        for src, msg in replies.items():
-            values = self._check_reply(src, msg, sharing_id, count + len(words))
+        for src, values in replies:
             what = f"share from {src}"
             for i in range(count):
-                totals[i] = ring.add(totals[i], _same_shape(ring.check(values[i], what), totals[i], what))
+                mine = totals[i]
+                v = ring.check(values[i], what)
+                if v.shape != mine.shape:
+                    raise _shape_error(v, mine, what)
+                totals[i] = ring.add(mine, v)
             for i, v in enumerate(values[count:]):
                 if type(v) is not np.ndarray or v.dtype != _UINT64 or v.shape != words[i].shape:
                     raise MalformedMessageError(explain(f"bit shares from {src}", getattr(v, "shape", v),
@@ -217,10 +234,9 @@ class MPCSession:
         shape = bits.shape
         flat = bits.reshape(-1)
         packed = np.packbits(flat if flat.dtype == np.uint8 else flat.astype(np.uint8) & np.uint8(1))
-        replies = self._exchange({"id": sharing_id, "v": [packed]}, label)
+        replies = self._exchange([packed], sharing_id, label)
         total = packed  # the sum accumulates in the peers' decoded arrays, as in open_xor
-        for src, msg in replies.items():
-            (v,) = self._check_reply(src, msg, sharing_id, 1)
+        for src, (v,) in replies:
             if type(v) is not np.ndarray or v.dtype != _UINT8 or v.shape != packed.shape:
                 raise MalformedMessageError(explain(f"bits from {src}", getattr(v, "shape", v),
                                                     f"{packed.shape} packed bytes", "check the peer"))
@@ -302,12 +318,10 @@ class MPCSession:
                                 sharing_id=self.new_id())
 
 
-def _same_shape(share: RingArray, mine: RingArray, what: str) -> RingArray:
-    """A peer's share of the value this party opens has this party's shape (numpy would broadcast another)."""
-    if share.shape != mine.shape:
-        raise MalformedMessageError(explain(what, share.shape, f"shape {mine.shape}, as this party's share",
-                                            "the parties are opening differently shaped values: check the peer"))
-    return share
+def _shape_error(share: RingArray, mine: RingArray, what: str) -> MalformedMessageError:
+    """A peer's share of the value this party opens must have this party's shape (numpy would broadcast another)."""
+    return MalformedMessageError(explain(what, share.shape, f"shape {mine.shape}, as this party's share",
+                                         "the parties are opening differently shaped values: check the peer"))
 
 
 def _check_bound(bound: float, fmt: FixedPointFormat) -> float:
