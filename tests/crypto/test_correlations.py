@@ -178,6 +178,23 @@ def test_specs_validate() -> None:
     assert matmul_shape((2, 3, 5), (5,)) == (2, 3)
 
 
+def test_specs_are_normalised_frozen_values_however_often_they_are_built() -> None:
+    import dataclasses
+
+    for _ in range(2):  # the second time from the validated fields
+        spec = CorrelationSpec("wrap", 64, [3, 2], shift=5)  # type: ignore[arg-type]
+        assert spec.shape == (3, 2) and spec.out_ring_bits == 64
+        spec = CorrelationSpec("wrap", 64, (3, 2), (), 0, 5)
+        assert spec == CorrelationSpec("wrap", 64, (3, 2), out_ring_bits=64, shift=5) and hash(spec) == hash(
+            CorrelationSpec("wrap", 64, (3, 2), shift=5))
+        assert spec.out_ring_bits == 64 and spec != CorrelationSpec("wrap", 64, (3, 2), shift=4)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            spec.shift = 3  # type: ignore[misc]
+        assert dataclasses.replace(spec, shift=4) == CorrelationSpec("wrap", 64, (3, 2), shift=4)
+        with pytest.raises(ParameterError, match="shift"):
+            CorrelationSpec("wrap", 64, (3,), shift=64)
+
+
 def test_convert_unsigned() -> None:
     a = np.array([5, 2**63 + 7], dtype=np.uint64)
     wide = convert_unsigned(a, Z2k(64), Z2_128())

@@ -92,7 +92,7 @@ def _shape(value: Any, what: str) -> tuple[int, ...]:
     return tuple(int(d) for d in value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CorrelationSpec:
     """What to deal: the kind, its ring(s) and shape(s).
 
@@ -107,24 +107,33 @@ class CorrelationSpec:
     out_ring_bits: int = 0
     shift: int = 0
 
-    def __post_init__(self) -> None:
+    def __init__(self, kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (),
+                 out_ring_bits: int = 0, shift: int = 0) -> None:
         # Protocols build the same few specs thousands of times (every operation names its correlation): a spec
-        # whose fields were validated before takes the normalised fields of then instead of re-validating.
+        # whose fields were validated before takes the normalised fields of then instead of re-validating,
+        # written in one go (the fields of a frozen instance, set once here, as a generated __init__ would).
+        fields = self.__dict__
         try:
-            key = (self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift)
+            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift)
             known = _VALIDATED.get(key)
         except TypeError:  # unhashable fields (e.g. a list shape): validate and normalise below
             key, known = None, None
         if known is not None:
-            object.__setattr__(self, "shape", known[0])
-            object.__setattr__(self, "shape_b", known[1])
-            object.__setattr__(self, "out_ring_bits", known[2])
+            fields.update(known)
             return
+        fields.update(kind=kind, ring_bits=ring_bits, shape=shape, shape_b=shape_b, out_ring_bits=out_ring_bits,
+                      shift=shift)
         self._validate()
+        # the hash of the fields, once (specs key the plans, layouts and remembered requests of every step)
+        fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift))
         if key is not None:
             if len(_VALIDATED) >= _MAX_VALIDATED:
                 _VALIDATED.clear()
-            _VALIDATED[key] = (self.shape, self.shape_b, self.out_ring_bits)
+            _VALIDATED[key] = dict(fields)
+
+    def __hash__(self) -> int:
+        value: int = self.__dict__["_hash"]
+        return value
 
     def _validate(self) -> None:
         if self.kind not in KINDS:
@@ -205,7 +214,7 @@ def _shared_spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tup
     return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
 
 
-_VALIDATED: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...], int]] = {}
+_VALIDATED: dict[tuple[Any, ...], dict[str, Any]] = {}  # the normalised fields of validated specs
 _MAX_VALIDATED = 4096  # distinct specs remembered (a long program uses a few hundred)
 
 

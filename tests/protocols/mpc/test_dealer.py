@@ -147,6 +147,33 @@ def test_a_repeated_long_request_travels_as_its_number() -> None:
     assert sent[2] == sent[3] < 100 < sent[1]
 
 
+def test_a_request_by_number_is_answered_in_one_message() -> None:
+    from mpdp.protocols.mpc.planning import PlannedProvider
+
+    assert reply_chunks(9, whole=True) == [slice(0, 9)] and reply_chunks(0, whole=True) == []
+
+    def role(comm: Comm) -> list[int]:
+        provider = PlannedProvider(DealerProvider(comm))
+        received = []
+        with MPCSession(comm, provider=provider, parties=("alice", "bob")) as s:
+            x = s.input("alice", np.linspace(-1, 1, 5) if comm.name == "alice" else None, bound=1.0)
+            for _ in range(4):
+                before = comm.traffic.messages_received
+                with provider.planned("block"):
+                    y = x
+                    for _ in range(9):
+                        y = (y * 0.5).square()
+                    y.sum().reveal()
+                received.append(comm.traffic.messages_received - before)
+        return received
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(7))
+    from_dealer = [a - b for a, b in zip(run.results["alice"], run.results["bob"], strict=True)]
+    # 18 correlations (a truncation and a masked square per step): operation by operation (18 replies), the
+    # plan as a list (chunks of 2, 4, 8, 4), then by number (one message; it was 4 before)
+    assert from_dealer == [18, 4, 1, 1]
+
+
 def test_the_dealer_refuses_an_unknown_request_number() -> None:
     def role(comm: Comm) -> None:
         DealerProvider(comm)

@@ -100,3 +100,26 @@ def test_a_block_whose_shapes_change_is_replanned_from_its_latest_run() -> None:
     assert plans == sizes  # the plan follows the latest run
     for n, value in zip(sizes, out, strict=True):
         np.testing.assert_allclose(value, np.linspace(0.5, 2.0, n) ** 2, atol=1e-9)
+
+
+def test_a_planned_provider_over_another_provider_asks_it_by_its_typed_methods() -> None:
+    """Over a DealerProvider the planner takes the parts by the spec it names; over any other provider it
+    calls that provider's typed methods (here triples and the rest from one dealer, composed)."""
+    from mpdp.protocols.mpc.provider import WithTriplesFrom
+
+    def role(comm: Any) -> list[np.ndarray]:
+        dealer = DealerProvider(comm)
+        provider = PlannedProvider(WithTriplesFrom(dealer, rest=dealer))
+        assert provider._dealer is None
+        out = []
+        with MPCSession(comm, provider=provider, parties=dealer.parties, fmt=HIGH_PRECISION) as s:
+            for step in range(3):
+                x = s.input("alice", np.linspace(0.5, 2.0, 6) + step if comm.name == "alice" else None, bound=8.0)
+                with provider.planned("step"):
+                    out.append(((x * x) * x + x.square()).reveal())
+        return out
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(5))
+    for step, got in enumerate(run.results["alice"]):
+        x = np.linspace(0.5, 2.0, 6) + step
+        np.testing.assert_allclose(got, x**3 + x**2, rtol=1e-6)

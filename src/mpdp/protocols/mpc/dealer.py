@@ -23,7 +23,10 @@ Protocol
    A request of at least 8 correlations (a planned step, :mod:`~mpdp.protocols.mpc.planning`) is
    remembered by both sides under its number among such requests (up to 256); sending the same list again
    sends that number instead (a DPVI step: one int instead of ~70 encoded specs, which the dealer would
-   decode and validate again for every party).
+   decode and validate again for every party). The corrections of a request by number travel in one
+   message (:func:`reply_chunks` with ``whole``): a repeated plan is requested a block ahead
+   (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned`'s ``ahead``), so party 0 does not wait for
+   it, and each message costs both sides more than a chunk's pipelining gains.
 3. Teardown: every party sends ``"close"``.
 
 Security
@@ -78,9 +81,12 @@ def _remembered(specs: Sequence[CorrelationSpec], known: int) -> bool:
     return len(specs) >= _REMEMBER_MIN and known < _REMEMBER_MAX
 
 
-def reply_chunks(count: int) -> list[slice]:
+def reply_chunks(count: int, *, whole: bool = False) -> list[slice]:
     """How the dealer splits the corrections of a request of ``count`` correlations into messages: 2, 4, 8, ...
-    (the last one shorter). Both sides derive it from the request, so party 0 knows each message's length."""
+    (the last one shorter), or one message when ``whole`` (a request by number). Both sides derive it from the
+    request, so party 0 knows each message's length."""
+    if whole:
+        return [slice(0, count)] if count else []
     chunks, start, size = [], 0, 2
     while start < count:
         chunks.append(slice(start, min(start + size, count)))
@@ -142,7 +148,8 @@ class TrustedDealer(Party):
                     )
             if request == _CLOSE:
                 break
-            if type(request) is int and 0 <= request < len(known):
+            whole = type(request) is int
+            if whole and 0 <= request < len(known):
                 work = known[request]
             elif isinstance(request, list):
                 specs = tuple(CorrelationSpec.from_wire(w) for w in request)
@@ -158,7 +165,7 @@ class TrustedDealer(Party):
             # corrections are computed chunk by chunk, each chunk sent as soon as it is ready.
             parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
             masks = work.masks(own)
-            for chunk in reply_chunks(len(work)):
+            for chunk in reply_chunks(len(work), whole=whole):
                 comm.send(parties[0], work.corrections(parts, masks, chunk.start, chunk.stop), label=_REPLY)
             batches += 1
             correlations += len(work)
@@ -206,20 +213,27 @@ class DealerProvider(CorrelationProvider):
         specs = list(specs)
         # Correlations already queued need not be fetched again (a protocol step announces its whole
         # batch, and the sub-steps it calls announce their part again). Usually they are the next ones
-        # queued, in order: each then matches its own queued entry, and nothing is missing.
+        # queued, in order (or a planned block's, followed by the next block's): each of those matches its
+        # own queued entry.
         ready = self._ready
-        if len(specs) <= len(ready) and all(ready[i][0] is s or ready[i][0] == s for i, s in enumerate(specs)):
+        common, end = 0, min(len(specs), len(ready))
+        while common < end and (ready[common][0] is specs[common] or ready[common][0] == specs[common]):
+            common += 1
+        if common == len(specs):
             return
-        pending = [entry[0] for entry in ready]
-        missing = []
-        for spec in specs:
-            if spec in pending:
-                pending.remove(spec)
-            else:
-                missing.append(spec)
-        specs = missing
-        if not specs:
-            return
+        if common == len(ready):  # every queued entry matched: the rest is missing
+            specs = specs[common:]
+        else:
+            pending = [entry[0] for entry in ready]
+            missing = []
+            for spec in specs:
+                if spec in pending:
+                    pending.remove(spec)
+                else:
+                    missing.append(spec)
+            specs = missing
+            if not specs:
+                return
         key = tuple(specs)
         known = self._known.get(key)
         if known is not None:
@@ -234,7 +248,8 @@ class DealerProvider(CorrelationProvider):
         entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, first=first), strict=True)]
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
-            self._replies.extend((entries[chunk], work, chunk.start) for chunk in reply_chunks(len(entries)))
+            self._replies.extend((entries[chunk], work, chunk.start)
+                                 for chunk in reply_chunks(len(entries), whole=known is not None))
 
     def receive_prefetched(self) -> None:
         """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
@@ -268,7 +283,8 @@ class DealerProvider(CorrelationProvider):
                 part[name] = reply[lo - offset : hi - offset].reshape(shape)
             entry[2] = False
 
-    def _get(self, spec: CorrelationSpec) -> dict[str, Any]:
+    def parts(self, spec: CorrelationSpec) -> dict[str, Any]:
+        """This party's parts of the correlation ``spec`` (name -> array; the typed methods wrap them)."""
         # Parts are drawn from the stream when fetched, in the same order on every party and at the dealer,
         # so a correlation may be consumed out of the prefetch order (e.g. when another TripleSource
         # interleaves its own requests); one not prefetched is fetched now.
@@ -282,37 +298,37 @@ class DealerProvider(CorrelationProvider):
 
     # -- the provider interface ---------------------------------------------------------------------------
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("mul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("mul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        p = self._get(_spec("matmul", ring.bits, a_shape, b_shape))
+        p = self.parts(_spec("matmul", ring.bits, a_shape, b_shape))
         return BeaverTriple(p["a"], p["b"], p["c"])
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        p = self._get(_spec("square", ring.bits, shape))
+        p = self.parts(_spec("square", ring.bits, shape))
         return SquarePair(p["a"], p["c"])
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        p = self._get(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
+        p = self.parts(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
         return WrapMask(p["r"], p["msb"], p["low"])
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        p = self._get(_spec("compare", ring.bits, shape))
+        p = self.parts(_spec("compare", ring.bits, shape))
         return CompareMask(p["r"], p["bits"])
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        p = self._get(_spec("and", 64, shape))
+        p = self.parts(_spec("and", 64, shape))
         return BitTriple(p["a"], p["b"], p["c"])
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        p = self._get(_spec("dabit", ring.bits, shape))
+        p = self.parts(_spec("dabit", ring.bits, shape))
         return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
         square = kind == "square"
-        p = self._get(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
+        p = self.parts(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                             out_ring_bits=(out_ring or ring).bits, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 

@@ -24,6 +24,7 @@ from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.correlations import spec as _spec
 from mpdp.crypto.ring import Ring
 from mpdp.errors import ParameterError, explain
+from mpdp.protocols.mpc.dealer import DealerProvider
 from mpdp.protocols.mpc.provider import (
     BeaverTriple,
     BitTriple,
@@ -47,6 +48,8 @@ class PlannedProvider(CorrelationProvider):
         self.inner = inner
         self.plans: dict[Hashable, list[CorrelationSpec]] = {}
         self._recording: list[CorrelationSpec] | None = None
+        # a dealer's parts are taken by the spec named here (not named again by the dealer's typed method)
+        self._dealer = inner if isinstance(inner, DealerProvider) else None
 
     @contextlib.contextmanager
     def planned(self, key: Hashable, *, ahead: Hashable | None = None) -> Iterator[None]:
@@ -88,38 +91,71 @@ class PlannedProvider(CorrelationProvider):
         self.inner.prefetch(specs)
 
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        self._note(_spec("mul", ring.bits, a_shape, b_shape))
-        return self.inner.mul_triple(ring, a_shape, b_shape)
+        spec = _spec("mul", ring.bits, a_shape, b_shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.mul_triple(ring, a_shape, b_shape)
+        p = self._dealer.parts(spec)
+        return BeaverTriple(p["a"], p["b"], p["c"])
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
-        self._note(_spec("matmul", ring.bits, a_shape, b_shape))
-        return self.inner.matmul_triple(ring, a_shape, b_shape)
+        spec = _spec("matmul", ring.bits, a_shape, b_shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.matmul_triple(ring, a_shape, b_shape)
+        p = self._dealer.parts(spec)
+        return BeaverTriple(p["a"], p["b"], p["c"])
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
-        self._note(_spec("square", ring.bits, shape))
-        return self.inner.square_pair(ring, shape)
+        spec = _spec("square", ring.bits, shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.square_pair(ring, shape)
+        p = self._dealer.parts(spec)
+        return SquarePair(p["a"], p["c"])
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
-        self._note(_spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift))
-        return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
+        spec = _spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
+        p = self._dealer.parts(spec)
+        return WrapMask(p["r"], p["msb"], p["low"])
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
-        self._note(_spec("compare", ring.bits, shape))
-        return self.inner.compare_mask(ring, shape)
+        spec = _spec("compare", ring.bits, shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.compare_mask(ring, shape)
+        p = self._dealer.parts(spec)
+        return CompareMask(p["r"], p["bits"])
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
-        self._note(_spec("and", 64, shape))
-        return self.inner.and_triple(shape)
+        spec = _spec("and", 64, shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.and_triple(shape)
+        p = self._dealer.parts(spec)
+        return BitTriple(p["a"], p["b"], p["c"])
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
-        self._note(_spec("dabit", ring.bits, shape))
-        return self.inner.dabit(ring, shape)
+        spec = _spec("dabit", ring.bits, shape)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.dabit(ring, shape)
+        p = self._dealer.parts(spec)
+        return DaBit(p["bit"], p["s"])
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
-        self._note(_spec(kind + "_wrap", ring.bits, a_shape, () if kind == "square" else b_shape,
-                         out_ring_bits=(out_ring or ring).bits, shift=shift))
-        return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
+        square = kind == "square"
+        spec = _spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
+                     out_ring_bits=(out_ring or ring).bits, shift=shift)
+        self._note(spec)
+        if self._dealer is None:
+            return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
+        p = self._dealer.parts(spec)
+        return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
 
     def close(self) -> None:
         self.inner.close()
