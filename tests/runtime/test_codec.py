@@ -330,9 +330,11 @@ def _opening_wire(seq: int, stamp: int, label: str, sharing_id: bytes, values: l
 def test_openings_are_encoded_as_the_envelope_they_stand_for(envelope: dict[str, Any], data: st.DataObject) -> None:
     seq, stamp, label, sharing_id, values = _opening_parts(envelope)
     # now and then a strided vector or a big-endian one, an id of another length, a counter beyond int64
-    odd = data.draw(st.sampled_from(["none", "strided", "big-endian", "short id", "big seq", "tuple"]))
+    odd = data.draw(st.sampled_from(["none", "strided", "fortran", "big-endian", "short id", "big seq", "tuple"]))
     if odd == "strided":
         values = [*values, np.arange(12, dtype=np.uint64)[::3]]
+    elif odd == "fortran":
+        values = [*values, np.asfortranarray(np.arange(12, dtype=np.uint64).reshape(3, 4))]
     elif odd == "big-endian":
         values = [np.arange(3, dtype=">u8"), *values]
     elif odd == "short id":

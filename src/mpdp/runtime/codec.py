@@ -663,9 +663,7 @@ _OPENING_HEAD_SIZE, _OPENING_LIST_SIZE = len(_OPENING_HEAD), len(_OPENING_LIST)
 _U64_CODE = 8  # _DTYPES[8] is uint64
 _U64 = np.dtype(np.uint64)
 _SEQ_ROUND = struct.Struct("<q10sq")  # seq, "round" key and INT tag, round (after _ENV_HEAD)
-_VECTOR_HEAD = struct.Struct("<BBBQ")  # ARRAY tag, dtype code, ndim = 1, length
-_U64_VECTOR = bytes([_ARRAY, _U64_CODE, 1])
-_VECTOR_HEADS: dict[int, bytes] = {}  # length -> a uint64 vector's header (a computation uses a few lengths)
+_U64_HEADS: dict[tuple[int, ...], bytes] = {}  # shape -> a uint64 array's header (a computation uses a few dozen)
 _OPENING_AT = len(_ENV_HEAD) + _SEQ_ROUND.size  # where the label key starts
 _OPENING_PIECES: dict[str, bytes] = {}  # label -> label key, size, utf8, "body" key and the opening's head
 _OPENING_COUNTS = tuple(_OPENING_LIST + _U32.pack(n) for n in range(16))  # "v" key, LIST tag and count
@@ -699,13 +697,13 @@ def encode_opening(seq: int, stamp: int, label: str, sharing_id: bytes, values: 
         return encode_envelope(seq, stamp, label, {"id": sharing_id, "v": list(values)})
     for value in values:
         if type(value) is np.ndarray:
-            if value.dtype is _U64 and value.ndim == 1:
-                n = len(value)
-                head = _VECTOR_HEADS.get(n)
+            if value.dtype is _U64:  # most arrays: uint64, their header remembered by shape
+                head = _U64_HEADS.get(value.shape)
                 if head is None:
-                    head = _VECTOR_HEAD.pack(_ARRAY, _U64_CODE, 1, n)
-                    if len(_VECTOR_HEADS) < _CACHE_LIMIT:
-                        _VECTOR_HEADS[n] = head
+                    head = _u64_head(value.shape)
+                    if head is None:  # more than 8 dimensions
+                        _encode_array(value, parts)
+                        continue
                 parts.append(head)
                 parts.append(value)
             else:
@@ -734,56 +732,68 @@ def read_opening(data: bytes | bytearray | memoryview, seq: int, label: str, sha
         layout = _opening_layout(label, count)
         if layout is None:
             return None
-    # the whole head in one read: envelope, label, the opening's fixed part and the first array's header
+    # the whole head in one read: envelope, label and the opening's fixed part
     fields, piece, counted = layout
     try:
-        head, got, round_key, stamp, got_piece, got_id, got_count, vector, n = fields.unpack_from(data)
+        head, got, round_key, stamp, got_piece, got_id, got_count = fields.unpack_from(data)
     except struct.error:  # shorter than the head
         return None
     if got != seq or stamp < 1 or head != _ENV_HEAD or round_key != _ROUND_KEY or got_piece != piece \
             or got_id != sharing_id or got_count != counted:
         return None
-    pos = fields.size - 11 if count else fields.size  # the first array (or the end)
+    pos = fields.size  # the first array
     values: list[Any] = []
     max_bytes = limits.max_bytes
     try:
         for _ in range(count):
-            if values:  # the first array's header came with the head
-                vector, n = _VECTOR_START.unpack_from(data, pos)
-            if vector == _U64_VECTOR:  # a uint64 vector, most arrays
-                first = pos + 11
+            ndim = data[pos + 2]
+            if data[pos] == _ARRAY and data[pos + 1] == _U64_CODE and 0 < ndim <= 8:  # uint64, most arrays
+                dims = _DIMS[ndim].unpack_from(data, pos + 3)
+                first = pos + 3 + 8 * ndim
+                n = dims[0] if ndim == 1 else math.prod(dims)
                 pos = first + 8 * n
-                if pos > size:
+                # (no element: each dimension on its own within the limit, as the reader checks)
+                if pos > size or (not n and max(dims) > max_bytes):
                     return None
-                values.append(np.frombuffer(data, _U64, n, first).copy())
+                values.append(np.ndarray(dims, _U64, data, first).copy())
             else:
                 array = _read_array(data, pos, size, max_bytes) if data[pos] == _ARRAY else None
                 if array is None:
                     return None
                 value, pos = array
                 values.append(value)
-    except struct.error:  # a truncated array header
+    except (IndexError, struct.error):  # a truncated array header
         return None
     if pos != size:
         return None
     return stamp, values
 
 
-_VECTOR_START = struct.Struct("<3sQ")  # ARRAY tag, dtype code, ndim; the first dimension
 _OPENING_LAYOUTS: dict[tuple[str, int], tuple[struct.Struct, bytes, bytes]] = {}
 
 
 def _opening_layout(label: Any, count: int) -> tuple[struct.Struct, bytes, bytes] | None:
-    """How an opening of ``count`` arrays for step ``label`` starts: a struct reading the envelope's head through
-    the first array's header (its last 11 bytes; none when ``count`` is 0), the label's piece and the list's count."""
+    """How an opening of ``count`` arrays for step ``label`` starts: a struct reading the envelope's head up to the
+    first array, the label's piece and the list's count."""
     if type(label) is not str or not 0 <= count < 1 << 32:
         return None
     piece = _opening_piece(label)
     if piece is None:
         return None
     counted = _OPENING_LIST + _U32.pack(count)
-    fields = struct.Struct(f"<{_ENV_HEAD_SIZE}sq10sq{len(piece)}s16s{len(counted)}s" + ("3sQ" if count else "0s0s"))
+    fields = struct.Struct(f"<{_ENV_HEAD_SIZE}sq10sq{len(piece)}s16s{len(counted)}s")
     layout = (fields, piece, counted)
     if len(label) <= _CACHED_TEXT and len(_OPENING_LAYOUTS) < _CACHE_LIMIT:
         _OPENING_LAYOUTS[(label, count)] = layout
     return layout
+
+
+def _u64_head(shape: tuple[int, ...]) -> bytes | None:
+    """The header of a uint64 array of ``shape`` (remembered), or None beyond 8 dimensions."""
+    ndim = len(shape)
+    if ndim > 8:
+        return None
+    head = _ARRAY_HEADS[ndim].pack(_ARRAY, _U64_CODE, ndim, *shape)
+    if len(_U64_HEADS) < _CACHE_LIMIT:
+        _U64_HEADS[shape] = head
+    return head
