@@ -81,6 +81,21 @@ of the session, idle host (load 1.6), two runs: party 0's thread CPU 13-14 ms ag
 tail in Z_2^128 5.1-5.2x, processes 17-18 ms (5.2-5.4x, wall 6.9-7.8x), online phase 14-15 ms (4.3-4.5x) with a
 wall time of 4.9-5.1x (each party on its own core, dealer idle), threads wall 9.3-9.5x.
 
+Measured 2026-11-22 (session 6), by callgrind (instructions per step, deterministic, immune to the host's
+load; ``/work/prof/cg.sh`` in the session's notes: the same iterations as ``mpc`` above, 10 steps): all three
+threads 85.6 M at the session's start (0c5d65f) -> 75.3 M (-12%), party 0 34.8 M -> 31.8 M (-9%), the dealer
+~16 M -> ~11 M; the float step 13.6 M (so 5.5x in instructions for the three threads, 2.3x for party 0,
+against ~10x and ~4.5x in time: the MPC code's Python and small-array work runs at a lower rate of
+instructions per second than the float step's numpy kernels). What changed (two helpers): an opening's
+message written and read in one pass (no generic dict encoding), a request's correlations laid out once per
+plan with one AES keystream call per party stream and the dealer's corrections computed on words, one reply
+message for a repeated plan. The same command, same minutes, one Figure 3 job on the other core: party 0's
+thread CPU 12.6 ms against the float step's 2.5 ms (5.1x; the session's start 13.2 ms against 2.9 ms, 4.5x:
+the float step's own time moves by +-20% between runs), with the tail in Z_2^128 13.5 ms (5.5x; start 18.6
+ms, 6.4x), threads wall 26.5 ms (10.8x; start 29.2 ms, 10.0x), online phase as processes 22.8 ms (9.2x;
+start 32.1 ms, 11.0x). Instruction counts are the reliable comparison on this shared host; the time ratios
+straddle 5x per party and stay near 10x for the threads' wall time.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
