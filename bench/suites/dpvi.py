@@ -82,7 +82,8 @@ tail in Z_2^128 5.1-5.2x, processes 17-18 ms (5.2-5.4x, wall 6.9-7.8x), online p
 wall time of 4.9-5.1x (each party on its own core, dealer idle), threads wall 9.3-9.5x.
 
 Measured 2026-11-22 (session 6), by callgrind (instructions per step, deterministic, immune to the host's
-load; ``/work/prof/cg.sh`` in the session's notes: the same iterations as ``mpc`` above, 10 steps): all three
+load: ``valgrind --tool=callgrind --zero-before=getppid --dump-before=getpgrp`` around 10 steps of the
+``mpc`` iterations above, the timed loop bracketed by ``os.getppid()`` and ``os.getpgrp()`` calls): all three
 threads 85.6 M at the session's start (0c5d65f) -> 75.3 M (-12%), party 0 34.8 M -> 31.8 M (-9%), the dealer
 ~16 M -> ~11 M; the float step 13.6 M (so 5.5x in instructions for the three threads, 2.3x for party 0,
 against ~10x and ~4.5x in time: the MPC code's Python and small-array work runs at a lower rate of
