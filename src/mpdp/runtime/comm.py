@@ -117,36 +117,32 @@ class Comm:
     # next number and validates the peer name.
     def send(self, dst: str, body: Any, *, label: str = "") -> None:
         """Send ``body`` (plain data, numpy arrays, big ints, ``to_wire()`` objects) to ``dst``."""
-        try:
-            seq = self._send_seq.get(dst)
-        except TypeError:  # unhashable: not a name
-            seq = None
-        if seq is None:
-            raise self._not_a_peer("dst", dst, "send to a peer")
-        traffic = self.traffic
-        data = encode_envelope(seq, traffic.rounds + 1, label, body)  # encode({"seq", "round", "label", "body"})
-        self._send_bytes(dst, data)
-        self._send_seq[dst] = seq + 1
-        size = len(data)
-        traffic.bytes_sent += size
-        traffic.messages_sent += 1
-        sent_to = traffic.sent_to
-        sent_to[dst] = sent_to.get(dst, 0) + size
+        seq = self._next_seq(self._send_seq, "dst", dst)
+        data = encode_envelope(seq, self.traffic.rounds + 1, label, body)  # encode({"seq", "round", "label", "body"})
+        self._deliver(dst, seq, data)
 
     def send_opening(self, dst: str, sharing_id: bytes, values: list[Any], *, label: str = "") -> None:
         """``send(dst, {"id": sharing_id, "v": values}, label=label)``, the message of an MPC opening: the same
         bytes, written in one pass (see :meth:`recv_opening`)."""
+        seq = self._next_seq(self._send_seq, "dst", dst)
+        self._deliver(dst, seq, encode_opening(seq, self.traffic.rounds + 1, label, sharing_id, values))
+
+    def _next_seq(self, table: dict[str, int], role: str, name: Any) -> int:
+        """The next sequence number to or from peer ``name`` (``role`` "dst" or "src"); refuses a non-peer."""
         try:
-            seq = self._send_seq.get(dst)
+            seq = table.get(name)
         except TypeError:  # unhashable: not a name
             seq = None
         if seq is None:
-            raise self._not_a_peer("dst", dst, "send to a peer")
-        traffic = self.traffic
-        data = encode_opening(seq, traffic.rounds + 1, label, sharing_id, values)
+            raise self._not_a_peer(role, name, "send to a peer" if role == "dst" else "receive from a peer")
+        return seq
+
+    def _deliver(self, dst: str, seq: int, data: bytes) -> None:
+        """Hand ``data`` (message ``seq`` to ``dst``) to the transport and count it."""
         self._send_bytes(dst, data)
         self._send_seq[dst] = seq + 1
         size = len(data)
+        traffic = self.traffic
         traffic.bytes_sent += size
         traffic.messages_sent += 1
         sent_to = traffic.sent_to
@@ -158,12 +154,7 @@ class Comm:
         ``timeout`` (seconds, default the Comm's) bounds this receive only: a dropout-tolerant protocol
         waits for a phase deadline and treats a party that misses it as dropped.
         """
-        try:
-            expected = self._recv_seq.get(src)
-        except TypeError:  # unhashable: not a name
-            expected = None
-        if expected is None:
-            raise self._not_a_peer("src", src, "receive from a peer")
+        expected = self._next_seq(self._recv_seq, "src", src)
         data = self._recv_bytes(src, self.timeout if timeout is None else max(float(timeout), 1e-3))
         return self._accept(src, label, expected, data)
 
@@ -175,12 +166,7 @@ class Comm:
         Either way the message passed :meth:`recv`'s checks (sequence number, label, round stamp; a
         message that fails them raises the same error) and was counted.
         """
-        try:
-            expected = self._recv_seq.get(src)
-        except TypeError:  # unhashable: not a name
-            expected = None
-        if expected is None:
-            raise self._not_a_peer("src", src, "receive from a peer")
+        expected = self._next_seq(self._recv_seq, "src", src)
         data = self._recv_bytes(src, self.timeout)
         opened = read_opening(data, expected, label, sharing_id, count, self.limits)
         if opened is None:
