@@ -172,12 +172,7 @@ class Comm:
         if opened is None:
             return None, self._accept(src, label, expected, data)
         stamp, values = opened
-        self._recv_seq[src] = expected + 1
-        traffic = self.traffic
-        if stamp > traffic.rounds:
-            traffic.rounds = stamp
-        traffic.bytes_received += len(data)
-        traffic.messages_received += 1
+        self._received(src, expected, stamp, data)
         return values, None
 
     def _accept(self, src: str, label: str, expected: int, data: bytes) -> Any:
@@ -201,13 +196,17 @@ class Comm:
             )
         if not isinstance(stamp, int) or stamp < 1:
             raise MalformedMessageError(explain(f"round stamp from {src}", stamp, "an int >= 1", "reject it"))
-        self._recv_seq[src] = expected + 1
+        self._received(src, expected, stamp, data)
+        return body
+
+    def _received(self, src: str, seq: int, stamp: int, data: bytes) -> None:
+        """Count ``data``, the accepted message ``seq`` from ``src`` stamped with round ``stamp``."""
+        self._recv_seq[src] = seq + 1
         traffic = self.traffic
         if stamp > traffic.rounds:
             traffic.rounds = stamp
         traffic.bytes_received += len(data)
         traffic.messages_received += 1
-        return body
 
     def _not_a_peer(self, what: str, name: Any, fix: str) -> ParameterError:
         return ParameterError(explain(what, name, f"a peer of {self.name}: {self.peers}", fix))
