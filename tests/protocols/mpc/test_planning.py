@@ -103,14 +103,13 @@ def test_a_block_whose_shapes_change_is_replanned_from_its_latest_run() -> None:
 
 
 def test_a_planned_provider_over_another_provider_asks_it_by_its_typed_methods() -> None:
-    """Over a DealerProvider the planner takes the parts by the spec it names; over any other provider it
-    calls that provider's typed methods (here triples and the rest from one dealer, composed)."""
+    """The planner calls its inner provider's typed methods, whatever the provider (here triples and the rest
+    from one dealer, composed)."""
     from mpdp.protocols.mpc.provider import WithTriplesFrom
 
     def role(comm: Any) -> list[np.ndarray]:
         dealer = DealerProvider(comm)
         provider = PlannedProvider(WithTriplesFrom(dealer, rest=dealer))
-        assert provider._dealer is None
         out = []
         with MPCSession(comm, provider=provider, parties=dealer.parties, fmt=HIGH_PRECISION) as s:
             for step in range(3):

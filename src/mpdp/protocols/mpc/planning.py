@@ -24,7 +24,6 @@ from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.correlations import spec as _spec
 from mpdp.crypto.ring import Ring
 from mpdp.errors import ParameterError, explain
-from mpdp.protocols.mpc.dealer import DealerProvider
 from mpdp.protocols.mpc.provider import (
     BeaverTriple,
     BitTriple,
@@ -48,8 +47,6 @@ class PlannedProvider(CorrelationProvider):
         self.inner = inner
         self.plans: dict[Hashable, list[CorrelationSpec]] = {}
         self._recording: list[CorrelationSpec] | None = None
-        # a dealer's parts are taken by the spec named here (not named again by the dealer's typed method)
-        self._dealer = inner if isinstance(inner, DealerProvider) else None
 
     @contextlib.contextmanager
     def planned(self, key: Hashable, *, ahead: Hashable | None = None) -> Iterator[None]:
@@ -93,58 +90,37 @@ class PlannedProvider(CorrelationProvider):
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
         spec = _spec("mul", ring.bits, a_shape, b_shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.mul_triple(ring, a_shape, b_shape)
-        p = self._dealer.parts(spec)
-        return BeaverTriple(p["a"], p["b"], p["c"])
+        return self.inner.mul_triple(ring, a_shape, b_shape)
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
         spec = _spec("matmul", ring.bits, a_shape, b_shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.matmul_triple(ring, a_shape, b_shape)
-        p = self._dealer.parts(spec)
-        return BeaverTriple(p["a"], p["b"], p["c"])
+        return self.inner.matmul_triple(ring, a_shape, b_shape)
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
         spec = _spec("square", ring.bits, shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.square_pair(ring, shape)
-        p = self._dealer.parts(spec)
-        return SquarePair(p["a"], p["c"])
+        return self.inner.square_pair(ring, shape)
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
         spec = _spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
-        p = self._dealer.parts(spec)
-        return WrapMask(p["r"], p["msb"], p["low"])
+        return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
         spec = _spec("compare", ring.bits, shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.compare_mask(ring, shape)
-        p = self._dealer.parts(spec)
-        return CompareMask(p["r"], p["bits"])
+        return self.inner.compare_mask(ring, shape)
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
         spec = _spec("and", 64, shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.and_triple(shape)
-        p = self._dealer.parts(spec)
-        return BitTriple(p["a"], p["b"], p["c"])
+        return self.inner.and_triple(shape)
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         spec = _spec("dabit", ring.bits, shape)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.dabit(ring, shape)
-        p = self._dealer.parts(spec)
-        return DaBit(p["bit"], p["s"])
+        return self.inner.dabit(ring, shape)
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                        shift: int, *, out_ring: Ring | None = None) -> MaskedProduct:
@@ -152,10 +128,7 @@ class PlannedProvider(CorrelationProvider):
         spec = _spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                      out_ring_bits=(out_ring or ring).bits, shift=shift)
         self._note(spec)
-        if self._dealer is None:
-            return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
-        p = self._dealer.parts(spec)
-        return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
+        return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
 
     def close(self) -> None:
         self.inner.close()

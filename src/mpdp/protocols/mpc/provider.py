@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class BeaverTriple:
     """This party's shares of ``a``, ``b`` and ``c = a * b`` (or ``a @ b``) in one ring."""
 
@@ -65,27 +65,16 @@ class BeaverTriple:
     b: RingArray = field(repr=False)
     c: RingArray = field(repr=False)
 
-    def __init__(self, a: RingArray, b: RingArray, c: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["a"] = a
-        fields["b"] = b
-        fields["c"] = c
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class SquarePair:
     """Shares of ``a`` and ``c = a * a``."""
 
     a: RingArray = field(repr=False)
     c: RingArray = field(repr=False)
 
-    def __init__(self, a: RingArray, c: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["a"] = a
-        fields["c"] = c
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class WrapMask:
     """Shares of a uniform ``r`` in the input ring, and in the output ring of its top bit ``msb`` and of
     ``low = (r mod 2^(l-1)) >> shift``."""
@@ -94,14 +83,8 @@ class WrapMask:
     msb: RingArray = field(repr=False)
     low: RingArray = field(repr=False)
 
-    def __init__(self, r: RingArray, msb: RingArray, low: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["r"] = r
-        fields["msb"] = msb
-        fields["low"] = low
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class MaskedProduct:
     """A product correlation that lands masked for its truncation: shares of ``a``, ``b`` (``a`` again for a
     square), ``c = a * b + r`` (``a @ b + r``, ``a * a + r``) for a uniform ``r`` of the product's shape, and,
@@ -115,16 +98,8 @@ class MaskedProduct:
     msb: RingArray = field(repr=False)
     low: RingArray = field(repr=False)
 
-    def __init__(self, a: RingArray, b: RingArray, c: RingArray, msb: RingArray, low: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["a"] = a
-        fields["b"] = b
-        fields["c"] = c
-        fields["msb"] = msb
-        fields["low"] = low
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class CompareMask:
     """Additive shares of a uniform ``r`` and XOR shares of its bits, packed as ``(ring.words, *shape)``
     uint64 words (bit ``j`` of ``r`` is bit ``j mod 64`` of word ``j // 64``)."""
@@ -132,13 +107,8 @@ class CompareMask:
     r: RingArray = field(repr=False)
     bits: RingArray = field(repr=False)
 
-    def __init__(self, r: RingArray, bits: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["r"] = r
-        fields["bits"] = bits
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class BitTriple:
     """XOR shares of 64-bit words ``a``, ``b`` and ``c = a & b``."""
 
@@ -146,24 +116,13 @@ class BitTriple:
     b: RingArray = field(repr=False)
     c: RingArray = field(repr=False)
 
-    def __init__(self, a: RingArray, b: RingArray, c: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["a"] = a
-        fields["b"] = b
-        fields["c"] = c
 
-
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class DaBit:
     """One random bit per element, XOR-shared (``bit``, uint8 0/1) and additively shared in the ring (``s``)."""
 
     bit: npt.NDArray[np.uint8] = field(repr=False)
     s: RingArray = field(repr=False)
-
-    def __init__(self, bit: npt.NDArray[np.uint8], s: RingArray) -> None:
-        fields = self.__dict__  # set once, as the generated __init__ would (faster than setattr)
-        fields["bit"] = bit
-        fields["s"] = s
 
 
 class TripleSource(abc.ABC):
