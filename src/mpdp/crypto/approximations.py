@@ -23,8 +23,10 @@ import numpy as np
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["INV_SQRT_HALF_POLYNOMIALS", "INV_SQRT_POLYNOMIALS", "WORD_TAIL", "ExpParams", "InvSqrtParams",
-           "ReciprocalParams", "inv_sqrt_polynomial_error", "power_errors"]
+__all__ = ["INV_SQRT_EIGHTH_POLYNOMIALS", "INV_SQRT_HALF_POLYNOMIALS", "INV_SQRT_POLYNOMIALS",
+           "INV_SQRT_QUARTER_POLYNOMIALS", "INV_SQRT_TABLES", "WORD_TAIL", "ExpParams", "InvSqrtParams",
+           "ReciprocalParams", "inv_sqrt_bucket_low", "inv_sqrt_chebyshev", "inv_sqrt_polynomial_error",
+           "power_errors"]
 
 WORD_TAIL = FixedPointFormat(ring_bits=64, frac_bits=30)
 """Where :func:`~mpdp.protocols.mpc.functions.exp` evaluates the higher Taylor terms of a wide-ring input."""
@@ -256,7 +258,8 @@ class InvSqrtParams:
 #: ``Q_d(t) = sum_j C_j t^j / 2^INV_SQRT_POLYNOMIAL_BITS ~ 2 / sqrt(3 + t)`` on ``t in [-1, 1]``, that is
 #: ``1/sqrt(z)`` for ``z = (3 + t) / 4`` in ``[1/2, 1]``: Chebyshev interpolants of degree ``d`` (nodes
 #: ``cos((2i + 1) pi / (2d + 2))``) in the monomial basis, rounded to dyadic constants. Fixed here rather than
-#: fitted at run time, so that every party uses the very same public constants.
+#: fitted at run time, so that every party uses the very same public constants; :func:`inv_sqrt_chebyshev`
+#: regenerates every table of this module (``inv_sqrt_chebyshev(d, -1.0)`` here; the tests check it).
 INV_SQRT_POLYNOMIALS: dict[int, tuple[int, ...]] = {
     4: (309962566, -51549474, 12881110, -4020798, 1179051),
     5: (309966052, -51661510, 12852686, -3568161, 1207658, -363932),
@@ -269,7 +272,7 @@ INV_SQRT_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 INV_SQRT_POLYNOMIAL_BITS = 28
 
 #: The same for ``z`` in ``[2^-1/2, 1]`` (buckets at half powers of two), ``t = 4z - 3`` in ``[2 sqrt(2) - 3, 1]``:
-#: interpolants at the Chebyshev nodes of that interval.
+#: interpolants at the Chebyshev nodes of that interval (``inv_sqrt_chebyshev(d, HALF_LOW)``).
 INV_SQRT_HALF_POLYNOMIALS: dict[int, tuple[int, ...]] = {
     3: (309972470, -51663375, 12454199, -2335479),
     4: (309963111, -51667181, 12885347, -3348126, 602898),
@@ -278,32 +281,87 @@ INV_SQRT_HALF_POLYNOMIALS: dict[int, tuple[int, ...]] = {
 }
 HALF_LOW = 2 * math.sqrt(2) - 3
 
+#: Quarter powers of two: ``z`` in ``[2^-1/4, 1]``, ``t`` in ``[4 2^-1/4 - 3, 1] ~ [0.364, 1]``
+#: (``inv_sqrt_chebyshev(d, QUARTER_LOW)``); degree 2 (one round of powers) has relative error 5.3e-5.
+INV_SQRT_QUARTER_POLYNOMIALS: dict[int, tuple[int, ...]] = {
+    2: (309405183, -48728524, 7771976),
+    3: (309876894, -51066777, 11387116, -1762275),
+    4: (309949041, -51544200, 12520198, -2909143, 419580),
+}
+QUARTER_LOW = 4 * 2.0**-0.25 - 3
 
-def inv_sqrt_polynomial_error(degree: int, margin: float = 0.0, *, half_powers: bool = False) -> float:
-    """A bound on ``|Q_d(t) sqrt(3 + t) / 2 - 1|`` over ``t in [-1 - margin, 1 + margin]`` (``margin <= 1/8``),
-    or over ``[HALF_LOW - margin, 1 + margin]`` for :data:`INV_SQRT_HALF_POLYNOMIALS` (``half_powers``).
+#: Eighth powers of two: ``z`` in ``[2^-1/8, 1]``, ``t`` in ``[4 2^-1/8 - 3, 1] ~ [0.668, 1]``
+#: (``inv_sqrt_chebyshev(d, EIGHTH_LOW)``); degree 2 has relative error 6.5e-6, degree 1 (no powers) 3.6e-4.
+INV_SQRT_EIGHTH_POLYNOMIALS: dict[int, tuple[int, ...]] = {
+    1: (304120279, -35777900),
+    2: (308902887, -47467625, 7001870),
+    3: (309761538, -50617308, 10813759, -1522565),
+}
+EIGHTH_LOW = 4 * 2.0**-0.125 - 3
+
+#: ``{buckets per octave: (table, low end of t)}``: buckets at the powers ``2^(j / n)`` leave ``z`` in
+#: ``[2^(-1/n), 1]`` and ``t = 4z - 3`` in ``[4 2^(-1/n) - 3, 1]``.
+INV_SQRT_TABLES: dict[int, tuple[dict[int, tuple[int, ...]], float]] = {
+    1: (INV_SQRT_POLYNOMIALS, -1.0),
+    2: (INV_SQRT_HALF_POLYNOMIALS, HALF_LOW),
+    4: (INV_SQRT_QUARTER_POLYNOMIALS, QUARTER_LOW),
+    8: (INV_SQRT_EIGHTH_POLYNOMIALS, EIGHTH_LOW),
+}
+
+
+def inv_sqrt_chebyshev(degree: int, low: float) -> tuple[int, ...]:
+    """The integer coefficients ``C_j = round(c_j 2^INV_SQRT_POLYNOMIAL_BITS)`` of the degree-``degree``
+    interpolant ``sum_j c_j t^j`` of ``2 / sqrt(3 + t)`` at the Chebyshev nodes of ``[low, 1]``
+    (``t_i = (1 + low) / 2 + (1 - low) / 2 cos((2i + 1) pi / (2 degree + 2))``), solved in float64
+    (``numpy.polynomial.polynomial.polyfit`` through the ``degree + 1`` nodes): how the tables were made."""
+    _check_int("degree", degree, 1, 12)
+    if not (math.isfinite(low) and -1.0 <= low < 1.0):
+        raise ParameterError(explain("low", low, "a number in [-1, 1)", "pass the interval's low end of t"))
+    i = np.arange(degree + 1)
+    t = (1.0 + low) / 2 + (1.0 - low) / 2 * np.cos((2 * i + 1) * np.pi / (2 * degree + 2))
+    c = np.polynomial.polynomial.polyfit(t, 2.0 / np.sqrt(3.0 + t), degree)
+    return tuple(round(float(v) * 2.0**INV_SQRT_POLYNOMIAL_BITS) for v in c)
+
+
+def inv_sqrt_bucket_low(buckets_per_octave: int) -> float:
+    """The low end of ``t = 4z - 3`` for buckets at the powers ``2^(j / buckets_per_octave)``."""
+    return _inv_sqrt_table(buckets_per_octave)[1]
+
+
+def _inv_sqrt_table(buckets_per_octave: int) -> tuple[dict[int, tuple[int, ...]], float]:
+    if isinstance(buckets_per_octave, bool) or buckets_per_octave not in INV_SQRT_TABLES:
+        raise ParameterError(explain("buckets_per_octave", buckets_per_octave, f"one of {sorted(INV_SQRT_TABLES)}",
+                                     "pass e.g. 1 (octaves), 2 (half powers of two) or 4 (quarter powers)"))
+    return INV_SQRT_TABLES[buckets_per_octave]
+
+
+def inv_sqrt_polynomial_error(degree: int, margin: float = 0.0, *, buckets_per_octave: int = 1) -> float:
+    """A bound on ``|Q_d(t) sqrt(3 + t) / 2 - 1|`` over ``t in [low - margin, 1 + margin]`` (``margin <= 1/8``)
+    for the table of :data:`INV_SQRT_TABLES` with ``buckets_per_octave`` (``low = -1`` for
+    :data:`INV_SQRT_POLYNOMIALS`, ``HALF_LOW`` for :data:`INV_SQRT_HALF_POLYNOMIALS`, ...).
 
     With ``E(t) = Q(t) s(t) - 1``, ``s(t) = sqrt(3 + t) / 2``: ``|E|`` is evaluated on a grid of spacing ``h``;
     between grid points ``|E| <= max(|E(t_i)|, |E(t_i+1)|) + (h / 2) (|E'(t_i)| + h M2)`` where
     ``M2 >= |E''| = |Q'' s + 2 Q' s' + Q s''|`` from the coefficients' absolute values (``|s| <= 1.04``,
     ``|s'| <= 0.19``, ``|s''| <= 0.05`` for ``t >= -1.125``); ``1e-12`` covers the float64 evaluation.
     """
-    table = INV_SQRT_HALF_POLYNOMIALS if half_powers else INV_SQRT_POLYNOMIALS
-    if degree not in table:
-        raise ParameterError(explain("degree", degree, f"one of {sorted(table)}", "pass e.g. 8 (4 with half powers)"))
+    table, _ = _inv_sqrt_table(buckets_per_octave)
+    if isinstance(degree, bool) or degree not in table:
+        raise ParameterError(explain("degree", degree, f"one of {sorted(table)}",
+                                     "pass e.g. 8 (4 with half powers, 2 with quarter powers)"))
     if not 0 <= margin <= 0.125:
         raise ParameterError(explain("margin", margin, "in [0, 1/8]", "normalise the input more precisely"))
-    return _inv_sqrt_polynomial_error(degree, float(margin), bool(half_powers))
+    return _inv_sqrt_polynomial_error(degree, float(margin), int(buckets_per_octave))
 
 
 @functools.lru_cache(maxsize=64)
-def _inv_sqrt_polynomial_error(degree: int, margin: float, half_powers: bool) -> float:
-    table = INV_SQRT_HALF_POLYNOMIALS if half_powers else INV_SQRT_POLYNOMIALS
+def _inv_sqrt_polynomial_error(degree: int, margin: float, buckets_per_octave: int) -> float:
+    table, low = INV_SQRT_TABLES[buckets_per_octave]
     c = np.array(table[degree], dtype=np.float64) / 2.0**INV_SQRT_POLYNOMIAL_BITS
     j = np.arange(degree + 1, dtype=np.float64)
     top = 1.0 + margin
     h = 2.0**-16
-    t = np.arange((HALF_LOW if half_powers else -1.0) - margin, top + h, h)
+    t = np.arange(low - margin, top + h, h)
     s = np.sqrt(3.0 + t) / 2.0
     q = np.polynomial.polynomial.polyval(t, c)
     dq = np.polynomial.polynomial.polyval(t, (c * j)[1:])

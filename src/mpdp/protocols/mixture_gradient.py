@@ -203,10 +203,15 @@ class GradientPrecision:
         Figure 3's settings (Adult, 33 epochs, identical noise: ``mpdp reproduce 002-floor``, recorded in
         :mod:`mpdp.learning.dpvi_experiments`), the floor raised the final test NLL by 2.7-3.4% (seeds 1-3),
         while dropping the records below the domain instead left it unchanged to three decimals.
-    clip_degree:
-        Degree of the inverse square root's polynomial on half-power buckets
-        (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams` with ``half_powers``; 4: relative error 2.6e-6
-        in two rounds of powers, 5 or 6: 2e-7 or 1.7e-8 in three).
+    clip_degree, clip_buckets:
+        Degree of the inverse square root's polynomial and buckets per octave of its normalisation
+        (:class:`~mpdp.protocols.mpc.clipping.ClipFactorParams`). Default: half powers of two and degree 3
+        (relative error 3.3e-5), evaluated with one product of powers (``t^2`` alongside ``v root t``, see
+        :func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`); degree 4 (2.6e-6) needs one product round more, 5
+        or 6 (2e-7 or 1.7e-8) two. Quarter or eighth powers with degree 2 (5.3e-5 or 6.5e-6, one product of
+        powers) double or quadruple the comparisons' thresholds, which cost more than the round they save
+        (DPVI step, callgrind: +1.6 M instructions of 75.7 M with quarter powers); octaves (1) and degree 8
+        (5.9e-8).
     renormalize:
         False reproduces paper 002's Figure 2 failure: factors ``exp(a_ikj)`` without the per-record constants
         (scaled by the public ``2^-UNRENORMALIZED_SHIFT`` and clamped to 1 so that they fit the same bounds; a
@@ -218,7 +223,8 @@ class GradientPrecision:
     fmt: FixedPointFormat = HIGH_PRECISION
     release_bits: int = 30
     floor_log2: float = -36.0
-    clip_degree: int = 4
+    clip_degree: int = 3
+    clip_buckets: int = 2
     renormalize: bool = True
     tail_fmt: FixedPointFormat | None = TAIL_FORMAT
     floor_factors: bool = False
@@ -248,7 +254,7 @@ class GradientPrecision:
         if self.fmt.product_capacity < 4:
             raise PrecisionError(explain("fmt", str(self.fmt), "a product capacity of at least 4",
                                          "use FixedPointFormat(128, 48)"))
-        ClipFactorParams(degree=self.clip_degree, half_powers=True)  # validates the degree
+        ClipFactorParams(degree=self.clip_degree, buckets_per_octave=self.clip_buckets)  # validates both
         if 2 * self.fmt.frac_bits + PI_BITS + 1 > self.fmt.raw_capacity_bits:
             # (q - pi S) 2^-k and the weights' last product hold f + 29 + f and f + 28 + f (+ 2) bits
             raise PrecisionError(explain("fmt", str(self.fmt),
@@ -418,7 +424,8 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
         # each H needs its own comparison shapes; on this coarse grid consecutive steps share one plan of
         # correlations (PlannedProvider) instead of alternating between two (up to 6 more half-power buckets)
         x_bound = 2.0 ** (CLIP_EXP_STEP * math.ceil(math.log2(max(x_bound, 2.0)) / CLIP_EXP_STEP))
-        clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree, half_powers=True)
+        clip_params = ClipFactorParams.for_bound(x_bound, degree=precision.clip_degree,
+                                                 buckets_per_octave=precision.clip_buckets)
         eps_c = clip_params.max_error_bound(tail, NORM_LOW_EXP)
         try:
             inner = mpc_clip_constant(clip, clip_factor_error=eps_c, norm_error=norm_error, weight_resolution=6 * u,

@@ -22,9 +22,13 @@ Newton-Raphson step. :func:`clip_weights` also scales values ``v`` (DP-SGD's per
 that last product: ``v root`` is formed alongside ``z`` and multiplied by ``Q(t)``, with no product
 after the factor. :func:`inv_sqrt_max` computes ``v / sqrt(max(a, b))`` the same way, the maximum's bucket
 from one many-threshold comparison (DP-SGD's ``c r = q~ / sqrt(max(S~^2, n~))``, see
-:mod:`mpdp.protocols.mixture_gradient`); with ``half_powers`` its buckets are half powers of two and the
-degree-4 polynomial of :data:`~mpdp.crypto.approximations.INV_SQRT_HALF_POLYNOMIALS` (2.6e-6) needs two
-rounds of powers.
+:mod:`mpdp.protocols.mixture_gradient`); with ``buckets_per_octave = n`` its buckets are the powers
+``2^(j/n)``, ``z`` lies in ``[2^(-1/n), 1]`` and a lower degree suffices: half powers and the degree-4 polynomial
+of :data:`~mpdp.crypto.approximations.INV_SQRT_HALF_POLYNOMIALS` (2.6e-6, two products of powers), its degree 3
+(3.3e-5) with one (:func:`_cubic_weights`: ``t^2`` alongside ``v root t``, whose product with
+``c_1 + c_2 t + c_3 t^2`` is the last one), quarter or eighth powers and degree 2 (5.3e-5 or 6.5e-6, one: only
+``t^2``). The comparison's thresholds double with ``n`` (the same rounds), and so do the rows of the bucket
+selection's product: in the DPVI step that costs more than a product round saves.
 
 Accuracy
 --------
@@ -54,13 +58,14 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from mpdp.crypto.approximations import (
-    INV_SQRT_HALF_POLYNOMIALS,
     INV_SQRT_POLYNOMIAL_BITS,
-    INV_SQRT_POLYNOMIALS,
+    INV_SQRT_TABLES,
     inv_sqrt_polynomial_error,
     power_errors,
 )
@@ -76,34 +81,41 @@ __all__ = ["ClipFactorParams", "clip_factor", "clip_weights", "inv_sqrt_max"]
 @dataclass(frozen=True)
 class ClipFactorParams:
     """``high_exp`` (H): the input's public bound must be at most ``2^H``; ``degree`` of the polynomial;
-    ``half_powers`` (:func:`inv_sqrt_max` only): buckets at every half power of two, so ``z`` lies in
-    ``[2^-1/2, 1]`` and a lower degree reaches the same error (:data:`~mpdp.crypto.approximations.
-    INV_SQRT_HALF_POLYNOMIALS`: degree 4 has 2.6e-6 and needs one round of powers fewer than degree 8's 5.9e-8)."""
+    ``buckets_per_octave`` (n; above 1 for :func:`inv_sqrt_max` only): buckets at the powers ``2^(j / n)``, so
+    ``z`` lies in ``[2^(-1/n), 1]`` and a lower degree reaches the same error
+    (:data:`~mpdp.crypto.approximations.INV_SQRT_TABLES`): with half powers (n = 2) degree 4 has 2.6e-6 in two
+    rounds of powers (degree 8's 5.9e-8 on octaves needs three) and degree 3 has 3.3e-5 in one
+    (:func:`inv_sqrt_max` evaluates cubics with one product of powers); with quarter powers (n = 4) degree 2 has
+    5.3e-5 and eighth powers (n = 8) degree 2 has 6.5e-6, in one round. Each doubling of n doubles the
+    comparisons' thresholds (one comparison round either way)."""
 
     high_exp: int = 30
     degree: int = 8
-    half_powers: bool = False
+    buckets_per_octave: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.high_exp, bool) or not isinstance(self.high_exp, int) or not 1 <= self.high_exp <= 58:
             raise ParameterError(explain("high_exp", self.high_exp, "an int in [1, 58]", "pass e.g. high_exp=30"))
-        if not isinstance(self.half_powers, bool):
-            raise ParameterError(explain("half_powers", self.half_powers, "a bool", "pass True or False"))
+        n = self.buckets_per_octave
+        if isinstance(n, bool) or n not in INV_SQRT_TABLES:
+            raise ParameterError(explain("buckets_per_octave", n, f"one of {sorted(INV_SQRT_TABLES)}",
+                                         "pass 1 (octaves), 2 (half powers of two), 4 or 8"))
         if isinstance(self.degree, bool) or self.degree not in self.table:
             raise ParameterError(explain("degree", self.degree, f"one of {sorted(self.table)}",
-                                         "pass e.g. degree=8 (4 with half_powers)"))
+                                         "pass e.g. degree=8 (4 with half powers, 2 with quarter powers)"))
 
     @property
     def table(self) -> dict[int, tuple[int, ...]]:
         """The polynomials for this bucket width."""
-        return INV_SQRT_HALF_POLYNOMIALS if self.half_powers else INV_SQRT_POLYNOMIALS
+        return INV_SQRT_TABLES[self.buckets_per_octave][0]
 
     @classmethod
-    def for_bound(cls, bound: float, *, degree: int = 8, half_powers: bool = False) -> ClipFactorParams:
+    def for_bound(cls, bound: float, *, degree: int = 8, buckets_per_octave: int = 1) -> ClipFactorParams:
         """The smallest ``H`` covering inputs up to ``bound``."""
         if not (math.isfinite(bound) and bound >= 0):
             raise ParameterError(explain("bound", bound, "a finite number >= 0", "pass the input's public bound"))
-        return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), degree=degree, half_powers=half_powers)
+        return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), degree=degree,
+                   buckets_per_octave=buckets_per_octave)
 
     def exact_buckets(self, fmt: FixedPointFormat) -> bool:
         """Whether the normalisation compares the raw integers themselves (``x 2^f`` fits a signed word)."""
@@ -124,12 +136,12 @@ class ClipFactorParams:
         return self.high_exp + fmt.frac_bits <= 61
 
     def constant_bits(self, fmt: FixedPointFormat, low_exp: int, values_bound: float = 2.0) -> int:
-        """Extra fractional bits ``e`` of the bucket constants ``2^(-k/2)`` and ``2^(-k/4)`` in
-        :func:`inv_sqrt_max` (half powers only): as many as the product ``(m, v) * (2^(-k/2), 2^(-k/4))``
-        holds at scale ``2 f + e`` for values up to ``values_bound`` (at most ``H``: beyond, the constants'
-        rounding is far below the other errors). Fewer for larger values, so a bound stated for
-        ``values_bound`` holds for every smaller one."""
-        if not self.half_powers:
+        """Extra fractional bits ``e`` of the bucket constants ``2^(-k/n)`` and ``2^(-k/2n)`` in
+        :func:`inv_sqrt_max` (``n = buckets_per_octave`` above 1 only): as many as the product
+        ``(m, v) * (2^(-k/n), 2^(-k/2n))`` holds at scale ``2 f + e`` for values up to ``values_bound`` (at most
+        ``H``: beyond, the constants' rounding is far below the other errors). Fewer for larger values, so a
+        bound stated for ``values_bound`` holds for every smaller one."""
+        if self.buckets_per_octave == 1:
             return 0
         top = max(1.0, values_bound * 2.0 ** (-low_exp / 2))
         room = math.floor(fmt.raw_capacity_bits - 2 * fmt.frac_bits - math.log2(top))
@@ -139,22 +151,27 @@ class ClipFactorParams:
         """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``, for values up to
         ``values_bound``."""
         u = fmt.resolution
-        # half powers: thresholds are rounded down (z within 2^(-f - low_exp) of its interval); the scales
-        # 2^(-k/2) >= 2^(-H - 1/2) and roots 2^(-k/4) >= 2^(-H/2 - 1/4), on f + e fractional bits, move
-        # z = m scale (m <= 2^H) by at most u 2^(H - e) and root / sqrt(scale) by u 2^-e (2^(H/2 + 1/4) +
-        # 2^(H - 1/2)) relatively
-        H = self.high_exp
+        # n = buckets_per_octave > 1: thresholds 2^(j/n) are rounded down (z within 2^(-f - low_exp) of its
+        # interval); the scales 2^(-k/n) >= 2^(-H - 1/n) and roots 2^(-k/2n) >= 2^(-H/2 - 1/2n), on f + e
+        # fractional bits, move z = m scale (m <= 2^H) by at most u 2^(H - e) and root / sqrt(scale) by
+        # u 2^-e (2^(H/2 + 1/2n) + 2^(H + 1/n - 1)) relatively
+        H, n = self.high_exp, self.buckets_per_octave
         fine = u * 2.0 ** -self.constant_bits(fmt, low_exp, values_bound)
-        half = (2.0 ** (-fmt.frac_bits - low_exp) + fine * 2.0**H) if self.half_powers else 0.0
-        constants = fine * (2.0 ** (H / 2 + 0.25) + 2.0 ** (H - 0.5)) if self.half_powers else 0.0
-        constants += u  # Q's own rounding where the format needs it truncated before the last product (Q >= 1)
-        # the products' own roundings are the absolute 3.5 u of the results; with half powers the root's is in
+        split = n > 1
+        half = (2.0 ** (-fmt.frac_bits - low_exp) + fine * 2.0**H) if split else 0.0
+        constants = fine * (2.0 ** (H / 2 + 0.5 / n) + 2.0 ** (H + 1 / n - 1)) if split else 0.0
+        # Q's own rounding where the format needs it truncated before the last product (Q >= 1); a cubic's
+        # (_cubic_weights) R by u |t| and its c_0 rounded to f bits by u / 2 relatively
+        constants += 1.5 * u if self.degree == 3 else u
+        # the products' own roundings are the absolute 3.5 u of the results; with n > 1 the root's is in
         # ``constants``, otherwise (root on f bits) it is u 2^(H/2) relative, as in _bound
-        root = not self.half_powers
         if self.max_exact(fmt):
-            return self._bound(fmt, half, root=root) + constants
+            return self._bound(fmt, half, root=not split) + constants
+        # reduced comparisons: m >= max(a, b) - 2^(1 - r) (relative 2^(-r - low_exp) in 1/sqrt(m)), and z within
+        # 2^(1 - r) 2^(-k/n) <= 2^(1 - r - low_exp - 1/n) of its interval
         r = min(fmt.frac_bits, 60 - (self.high_exp + 1))
-        return self._bound(fmt, 2.0 ** (-r - low_exp) + half, root=root) + 2.0 ** (-r - low_exp) + constants
+        edge = 2.0 ** (1 - r - low_exp - 1 / n)
+        return self._bound(fmt, edge + half, root=not split) + 2.0 ** (-r - low_exp) + constants
 
     def _bound(self, fmt: FixedPointFormat, edge: float, *, root: bool = True) -> float:
         """Polynomial on ``z`` within ``edge`` (plus roundings) of ``[1/2, 1]``, ``z`` and powers' roundings,
@@ -164,7 +181,8 @@ class ClipFactorParams:
         c = np.abs(np.array(self.table[self.degree], dtype=np.float64)) / 2.0**INV_SQRT_POLYNOMIAL_BITS
         powers = power_errors(self.degree, 1.0 + margin, u)
         rounding = float(np.sum(c[1:] * np.array(powers))) * u / 0.99  # Q >= 1 - error on the interval
-        return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125), half_powers=self.half_powers)
+        return float(inv_sqrt_polynomial_error(self.degree, min(margin, 0.125),
+                                               buckets_per_octave=self.buckets_per_octave)
                      + u + rounding + (3 * u * 2.0 ** (self.high_exp / 2) if root else 0.0))
 
 
@@ -195,9 +213,9 @@ def _clip(x: SharedFixedPoint, values: SharedFixedPoint | None,
     if x.bound > 2.0**p.high_exp:
         raise DomainError(explain("x.bound", x.bound, f"<= 2^{p.high_exp}",
                                   "declare a tighter bound or use ClipFactorParams.for_bound(x.bound)"))
-    if p.half_powers:
-        raise ParameterError(explain("params.half_powers", True, "False for clip_factor / clip_weights",
-                                     "half-power buckets are for inv_sqrt_max"))
+    if p.buckets_per_octave != 1:
+        raise ParameterError(explain("params.buckets_per_octave", p.buckets_per_octave,
+                                     "1 for clip_factor / clip_weights", "finer buckets are for inv_sqrt_max"))
     if p.reduced_bits(x.fmt) < 1:
         raise DomainError(explain("high_exp", p.high_exp, f"room for fractional bits in a 64-bit word with {x.fmt}",
                                   "lower the input bound"))
@@ -238,17 +256,20 @@ def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: Shared
         z = z + outside
     t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
     q = _polynomial(t, p.table[p.degree], INV_SQRT_POLYNOMIAL_BITS)
+    # the results' bounds: top times 1 + the polynomial's error (5.3e-5 for quarter powers' degree 2) + roundings
+    top *= 1.0 + inv_sqrt_polynomial_error(p.degree, min(4 * u + 4 * edge, 0.125),
+                                           buckets_per_octave=p.buckets_per_octave) + 1e-6
     left = root if values is None else concatenate([root, scaled[n:]]) if factor else scaled[n:]
     if not x.fmt.raw_bound_ok(left.bound * q.bound, left.scale + q.scale):
         q = q.rescale()
     if values is None:
-        return (root * q).assume_bound(top * (1.0 + 1e-6)), None
+        return (root * q).assume_bound(top), None
     qs = q.reshape(n, 1).broadcast_to((n, K)).flatten()
     if not factor:
-        return None, (left * qs).reshape(n, K).assume_bound(v.bound * top * (1.0 + 1e-6) + 4 * u)
+        return None, (left * qs).reshape(n, K).assume_bound(v.bound * top + 4 * u)
     out = left * concatenate([q, qs])
-    c = out[:n].assume_bound(top * (1.0 + 1e-6))
-    return c, out[n:].reshape(n, K).assume_bound(v.bound * top * (1.0 + 1e-6) + 4 * u)
+    c = out[:n].assume_bound(top)
+    return c, out[n:].reshape(n, K).assume_bound(v.bound * top + 4 * u)
 
 
 def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPoint, params: ClipFactorParams,
@@ -257,18 +278,18 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     ``max(a, b)`` in ``[2^low_exp, 2^H]`` (``H = params.high_exp``; 0 below the domain) and ``a < 2``.
 
     The bucket of ``m = max(a, b)`` without forming ``m`` first: :func:`.bits.at_least` compares ``a``,
-    ``b`` and ``a - b + 1`` with the thresholds ``2^j`` (``a`` with those below 2, ``a - b + 1`` with 1)
-    against one mask (7 rounds), giving the bits
+    ``b`` and ``a - b + 1`` with the thresholds ``2^(j/n)`` (``n = params.buckets_per_octave``; ``a`` with those
+    below 2, ``a - b + 1`` with 1) against one mask (7 rounds), giving the bits
     ``A_j``, ``B_j`` and ``G = [a >= b]``; one round of Beaver products of the bit ``G`` (exact: no
-    truncation) gives ``[m >= 2^j] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
-    :func:`clip_weights`: ``z = m 2^-k`` and ``values 2^(-k/2)`` in one product, the polynomial, one last
+    truncation) gives ``[m >= 2^(j/n)] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
+    :func:`clip_weights`: ``z = m 2^(-k/n)`` and ``values 2^(-k/2n)`` in one product, the polynomial, one last
     product. The comparisons run on the shares' low words when ``(2^(H + 1) + 2) 2^f < 2^63`` (exact: every
     difference of a word and a threshold fits a signed 64-bit word);
     otherwise at ``r = min(f, 60 - (H + 1))`` fractional bits after one rounding shift, which may pick the
     smaller of two values within ``2^(1 - r)`` of each other or a neighbouring bucket: ``z`` within
-    ``2^(-r - low_exp - 1)`` of ``[1/2, 1]`` and ``m >= max(a, b) - 2^(1 - r)``.
+    ``2^(1 - r - low_exp - 1/n)`` of ``[2^(-1/n), 1]`` and ``m >= max(a, b) - 2^(1 - r)``.
 
-    The bucket constants ``2^(-k/2)`` and ``2^(-k/4)`` get ``e`` extra fractional bits
+    With ``n > 1`` the bucket constants ``2^(-k/n)`` and ``2^(-k/2n)`` get ``e`` extra fractional bits
     (:meth:`ClipFactorParams.constant_bits`), so their rounding stays far below ``u`` even for ``m`` near ``2^H``
     in a 64-bit format; there (``2 f + 28`` bits beyond the capacity) the polynomial is truncated to ``f``
     before the last product, one round more.
@@ -306,16 +327,12 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
             raise DomainError(explain("high_exp", H, f"room for 2^{low_exp} in a 64-bit word with {fmt}",
                                       "lower the bound or narrow the domain"))
         (word,) = wrap_shift_many(session, ring, Z2k(64), [words.share], [f - reduced], sharing_id=session.new_id())
-    per = 2 if params.half_powers else 1  # thresholds 2^(j / per)
-    exps = np.arange(low_exp * per, H * per + 1)
-    thresholds = np.array(_roots_of_powers(tuple(int(j) + per * reduced for j in exps), per), dtype=np.int64)
-    # b against every threshold; a (< 2 whatever the rounding) against those below 2 only; a - b + 1 against 1
-    n_t = len(exps)
-    n_a = int(np.count_nonzero(exps < per))
-    zero = int(np.flatnonzero(exps == 0)[0])
-    rows = np.concatenate([np.ones(n_t), np.zeros(n_a), [2]]).astype(np.int64)
-    picked = np.concatenate([thresholds, thresholds[:n_a], thresholds[zero : zero + 1]])
-    bits = at_least(session, word, picked, ring, rows=rows)  # (n_t + n_a + 1, B)
+    per = params.buckets_per_octave  # thresholds 2^(j / per)
+    # the constants on f + e fractional bits (e = params.constant_bits): the product with (m, v) holds them
+    g = f + params.constant_bits(fmt, low_exp, values.bound)
+    plan = _bucket_plan(low_exp, H, per, reduced, g)
+    n_t, n_a = plan.n_t, plan.n_a
+    bits = at_least(session, word, plan.picked, ring, rows=plan.rows)  # (n_t + n_a + 1, B)
     lower = ring.index(bits, np.s_[:n_t])  # B_j
     # A_j ([a >= 2^(j / per)] = 0 from 2 on)
     upper = ring.concatenate([ring.index(bits, np.s_[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))])
@@ -337,24 +354,109 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     # one-hot buckets k = low_exp + 1 .. H + 1 ([m >= 2^(H + 1)] = 0)
     h = ring.concatenate([ring.sub(ring.index(m_bits, np.s_[:-1]), ring.index(m_bits, np.s_[1:])),
                           ring.index(m_bits, np.s_[-1:])])
-    buckets = exps + 1
-
-    # the constants on f + e fractional bits (e = params.constant_bits): the product with (m, v) holds them
-    g = f + params.constant_bits(fmt, low_exp, values.bound)
-
-    # floor(2^(g - k / per)) and floor(2^(g - k / (2 per))) per bucket k (in units 1/per): 2^(-k / per) and
-    # 2^(-k / (2 per)) as one product of the one-hot h with both columns of public constants and one sum
-    consts = [_roots_of_powers(tuple(r * g - int(k) for k in buckets), r) for r in (per, 2 * per)]
-    both = ring.sum(mul_constants(ring, ring.index(h, None), consts[0] + consts[1], (2, n_t, 1)), 1)  # (2, B)
-    scale, root = (SharedFixedPoint(session, ring.index(both, i), fmt=fmt, scale=g, bound=float(max(c)) * 2.0**-g,
-                                    sharing_id=session.new_id()) for i, c in enumerate(consts))
-    edge = 0.0 if reduced == f else 2.0 ** (-reduced - low_exp)
-    if params.half_powers:
+    # 2^(-k / per) and 2^(-k / (2 per)) per bucket as one product of the one-hot h with both columns of public
+    # constants (_bucket_plan) and one sum
+    both = ring.sum(mul_constants(ring, ring.index(h, None), plan.constants, (2, n_t, 1)), 1)  # (2, B)
+    scale, root = (SharedFixedPoint(session, ring.index(both, i), fmt=fmt, scale=g, bound=plan.tops[i],
+                                    sharing_id=session.new_id()) for i in range(2))
+    edge = 0.0 if reduced == f else 2.0 ** (1 - reduced - low_exp - 1 / per)
+    if per > 1:
         edge += 2.0 ** (-f - low_exp) + 2.0 ** (-g + H)
+    if params.degree == 3:
+        return _cubic_weights(m, scale, root, values, params, edge, 2.0 ** (-low_exp / 2))
     _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2), factor=False)
     if out is None:  # pragma: no cover - values are given
         raise ParameterError("no values")
     return out
+
+
+def _cubic_weights(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFixedPoint, values: SharedFixedPoint,
+                   p: ClipFactorParams, edge: float, top: float) -> SharedFixedPoint:
+    """``values root Q(t)`` for a cubic ``Q`` (``z = x scale``, ``t = 4z - 3``) with one product of powers, as
+    :func:`_inv_sqrt_tail` has for a quadratic: with ``s = values root`` (formed alongside ``z``),
+    ``s Q(t) = c_0 s + (s t) R(t)``, ``R = c_1 + c_2 t + c_3 t^2``; ``t^2`` and ``s t`` come from one product,
+    and ``(s t) R`` is a masked product (as :func:`~mpdp.protocols.mpc.arithmetic.mul`'s: its Beaver step
+    yields shares of the product plus a mask, opened for the wrap-corrected shift) with ``c_0 s`` added on the
+    raw shares under the same mask: one truncation, the rounds and correlation of one product.
+
+    Accuracy: as :func:`_inv_sqrt_tail` (``s``'s rounding times ``Q``, the last truncation) plus ``0.25 u``
+    absolute (``s t``'s rounding times ``|R| <= |c_1| + |c_2| + |c_3|``), within the ``3.5 u`` of
+    :func:`inv_sqrt_max`. Where the format cannot hold ``(s t) R`` with ``R`` at scale ``f + 28`` (Z_2^64), ``R``
+    is truncated to ``f`` first (relatively ``u |t| / Q <= u``) and ``c_0`` rounded to ``f`` bits (``u / 2``)."""
+    from mpdp.crypto.beaver import beaver_combine, wrap_shift_output
+    from mpdp.crypto.correlations import CorrelationSpec
+
+    fmt, session, ring = x.fmt, x.session, x.ring
+    u, f = fmt.resolution, fmt.frac_bits
+    n, K = x.shape[0], values.shape[1]
+    N = n * K
+    v = values.rescale()
+    rows = root.reshape(n, 1).broadcast_to((n, K)).flatten()
+    scaled = mul_known(concatenate([x, v.flatten()]), concatenate([scale, rows]), max(1.0, v.bound * root.bound))
+    t = (scaled[:n] * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
+    s = scaled[n:]  # values root, (n K,)
+    powers = concatenate([t, s]) * concatenate([t, t.reshape(n, 1).broadcast_to((n, K)).flatten()])
+    t2, st = powers[:n].assume_bound(t.bound**2 + 2 * u), powers[n:]
+    c0, c1, c2, c3 = p.table[3]
+    bits = INV_SQRT_POLYNOMIAL_BITS
+    # R = c_1 + c_2 t + c_3 t^2 at scale f + bits: exact integer products
+    pair = stack([t, t2])
+    raw = ring.sum(ring.mul_int(pair.share, np.array([[c2], [c3]], dtype=np.int64)), 0)
+    r_bound = (abs(c1) + abs(c2) * t.bound + abs(c3) * t2.bound) * 2.0**-bits
+    r = t.derive(raw, scale=f + bits, bound=r_bound) + c1 * 2.0**-bits
+    total = st.bound * r_bound + s.bound * abs(c0) * 2.0**-bits
+    if not fmt.raw_bound_ok(total, st.scale + r.scale):
+        r = r.rescale()
+        total += st.bound * u + s.bound * u
+    k = r.scale - bits  # c_0 s at the product's scale st.scale + r.scale = f + r.scale (s and st at scale f)
+    c0s = ring.mul_int(ring.mul_int(s.share, c0), 1 << k) if k >= 0 else ring.mul_int(s.share, round(c0 * 2.0**k))
+    rb = r.reshape(n, 1).broadcast_to((n, K)).flatten()
+    # the masked product of arithmetic.mul (a Beaver step yielding shares of (s t) R + mask, opened for the
+    # wrap-corrected shift), with c_0 s added under the same mask before the opening
+    shift = st.scale + r.scale - f
+    provider = session.provider
+    provider.prefetch([CorrelationSpec("mul_wrap", ring.bits, (N,), (N,), out_ring_bits=ring.bits, shift=shift)])
+    mp = provider.masked_product("mul", ring, (N,), (N,), shift)
+    d, e = session.open(ring, [ring.sub(st.share, mp.a), ring.sub(rb.share, mp.b)], sharing_id=session.new_id(),
+                        label="mpc.mul")
+    masked = ring.add(beaver_combine(ring, d, e, mp.a, mp.b, mp.c, leader=session.leader), c0s)
+    if session.leader:
+        masked = ring.add_int(masked, 1 << (ring.bits - 2))
+    sid = session.new_id()
+    (opened,) = session.open(ring, [masked], sharing_id=sid, label="mpc.trunc")
+    out = wrap_shift_output(ring, ring, opened, mp.msb, mp.low, shift, leader=session.leader)
+    bound = v.bound * top * (1.0 + inv_sqrt_polynomial_error(3, min(4 * u + 4 * edge, 0.125),
+                                                             buckets_per_octave=p.buckets_per_octave) + 1e-6)
+    return SharedFixedPoint(session, out, fmt=fmt, scale=f, bound=min(bound, total) + 4 * u,
+                            sharing_id=sid).reshape(n, K)
+
+
+class _BucketPlan(NamedTuple):
+    n_t: int  # thresholds 2^(j / per), j = low_exp per .. H per
+    n_a: int  # those below 2 (compared with a)
+    picked: npt.NDArray[np.int64]  # the compared thresholds (b: all; a: below 2; a - b + 1: 1) at ``reduced`` bits
+    rows: npt.NDArray[np.int64]  # which word each threshold is compared with (0: a, 1: b, 2: a - b + 1)
+    constants: tuple[int, ...]  # floor(2^(g - k / per)) then floor(2^(g - k / (2 per))) per bucket k
+    tops: tuple[float, float]  # their largest values, at scale g
+
+
+@functools.lru_cache(maxsize=32)
+def _bucket_plan(low_exp: int, H: int, per: int, reduced: int, g: int) -> _BucketPlan:
+    """The public tables of :func:`inv_sqrt_max`'s buckets, the same at every step of a training (computed once:
+    a few hundred big-integer roots and Python-level loops over the thresholds)."""
+    exps = np.arange(low_exp * per, H * per + 1)
+    thresholds = np.array(_roots_of_powers(tuple(int(j) + per * reduced for j in exps), per), dtype=np.int64)
+    # b against every threshold; a (< 2 whatever the rounding) against those below 2 only; a - b + 1 against 1
+    n_t = len(exps)
+    n_a = int(np.count_nonzero(exps < per))
+    zero = int(np.flatnonzero(exps == 0)[0])
+    rows = np.concatenate([np.ones(n_t), np.zeros(n_a), [2]]).astype(np.int64)
+    picked = np.concatenate([thresholds, thresholds[:n_a], thresholds[zero : zero + 1]])
+    picked.flags.writeable = rows.flags.writeable = False  # shared by the cache
+    # buckets k = low_exp per + 1 .. H per + 1 (in units 1/per)
+    consts = [_roots_of_powers(tuple(r * g - int(j) - 1 for j in exps), r) for r in (per, 2 * per)]
+    tops = (float(max(consts[0])) * 2.0**-g, float(max(consts[1])) * 2.0**-g)
+    return _BucketPlan(n_t, n_a, picked, rows, consts[0] + consts[1], tops)
 
 
 @functools.lru_cache(maxsize=128)
@@ -365,14 +467,21 @@ def _roots_of_powers(exponents: tuple[int, ...], r: int) -> tuple[int, ...]:
 
 
 def _root(n: int, r: int) -> int:
-    """``floor(n^(1/r))`` for ``r`` in 1, 2, 4, exactly (integer square roots): the same at every party."""
-    return n if r == 1 else math.isqrt(n) if r == 2 else math.isqrt(math.isqrt(n))
+    """``floor(n^(1/r))`` for ``r`` a power of two, exactly (``floor(sqrt(floor(y))) = floor(sqrt(y))``, so
+    repeated integer square roots): the same at every party."""
+    while r > 1:
+        n, r = math.isqrt(n), r // 2
+    return n
 
 
 def _polynomial(t: SharedFixedPoint, coefficients: tuple[int, ...], bits: int) -> SharedFixedPoint:
     """``sum_j C_j t^j / 2^bits`` for integer ``C_j``: exact on the raw shares, left at scale ``f + bits``
-    (no truncation; the product that follows absorbs it)."""
-    powers = _powers(t, len(coefficients) - 1)
+    (no truncation; the product that follows absorbs it). Degree 2: ``t^2`` as a square (one opened array)."""
+    if len(coefficients) == 3:
+        r = t.rescale()
+        powers = [r, (r * r).assume_bound(r.bound**2 + 2 * t.fmt.resolution)]
+    else:
+        powers = _powers(t, len(coefficients) - 1)
     f = t.fmt.frac_bits
     terms = stack([p.rescale() for p in powers])
     ring = t.ring
