@@ -449,8 +449,9 @@ Shares = list[SharedFixedPoint]
 
 def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
                   tail: FixedPointFormat) -> tuple[Shares, Shares, Shares]:
-    """Every party's ``(factors, sq_norms, stats)``: the factors in ``fmt``, the rest in ``tail``; each party's
-    arrays in one message per format, every party's in the same round."""
+    """Every party's ``(factors, sq_norms, stats)``: the factors in ``fmt``, the rest in ``tail``. Seeded inputs
+    (:meth:`~mpdp.protocols.mpc.session.MPCSession.input_seeded`: the shapes and bounds are public), so no
+    message and no round: the others' shares come from the keys each pair agreed on at the session's first step."""
     K, B = public.components, public.batch
     me = session.parties.index(session.comm.name)
     row = _check_input(mine, public, me)
@@ -465,13 +466,15 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt
 
     def share(j: int, values: FloatArray | None) -> tuple[SharedFixedPoint, SharedFixedPoint]:
         owner = session.parties[j]
+        width = K + public.stat_counts[j]  # the rest: squared norms and statistics
         if not split:
-            both = session.input(owner, values, bound=bounds[j], fmt=fmt, sharing_id=ids[j])
+            both = session.input_seeded(owner, values, shape=(B, K + width), bound=bounds[j], fmt=fmt,
+                                        sharing_id=ids[j])
             return both[:, :K], both[:, K:]
-        head = session.input(owner, None if values is None else values[:, :K], bound=1.0, fmt=fmt,
-                             sharing_id=ids[j])
-        rest = session.input(owner, None if values is None else values[:, K:], bound=bounds[j], fmt=tail,
-                             sharing_id=tail_ids[j])
+        head = session.input_seeded(owner, None if values is None else values[:, :K], shape=(B, K), bound=1.0,
+                                    fmt=fmt, sharing_id=ids[j])
+        rest = session.input_seeded(owner, None if values is None else values[:, K:], shape=(B, width),
+                                    bound=bounds[j], fmt=tail, sharing_id=tail_ids[j])
         return head, rest
 
     own = share(me, row)

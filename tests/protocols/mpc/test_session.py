@@ -10,7 +10,7 @@ import pytest
 
 import mpdp.protocols.mpc.session as session_module
 from mpdp.crypto.fixed_point import HIGH_PRECISION
-from mpdp.errors import EncodingOverflowError, KeyMismatchError, MalformedMessageError, ParameterError
+from mpdp.errors import DomainError, EncodingOverflowError, KeyMismatchError, MalformedMessageError, ParameterError
 from mpdp.protocols.mpc import MPCSession
 from tests.protocols.mpc.harness import first, run_mpc
 
@@ -126,3 +126,91 @@ def test_mixed_openings_refuse_words_of_another_count_shape_or_dtype(tamper: str
 
     with pytest.raises(MalformedMessageError):
         run_mpc(program)
+
+
+@pytest.mark.parametrize("parties", [2, 3])
+@pytest.mark.parametrize("fmt", [None, HIGH_PRECISION])
+def test_seeded_inputs_equal_sent_inputs_without_a_message(parties: int, fmt: Any) -> None:
+    # Every party's input, seeded: the same sums as with input(), no input message, and the pair keys agreed
+    # once per session (one message per pair) however many inputs follow.
+    rows = {name: np.array([[1.5, -2.0, 0.125], [3.0, 0.0, -7.25]]) * (i + 1) for i, name in
+            enumerate(("alice", "bob", "carol"))}
+
+    def program(s: MPCSession, seeded: bool) -> tuple[list[list[float]], int]:
+        s.public(np.zeros(1)).reveal()  # an exchange first: every party's round clock agrees
+        before = s.comm.traffic.messages_sent
+        total = None
+        for _ in range(3):
+            for p in s.parties:
+                mine = rows[p] if p == s.comm.name else None
+                x = (s.input_seeded(p, mine, shape=(2, 3), bound=32.0, fmt=fmt) if seeded
+                     else s.input(p, mine, bound=32.0, fmt=fmt))
+                total = x if total is None else total + x
+        sent = s.comm.traffic.messages_sent - before
+        assert total is not None
+        return total.reveal().tolist(), sent
+
+    seeded, sent = (run_mpc(lambda s, t=t: program(s, t), parties=parties) for t in (True, False))
+    expected = (3 * sum(rows[p] for p in ("alice", "bob", "carol")[:parties])).tolist()
+    for run in (seeded, sent):
+        assert all(r[0] == expected for n, r in run.results.items() if n != "dealer")
+    # messages before the opening: the pair keys (one per later party) against one per input and peer
+    assert [r[1] for n, r in seeded.results.items() if n != "dealer"] == list(range(parties - 1, -1, -1))
+    assert [r[1] for n, r in sent.results.items() if n != "dealer"] == [3 * (parties - 1)] * parties
+
+
+def test_seeded_shares_are_uniform_and_distinct_per_sharing() -> None:
+    # Each non-owner's share is a fresh PRG expansion per sharing id: the owner's data does not show in it, two
+    # sharings of the same value differ, and the two shares still sum to the encoding.
+    def program(s: MPCSession) -> list[Any]:
+        x = np.zeros(4096)
+        a = s.input_seeded("alice", x if s.comm.name == "alice" else None, shape=(4096,), bound=1.0)
+        b = s.input_seeded("alice", x if s.comm.name == "alice" else None, shape=(4096,), bound=1.0)
+        return [a.share, b.share]
+
+    run = run_mpc(program)
+    (a0, _), (a1, b1) = run.results["alice"], run.results["bob"]
+    assert not np.array_equal(a1, b1)
+    np.testing.assert_array_equal(a0 + a1, np.zeros(4096, dtype=np.uint64))  # zero, mod 2^64
+    bits = np.unpackbits(a1.view(np.uint8))
+    assert abs(float(bits.mean()) - 0.5) < 0.01  # 262,144 bits: 10 standard deviations
+
+
+def test_seeded_inputs_are_checked() -> None:
+    def program(s: MPCSession) -> None:
+        with pytest.raises(ParameterError, match="owner"):
+            s.input_seeded("zoe", None, shape=(2,), bound=1.0)
+        with pytest.raises(ParameterError, match="shape"):
+            s.input_seeded("alice", None, shape=[2], bound=1.0)
+        with pytest.raises(ParameterError, match="bound"):
+            s.input_seeded("alice", None, shape=(2,), bound=-1.0)
+        with pytest.raises(ParameterError, match="peer"):
+            s.pair_key(s.comm.name)
+        if s.comm.name == "alice":
+            with pytest.raises(ParameterError, match="public shape"):
+                s.input_seeded("alice", np.ones(3), shape=(2,), bound=1.0)
+            with pytest.raises(DomainError, match="bound"):
+                s.input_seeded("alice", np.full(2, 3.0), shape=(2,), bound=1.0)
+        else:
+            with pytest.raises(ParameterError, match="only alice"):
+                s.input_seeded("alice", np.ones(2), shape=(2,), bound=1.0)
+
+    run_mpc(program)
+
+
+def test_a_malformed_pair_key_is_refused() -> None:
+    from mpdp.protocols.mpc import TrustedDealer
+    from mpdp.randomness import RandomSource
+    from mpdp.runtime import run_protocol
+
+    def bob(comm: Any) -> None:
+        with MPCSession.with_dealer(comm) as s:
+            with pytest.raises(MalformedMessageError, match="pair key"):
+                s.pair_key("alice")
+
+    def alice(comm: Any) -> None:
+        with MPCSession.with_dealer(comm) as s:
+            comm.send("bob", b"short", label="mpc.pair_key")  # instead of s.pair_key("bob")
+            s._pair_keys = {"bob": bytes(32)}
+
+    run_protocol({"alice": alice, "bob": bob, "dealer": TrustedDealer()}, rng=RandomSource.seeded(0))

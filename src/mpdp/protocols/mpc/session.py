@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
+from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, ParameterError, explain
 from mpdp.protocols.mpc.provider import CorrelationProvider
@@ -82,6 +83,7 @@ class MPCSession:
         self.leader = self.index == 0
         self.peers = tuple(p for p in self.parties if p != comm.name)
         self._counter = 0
+        self._pair_keys: dict[str, bytes] | None = None
         if self.leader:
             session_id = comm.rng.bytes(8)
             comm.broadcast(session_id, label="mpc.session", to=self.peers)
@@ -264,17 +266,8 @@ class MPCSession:
         sharing_id = self.new_id() if sharing_id is None else sharing_id
         label = "mpc.input"
         if self.comm.name == owner:
-            if values is None:
-                raise ParameterError(explain("values", None, f"{owner}'s data", "the owner passes its values"))
-            x = np.asarray(values, dtype=np.float64)
-            encoded = fmt.encode(x, name=f"{owner}'s input")
             declared = fmt.max_value if bound is None else _check_bound(bound, fmt)
-            worst = float(np.max(np.abs(x))) if x.size else 0.0
-            if worst > declared:
-                raise DomainError(explain(f"{owner}'s input", f"max |x| = {worst:.6g}", f"|x| <= bound = {declared:g}",
-                                          "clip the data to the bound, or declare a larger bound"))
-            shape = tuple(x.shape)
-            mine = encoded
+            mine, shape = _encode_input(owner, values, declared, fmt)
             for p in self.peers:
                 r = ring.random(self.comm.rng, shape)
                 mine = ring.sub(mine, r)
@@ -295,6 +288,63 @@ class MPCSession:
         _check_bound(declared, fmt)
         return SharedFixedPoint(self, ring.check(share, f"share from {owner}"), fmt=fmt, scale=fmt.frac_bits,
                                 bound=declared, sharing_id=sharing_id)
+
+    def input_seeded(self, owner: str, values: Any = None, *, shape: tuple[int, ...], bound: float,
+                     fmt: FixedPointFormat | None = None, sharing_id: bytes | None = None) -> SharedFixedPoint:
+        """:meth:`input` without a message, for values whose ``shape`` and ``bound`` are public (every party
+        passes the same ones; the owner's values must have that shape and stay within the bound).
+
+        Each other party ``p``'s share is the expansion of ``PRG(k_{owner,p} || sharing_id)`` (AES-CTR,
+        :class:`~mpdp.crypto.prg.AesCtrPrg`) under the secret key the pair agreed on (:meth:`pair_key`);
+        the owner keeps ``x - sum_p r_p``. ``p`` holds a uniformly random share, as if the owner had drawn it
+        and sent it (the standard seeded input of additive sharing), so security is :meth:`input`'s under the
+        PRG assumption; the owner's round and message go. Nothing is received, so nothing is checked here: a
+        party that disagrees on the order of sharings draws unrelated shares, and the next opening that mixes
+        them fails its sharing-id check (:class:`~mpdp.errors.KeyMismatchError`).
+        """
+        fmt = fmt or self.fmt
+        ring = fmt.ring
+        if owner not in self.parties:
+            raise ParameterError(explain("owner", owner, f"one of {self.parties}", "name a computing party"))
+        shape = _check_shape(shape)
+        declared = _check_bound(bound, fmt)
+        sharing_id = self.new_id() if sharing_id is None else sharing_id
+        if self.comm.name == owner:
+            mine, _ = _encode_input(owner, values, declared, fmt, shape=shape)
+            for p in self.peers:
+                mine = ring.sub(mine, ring.random(AesCtrPrg(self.pair_key(p) + sharing_id), shape))
+        elif values is not None:
+            raise ParameterError(explain("values", "data on a non-owner", "None",
+                                         f"only {owner} passes values to input_seeded(); the others pass None"))
+        else:
+            mine = ring.random(AesCtrPrg(self.pair_key(owner) + sharing_id), shape)
+        return SharedFixedPoint(self, mine, fmt=fmt, scale=fmt.frac_bits, bound=declared, sharing_id=sharing_id)
+
+    def pair_key(self, peer: str) -> bytes:
+        """The secret 32-byte key this party shares with computing party ``peer``, for :meth:`input_seeded`.
+
+        Agreed on first use, by every computing party at the same point of the program: each party draws one
+        key per later party in the canonical order and sends it over their private channel (one message per
+        pair per session), then receives the earlier parties' keys.
+        """
+        if self._pair_keys is None:
+            keys: dict[str, bytes] = {}
+            later = self.parties[self.index + 1:]
+            for p in later:
+                keys[p] = self.comm.rng.bytes(32)
+                self.comm.send(p, keys[p], label="mpc.pair_key")
+            for p in self.parties[: self.index]:
+                key = self.comm.recv(p, label="mpc.pair_key")
+                if not isinstance(key, bytes) or len(key) != 32:
+                    raise MalformedMessageError(explain(f"pair key from {p}", type(key).__name__, "32 bytes",
+                                                        "run the same mpdp version on every party"))
+                keys[p] = key
+            self._pair_keys = keys
+        key = self._pair_keys.get(peer)
+        if key is None:
+            raise ParameterError(explain("peer", peer, f"another computing party of {self.parties}",
+                                         "name a computing party other than this one"))
+        return key
 
     def public(self, values: Any, *, fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
         """A public value as a (trivially) shared one: the leader holds the encoding, the others zero."""
@@ -322,6 +372,31 @@ def _shape_error(share: RingArray, mine: RingArray, what: str) -> MalformedMessa
     """A peer's share of the value this party opens must have this party's shape (numpy would broadcast another)."""
     return MalformedMessageError(explain(what, share.shape, f"shape {mine.shape}, as this party's share",
                                          "the parties are opening differently shaped values: check the peer"))
+
+
+def _encode_input(owner: str, values: Any, declared: float, fmt: FixedPointFormat,
+                  shape: tuple[int, ...] | None = None) -> tuple[RingArray, tuple[int, ...]]:
+    """The owner's values encoded in ``fmt`` and their shape; refused when missing, of another ``shape`` or beyond
+    ``declared``."""
+    if values is None:
+        raise ParameterError(explain("values", None, f"{owner}'s data", "the owner passes its values"))
+    x = np.asarray(values, dtype=np.float64)
+    if shape is not None and x.shape != shape:
+        raise ParameterError(explain(f"{owner}'s input", x.shape, f"the public shape {shape}",
+                                     "pass values of the shape every party declares"))
+    encoded = fmt.encode(x, name=f"{owner}'s input")
+    worst = float(np.max(np.abs(x))) if x.size else 0.0
+    if worst > declared:
+        raise DomainError(explain(f"{owner}'s input", f"max |x| = {worst:.6g}", f"|x| <= bound = {declared:g}",
+                                  "clip the data to the bound, or declare a larger bound"))
+    return encoded, tuple(x.shape)
+
+
+def _check_shape(shape: Any) -> tuple[int, ...]:
+    if not isinstance(shape, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                               for d in shape):
+        raise ParameterError(explain("shape", shape, "a tuple of non-negative ints", "pass e.g. shape=(100, 10)"))
+    return shape
 
 
 def _check_bound(bound: float, fmt: FixedPointFormat) -> float:
