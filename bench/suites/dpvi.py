@@ -256,6 +256,13 @@ def run(quick: bool = False) -> list[BenchResult]:
                    f"{online['seconds'] / float_seconds:.1f}x the float iteration's wall time; party 0's process "
                    f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
+    greenlets = run_protocol(protocol, rng=rng.spawn("mpc"), cooperative=True).results["alice"]
+    if not np.array_equal(greenlets["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
+        raise RuntimeError("parties as greenlets released another sum than parties as threads")
+    greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
+                     f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
+                     f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
+                     f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration")
     with _one_core():
         online_threads = run_protocol({**{name: role(name, online=True) for name in setup.parties},
                                        "dealer": TrustedDealer(parties=setup.parties)},
@@ -277,6 +284,9 @@ def run(quick: bool = False) -> list[BenchResult]:
     return [BenchResult(name="dpvi iteration (mpc, 2 parties)", n=BATCH, seconds=lead["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(lead["bytes"]), note=note),
+            BenchResult(name="dpvi iteration (mpc, 2 parties, greenlets)", n=BATCH, seconds=greenlets["seconds"],
+                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
+                        bytes=int(greenlets["bytes"]), note=greenlet_note),
             BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=float_cpu, note=cpu_note),
             BenchResult(name="dpvi iteration (mpc, online phase, threads)", n=BATCH, seconds=online_threads["seconds"],
