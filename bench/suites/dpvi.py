@@ -14,9 +14,15 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   warm-up iterations; each iteration's correlations are requested from the dealer in one request at the end
   of the iteration before); the note adds the process CPU time per iteration (all parties and the dealer),
   online bytes and rounds.
+* ``mpc, greenlets``: the same iterations with the parties as greenlets of one thread, switched when one
+  waits for a message (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`), as
+  :class:`~mpdp.learning.dpvi.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
+  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
+* ``mpc, online phase, threads``: the threads of the first row, each timed iteration preceded (untimed) by its
+  offline phase as in the processes' online row below: the dealer's share of the first row's wall time.
 * ``mpc, parties as processes``: the same iterations with every party and the dealer in its own forked
   process (``run_protocol(..., processes=True)``, messages over socketpairs): wall time is the slowest
   party's, not the sum of all parties' CPU as with threads sharing one GIL; the closest this host gets to one
@@ -256,7 +262,8 @@ def run(quick: bool = False) -> list[BenchResult]:
                    f"{online['seconds'] / float_seconds:.1f}x the float iteration's wall time; party 0's process "
                    f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
-    greenlets = run_protocol(protocol, rng=rng.spawn("mpc"), cooperative=True).results["alice"]
+    with _one_core():  # one thread: pinned like the threads' rows and the float step, so that all compare alike
+        greenlets = run_protocol(protocol, rng=rng.spawn("mpc"), cooperative=True).results["alice"]
     if not np.array_equal(greenlets["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
         raise RuntimeError("parties as greenlets released another sum than parties as threads")
     greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
