@@ -48,8 +48,9 @@ from one iteration to the next.
   relative to clipping factors as small as ``2^-16``, cost more than 1e-3 of the clipping bound (up to 9%), and
   the step runs all in Z_2^128: over a 33-epoch training, most steps cost this row's CPU.
 
-Rounds per iteration: 38 (78 at the start of session 3): 2 sharing the inputs (factors in Z_2^128, norms and
-statistics in the tail format), 2 the products across parties, 7 the normalisation of ``S_i`` (comparisons
+Rounds per iteration: 37 (38 before session 7, 78 at the start of session 3): none for the inputs (factors in
+Z_2^128, norms and statistics in the tail format: seeded, :meth:`~mpdp.protocols.mpc.session.MPCSession.
+input_seeded`), 2 the products across parties, 7 the normalisation of ``S_i`` (comparisons
 with 40 powers of two against one opened mask), 2 the product giving ``q~ = q 2^-k`` and ``(q - pi S) 2^-k``
 (truncated straight into the tail), 4 the squared norm and ``S~^2``, 17 the clipped weights ``q~ / sqrt(max(S~^2,
 n~))`` (comparisons with half powers of two, the maximum, the degree-4 polynomial), 2 the matrix product, 1
