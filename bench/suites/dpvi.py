@@ -23,6 +23,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   load average at the end of the run).
 * ``mpc, online phase, threads``: the threads of the first row, each timed iteration preceded (untimed) by its
   offline phase as in the processes' online row below: the dealer's share of the first row's wall time.
+* ``mpc, online phase, greenlets``: the same, the parties as greenlets.
 * ``mpc, parties as processes``: the same iterations with every party and the dealer in its own forked
   process (``run_protocol(..., processes=True)``, messages over socketpairs): wall time is the slowest
   party's, not the sum of all parties' CPU as with threads sharing one GIL; the closest this host gets to one
@@ -275,12 +276,19 @@ def run(quick: bool = False) -> list[BenchResult]:
         online_threads = run_protocol({**{name: role(name, online=True) for name in setup.parties},
                                        "dealer": TrustedDealer(parties=setup.parties)},
                                       rng=rng.spawn("mpc")).results["alice"]
+    with _one_core():
+        online_greenlets = run_protocol({**{name: role(name, online=True) for name in setup.parties},
+                                         "dealer": TrustedDealer(parties=setup.parties)},
+                                        rng=rng.spawn("mpc"), cooperative=True).results["alice"]
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
                            f"the wall time, as in the preprocessing model; "
                            f"{online_threads['seconds'] / float_seconds:.1f}x the float iteration (first row, "
                            f"dealer included: {ratio:.1f}x); party 0's thread CPU "
                            f"{online_threads['thread_cpu'] * 1e3:.0f} ms; {pinned}")
+    online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
+                            f"{online_greenlets['seconds'] / float_seconds:.1f}x the float iteration (greenlets "
+                            f"with the dealer: {greenlets['seconds'] / float_seconds:.1f}x)")
     with _one_core():
         late = run_protocol({**{name: role(name, all_wide=True) for name in setup.parties},
                              "dealer": TrustedDealer(parties=setup.parties)}, rng=rng.spawn("mpc")).results["alice"]
@@ -300,6 +308,10 @@ def run(quick: bool = False) -> list[BenchResult]:
             BenchResult(name="dpvi iteration (mpc, online phase, threads)", n=BATCH, seconds=online_threads["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(online_threads["bytes"]), note=online_threads_note),
+            BenchResult(name="dpvi iteration (mpc, online phase, greenlets)", n=BATCH,
+                        seconds=online_greenlets["seconds"], baseline="float64 non-partitioned",
+                        baseline_seconds=float_seconds, bytes=int(online_greenlets["bytes"]),
+                        note=online_greenlet_note),
             BenchResult(name="dpvi iteration (mpc, parties as processes)", n=BATCH, seconds=forked["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(forked["bytes"]), cpu_seconds=forked["cpu"], note=process_note),
