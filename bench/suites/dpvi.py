@@ -247,39 +247,38 @@ def run(quick: bool = False) -> list[BenchResult]:
     cpu_note = (f"party 0's thread: {lead['thread_cpu'] * 1e3:.0f} ms CPU per iteration against the float step's "
                 f"{float_cpu * 1e3:.1f} ms ({lead['thread_cpu'] / max(float_cpu, 1e-9):.1f}x); 1-minute load average "
                 f"{load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
-    forked = run_protocol(protocol, rng=rng.spawn("mpc"), processes=True).results["alice"]
-    if not np.array_equal(forked["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
-        raise RuntimeError("parties as processes released another sum than parties as threads")
+    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, **how: Any) -> dict[str, Any]:
+        """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
+        the same seed as the first row."""
+        roles = {**{name: role(name, online=online, all_wide=all_wide) for name in setup.parties},
+                 "dealer": TrustedDealer(parties=setup.parties)}
+        with _one_core() if pin else contextlib.nullcontext():
+            figures: dict[str, Any] = run_protocol(roles, rng=rng.spawn("mpc"), **how).results["alice"]
+        return figures
+
+    forked = measure(pin=False, processes=True)
+    greenlets = measure(cooperative=True)  # one thread: pinned like the threads' rows and the float step
+    for other, how in ((forked, "processes"), (greenlets, "greenlets")):
+        if not np.array_equal(other["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
+            raise RuntimeError(f"parties as {how} released another sum than parties as threads")
     process_note = (f"each party and the dealer in its own forked process (run_protocol(processes=True)), same "
                     f"seed and released sum as the threads: {forked['seconds'] / float_seconds:.1f}x the float "
                     f"iteration (target <= 5x); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms per iteration "
                     f"({forked['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); threads above: "
                     f"{ratio:.1f}x wall; 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
-    online = run_protocol({**{name: role(name, online=True) for name in setup.parties},
-                           "dealer": TrustedDealer(parties=setup.parties)},
-                          rng=rng.spawn("mpc"), processes=True).results["alice"]
+    online = measure(online=True, pin=False, processes=True)
     online_note = (f"online phase only, parties as processes: before each timed iteration (untimed) the parties "
                    f"request and receive that iteration's correlations from the dealer (the preprocessing "
                    f"model's offline phase); the dealer is idle during the iteration. "
                    f"{online['seconds'] / float_seconds:.1f}x the float iteration's wall time; party 0's process "
                    f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
-    with _one_core():  # one thread: pinned like the threads' rows and the float step, so that all compare alike
-        greenlets = run_protocol(protocol, rng=rng.spawn("mpc"), cooperative=True).results["alice"]
-    if not np.array_equal(greenlets["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
-        raise RuntimeError("parties as greenlets released another sum than parties as threads")
     greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
                      f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
                      f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
                      f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration")
-    with _one_core():
-        online_threads = run_protocol({**{name: role(name, online=True) for name in setup.parties},
-                                       "dealer": TrustedDealer(parties=setup.parties)},
-                                      rng=rng.spawn("mpc")).results["alice"]
-    with _one_core():
-        online_greenlets = run_protocol({**{name: role(name, online=True) for name in setup.parties},
-                                         "dealer": TrustedDealer(parties=setup.parties)},
-                                        rng=rng.spawn("mpc"), cooperative=True).results["alice"]
+    online_threads = measure(online=True)
+    online_greenlets = measure(online=True, cooperative=True)
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
                            f"the wall time, as in the preprocessing model; "
@@ -289,9 +288,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
                             f"{online_greenlets['seconds'] / float_seconds:.1f}x the float iteration (greenlets "
                             f"with the dealer: {greenlets['seconds'] / float_seconds:.1f}x)")
-    with _one_core():
-        late = run_protocol({**{name: role(name, all_wide=True) for name in setup.parties},
-                             "dealer": TrustedDealer(parties=setup.parties)}, rng=rng.spawn("mpc")).results["alice"]
+    late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once training has sharpened the model (Adult: from about the fourth epoch), "
                  f"against the float step's {float_cpu * 1e3:.1f} ms: "
