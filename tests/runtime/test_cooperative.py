@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 import pytest
 
-from mpdp.errors import ParameterError, ProtocolAbortError
+from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
@@ -63,27 +62,6 @@ def test_a_failing_party_aborts_the_others_and_its_error_surfaces() -> None:
     with pytest.raises(RuntimeError, match="disk on fire") as info:
         run_protocol({"w1": waiter, "bad": bad, "w2": waiter}, cooperative=True)
     assert any("'bad'" in note for note in info.value.__notes__)
-
-
-def test_deadlock_fails_at_once_whatever_the_timeout() -> None:
-    def wait_for_other(comm: Comm) -> None:
-        comm.recv(comm.peers[0], label="x")
-
-    start = time.monotonic()
-    with pytest.raises(ProtocolAbortError, match="deadlock"):
-        run_protocol({"a": wait_for_other, "b": wait_for_other}, timeout=60, cooperative=True)
-    assert time.monotonic() - start < 10
-
-
-def test_waiting_for_a_finished_peer_is_reported() -> None:
-    def quits(comm: Comm) -> None:
-        return None
-
-    def waiter(comm: Comm) -> None:
-        comm.recv("quits", label="x")
-
-    with pytest.raises(ProtocolAbortError, match="finished"):
-        run_protocol({"waiter": waiter, "quits": quits}, cooperative=True)
 
 
 def test_a_party_runs_until_it_waits_in_the_parties_order() -> None:
