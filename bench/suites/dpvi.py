@@ -14,9 +14,16 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   warm-up iterations; each iteration's correlations are requested from the dealer in one request at the end
   of the iteration before); the note adds the process CPU time per iteration (all parties and the dealer),
   online bytes and rounds.
+* ``mpc, greenlets``: the same iterations with the parties as greenlets of one thread, switched when one
+  waits for a message (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`), as
+  :class:`~mpdp.learning.dpvi.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
+  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
+* ``mpc, online phase, threads``: the threads of the first row, each timed iteration preceded (untimed) by its
+  offline phase as in the processes' online row below: the dealer's share of the first row's wall time.
+* ``mpc, online phase, greenlets``: the same, the parties as greenlets.
 * ``mpc, parties as processes``: the same iterations with every party and the dealer in its own forked
   process (``run_protocol(..., processes=True)``, messages over socketpairs): wall time is the slowest
   party's, not the sum of all parties' CPU as with threads sharing one GIL; the closest this host gets to one
@@ -42,8 +49,9 @@ from one iteration to the next.
   relative to clipping factors as small as ``2^-16``, cost more than 1e-3 of the clipping bound (up to 9%), and
   the step runs all in Z_2^128: over a 33-epoch training, most steps cost this row's CPU.
 
-Rounds per iteration: 38 (78 at the start of session 3): 2 sharing the inputs (factors in Z_2^128, norms and
-statistics in the tail format), 2 the products across parties, 7 the normalisation of ``S_i`` (comparisons
+Rounds per iteration: 37 (38 before session 7, 78 at the start of session 3): none for the inputs (factors in
+Z_2^128, norms and statistics in the tail format: seeded, :meth:`~mpdp.protocols.mpc.session.MPCSession.
+input_seeded`), 2 the products across parties, 7 the normalisation of ``S_i`` (comparisons
 with 40 powers of two against one opened mask), 2 the product giving ``q~ = q 2^-k`` and ``(q - pi S) 2^-k``
 (truncated straight into the tail), 4 the squared norm and ``S~^2``, 17 the clipped weights ``q~ / sqrt(max(S~^2,
 n~))`` (comparisons with half powers of two, the maximum, the degree-4 polynomial), 2 the matrix product, 1
@@ -239,36 +247,48 @@ def run(quick: bool = False) -> list[BenchResult]:
     cpu_note = (f"party 0's thread: {lead['thread_cpu'] * 1e3:.0f} ms CPU per iteration against the float step's "
                 f"{float_cpu * 1e3:.1f} ms ({lead['thread_cpu'] / max(float_cpu, 1e-9):.1f}x); 1-minute load average "
                 f"{load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
-    forked = run_protocol(protocol, rng=rng.spawn("mpc"), processes=True).results["alice"]
-    if not np.array_equal(forked["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
-        raise RuntimeError("parties as processes released another sum than parties as threads")
+    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, **how: Any) -> dict[str, Any]:
+        """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
+        the same seed as the first row."""
+        roles = {**{name: role(name, online=online, all_wide=all_wide) for name in setup.parties},
+                 "dealer": TrustedDealer(parties=setup.parties)}
+        with _one_core() if pin else contextlib.nullcontext():
+            figures: dict[str, Any] = run_protocol(roles, rng=rng.spawn("mpc"), **how).results["alice"]
+        return figures
+
+    forked = measure(pin=False, processes=True)
+    greenlets = measure(cooperative=True)  # one thread: pinned like the threads' rows and the float step
+    for other, how in ((forked, "processes"), (greenlets, "greenlets")):
+        if not np.array_equal(other["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
+            raise RuntimeError(f"parties as {how} released another sum than parties as threads")
     process_note = (f"each party and the dealer in its own forked process (run_protocol(processes=True)), same "
                     f"seed and released sum as the threads: {forked['seconds'] / float_seconds:.1f}x the float "
                     f"iteration (target <= 5x); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms per iteration "
                     f"({forked['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); threads above: "
                     f"{ratio:.1f}x wall; 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
-    online = run_protocol({**{name: role(name, online=True) for name in setup.parties},
-                           "dealer": TrustedDealer(parties=setup.parties)},
-                          rng=rng.spawn("mpc"), processes=True).results["alice"]
+    online = measure(online=True, pin=False, processes=True)
     online_note = (f"online phase only, parties as processes: before each timed iteration (untimed) the parties "
                    f"request and receive that iteration's correlations from the dealer (the preprocessing "
                    f"model's offline phase); the dealer is idle during the iteration. "
                    f"{online['seconds'] / float_seconds:.1f}x the float iteration's wall time; party 0's process "
                    f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
-    with _one_core():
-        online_threads = run_protocol({**{name: role(name, online=True) for name in setup.parties},
-                                       "dealer": TrustedDealer(parties=setup.parties)},
-                                      rng=rng.spawn("mpc")).results["alice"]
+    greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
+                     f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
+                     f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
+                     f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration")
+    online_threads = measure(online=True)
+    online_greenlets = measure(online=True, cooperative=True)
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
                            f"the wall time, as in the preprocessing model; "
                            f"{online_threads['seconds'] / float_seconds:.1f}x the float iteration (first row, "
                            f"dealer included: {ratio:.1f}x); party 0's thread CPU "
                            f"{online_threads['thread_cpu'] * 1e3:.0f} ms; {pinned}")
-    with _one_core():
-        late = run_protocol({**{name: role(name, all_wide=True) for name in setup.parties},
-                             "dealer": TrustedDealer(parties=setup.parties)}, rng=rng.spawn("mpc")).results["alice"]
+    online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
+                            f"{online_greenlets['seconds'] / float_seconds:.1f}x the float iteration (greenlets "
+                            f"with the dealer: {greenlets['seconds'] / float_seconds:.1f}x)")
+    late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once training has sharpened the model (Adult: from about the fourth epoch), "
                  f"against the float step's {float_cpu * 1e3:.1f} ms: "
@@ -277,11 +297,18 @@ def run(quick: bool = False) -> list[BenchResult]:
     return [BenchResult(name="dpvi iteration (mpc, 2 parties)", n=BATCH, seconds=lead["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(lead["bytes"]), note=note),
+            BenchResult(name="dpvi iteration (mpc, 2 parties, greenlets)", n=BATCH, seconds=greenlets["seconds"],
+                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
+                        bytes=int(greenlets["bytes"]), note=greenlet_note),
             BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=float_cpu, note=cpu_note),
             BenchResult(name="dpvi iteration (mpc, online phase, threads)", n=BATCH, seconds=online_threads["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(online_threads["bytes"]), note=online_threads_note),
+            BenchResult(name="dpvi iteration (mpc, online phase, greenlets)", n=BATCH,
+                        seconds=online_greenlets["seconds"], baseline="float64 non-partitioned",
+                        baseline_seconds=float_seconds, bytes=int(online_greenlets["bytes"]),
+                        note=online_greenlet_note),
             BenchResult(name="dpvi iteration (mpc, parties as processes)", n=BATCH, seconds=forked["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(forked["bytes"]), cpu_seconds=forked["cpu"], note=process_note),

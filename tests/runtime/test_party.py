@@ -106,25 +106,29 @@ def test_silent_party_times_out_with_a_named_error() -> None:
         run_protocol({"sleeper": sleeper, "waiter": waiter}, timeout=0.2)
 
 
-def test_deadlock_is_detected_without_waiting_for_the_timeout() -> None:
+@pytest.mark.parametrize("cooperative", [False, True])
+def test_deadlock_is_detected_without_waiting_for_the_timeout(cooperative: bool) -> None:
     def wait_for_other(comm: Comm) -> None:
         comm.recv(comm.peers[0], label="x")
 
     start = time.monotonic()
     with pytest.raises(ProtocolAbortError, match="deadlock"):
-        run_protocol({"a": wait_for_other, "b": wait_for_other}, timeout=60)
+        run_protocol({"a": wait_for_other, "b": wait_for_other}, timeout=60, cooperative=cooperative)
     assert time.monotonic() - start < 10
 
 
-def test_finished_peer_is_reported() -> None:
+@pytest.mark.parametrize("cooperative", [False, True])
+@pytest.mark.parametrize("order", ["quits first", "waiter first"])
+def test_finished_peer_is_reported(cooperative: bool, order: str) -> None:
     def quits(comm: Comm) -> None:
         return None
 
     def waiter(comm: Comm) -> None:
         comm.recv("quits", label="x")
 
+    roles = {"quits": quits, "waiter": waiter} if order == "quits first" else {"waiter": waiter, "quits": quits}
     with pytest.raises(ProtocolAbortError, match="finished"):
-        run_protocol({"quits": quits, "waiter": waiter})
+        run_protocol(roles, cooperative=cooperative)
 
 
 def test_label_mismatch_is_a_desync_error() -> None:

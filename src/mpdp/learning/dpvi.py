@@ -251,9 +251,11 @@ class VerticalDPVI(_Base):
     processes:
         Run every party (and the dealer) in its own forked OS process on this machine
         (``run_protocol(..., processes=True)``, Linux/macOS) instead of threads of this process: the parties
-        compute in parallel, as on one machine each. Same seed, same posterior, bit for bit. As threads (the
-        default) the parties share one CPU (``run_protocol(..., one_cpu=True)``): they take turns on the GIL
-        anyway, and the step ran 1.6x faster so (:mod:`mpdp.runtime.placement`).
+        compute in parallel, as on one machine each. Same seed, same posterior, bit for bit. By default the
+        parties are greenlets of the calling thread, switched when one waits for a message
+        (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`): their work is Python and
+        small arrays, which threads would run in turns on the GIL anyway, at the cost of a thread hand-over
+        per message.
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
@@ -299,7 +301,8 @@ class VerticalDPVI(_Base):
             raise ParameterError(explain("party_ledgers", sorted(unknown), f"names among {names}", "key them by party"))
         privacy = self._privacy(plan, model.dim, z, names)
         self._charge(privacy, self.party_ledgers)
-        run = run_protocol(roles(setup, values), rng=resolve(self.rng), processes=self.processes, one_cpu=True)
+        run = run_protocol(roles(setup, values), rng=resolve(self.rng), processes=self.processes,
+                           cooperative=not self.processes)
         outcomes = [_outcome(run.results[p]) for p in names]
         for other in outcomes[1:]:
             if not np.array_equal(other.posterior.mu, outcomes[0].posterior.mu):  # pragma: no cover
