@@ -106,6 +106,18 @@ ms, 6.4x), threads wall 26.5 ms (10.8x; start 29.2 ms, 10.0x), online phase as p
 start 32.1 ms, 11.0x). Instruction counts are the reliable comparison on this shared host; the time ratios
 straddle 5x per party and stay near 10x for the threads' wall time.
 
+Measured 2026-11-22 (session 7), lead. Callgrind (as in session 6, 10 steps, all parties): 75.9 M
+instructions per step at the session's start (a862f30) -> 74.5 M with the parties as threads (seeded inputs:
+-0.2%; the clipping's cubic: -2%) and 73.7 M as greenlets. Time, same command on an idle host (load 1.3),
+four runs: float step 2.2-2.7 ms; threads 17.9-20.6 ms (7.1-8.7x), greenlets 18.6-22.3 ms (7.5-9.1x), their
+online phases 16-25 ms and 13-20 ms, processes 16.8-19.0 ms (6.5-7.7x), online phase as processes 12.9-15.5 ms
+(5.5-6.3x), party 0's thread CPU 3.3-4.2x (tail in Z_2^128 4.5-5.5x). This host switches between a fast and a
+slow state (the same code's step at ~19 or ~24 ms): three bench runs of the session's start and of the end,
+alternated, gave 7.6-11.3x (median 8.9x) against 7.6-8.3x (median 7.8x), and the profr A/B (threads, CPU 1,
+three pairs) 4% less wall time at the end. Greenlets match threads on an idle host (five pairs: median 23.1 ms
+against 23.9 ms) and win under load: at load 5, 37 ms against 55 ms in this bench, and a one-epoch Adult fit
+9-11% faster (idle: three pairs, -17%, +9%, -14%). Rounds 38 -> 35, party 0's bytes 694 -> 619 kB per step.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
