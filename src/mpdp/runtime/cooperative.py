@@ -10,9 +10,12 @@ waits for has finished), in the parties' order.
 Why: with threads the parties take turns on the GIL anyway (their work here is Python and small numpy
 arrays), and each hand-over costs a futex wake-up, the GIL's drop-and-take and a context switch; numpy's
 release of the GIL inside larger operations lets a woken party preempt the one computing. Measured on the
-DPVI step of paper 002 (2 parties and a dealer, 37 messages each way per step): ~15 us per hand-over against
-~1 us for a greenlet switch, and 8-12% less process CPU per step than threads on one CPU (session 7, 2-core
-host, same-minute pairs). Parties still see only their own objects and the bytes they receive; nothing is
+DPVI step of paper 002 (2 parties and a dealer, 35 messages each way per step): ~15 us per hand-over against
+~1 us for a greenlet switch (a ping-pong of openings: 62 us per round trip with two threads on one CPU, 33 us
+for the same Python work in one thread). On an idle 2-core host the step costs about the same either way
+(five pairs: median 23.1 ms against 23.9 ms); with other work on the host threads lose more: at load 5 a
+one-epoch Adult fit took 9-11% less wall and CPU time as greenlets, the bench's step 37 ms against 55 ms
+(session 7). Parties still see only their own objects and the bytes they receive; nothing is
 shared that threads would not share.
 
 Semantics: a party's role runs exactly as with threads (the results and traffic counts are the same: they
