@@ -146,9 +146,10 @@ def run_protocol(
     cooperative:
         Run the parties as greenlets of the calling thread (:mod:`mpdp.runtime.cooperative`), switched when
         one waits for a message: no thread hand-overs (the DPVI step: as fast as ``one_cpu`` threads on an
-        idle host, 9-11% faster at load 5), the same results and traffic. For parties whose work is Python and small arrays; parties whose C
-        extensions release the GIL (CKKS, Paillier) lose the overlap threads give them. Receive timeouts do
-        not apply (a run in which every party waits fails at once, as a deadlock).
+        idle host, 9-11% faster at load 5), the same results and traffic. For parties whose work is Python
+        and small arrays; parties whose C extensions release the GIL (CKKS, Paillier) lose the overlap
+        threads give them. Receive timeouts do not apply (a run in which every party waits fails at once, as
+        a deadlock).
 
     While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores made
     interleaved matrix products ~10x slower; :mod:`mpdp.runtime.placement`); restored after the run.
