@@ -11,7 +11,7 @@ from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
-from mpdp.runtime import Comm, CooperativeTransport, InMemoryTransport, run_protocol
+from mpdp.runtime import Comm, CooperativeTransport, InMemoryTransport, PartyTraffic, Transport, run_protocol
 from mpdp.runtime.cooperative import run_cooperative
 
 
@@ -78,6 +78,10 @@ def test_a_party_runs_until_it_waits_in_the_parties_order() -> None:
     assert events == ["a starts", "a sent", "b starts", "b sent", "b got a", "a got b"]
 
 
+def _never_called(name: str, over: Transport) -> tuple[Any, PartyTraffic]:
+    raise AssertionError(f"{name} ran over {over}")
+
+
 def test_bad_configuration_is_refused() -> None:
     def role(comm: Comm) -> None:
         return None
@@ -89,7 +93,7 @@ def test_bad_configuration_is_refused() -> None:
     with pytest.raises(ParameterError, match="parties"):
         run_protocol({"a": role, "b": role}, cooperative=True, transport=CooperativeTransport(("a", "c")))
     with pytest.raises(ParameterError, match="CooperativeTransport"):
-        run_cooperative(("a", "b"), lambda name, over: (None, None), InMemoryTransport(("a", "b")))  # type: ignore
+        run_cooperative(("a", "b"), _never_called, InMemoryTransport(("a", "b")))
     lone = CooperativeTransport(("a", "b"))
     with pytest.raises(ParameterError, match="outside a party"):
         lone.endpoint("a").recv("b", 1.0)

@@ -108,7 +108,7 @@ class CooperativeTransport(InMemoryTransport):
             self._hub.switch()
 
 
-def run_cooperative(names: Sequence[str], run_one: RunOne, transport: CooperativeTransport
+def run_cooperative(names: Sequence[str], run_one: RunOne, transport: Transport
                     ) -> tuple[dict[str, Any], dict[str, PartyTraffic], list[Failure]]:
     """Run ``run_one(name, transport)`` for every party as a greenlet of this thread until all have returned.
 

@@ -181,20 +181,12 @@ def run_protocol(
         return run_party(name, roles[name], over, rng=root.spawn(name), timeout=timeout, limits=limits)
 
     with one_blas_thread(len(names)):
-        if cooperative:
-            start = time.perf_counter()
-            over = transport if isinstance(transport, CooperativeTransport) else CooperativeTransport(names)
-            if tuple(over.parties) != names:
-                raise ParameterError(explain("transport.parties", over.parties, f"the roles' parties {names}",
-                                             "build it for these roles"))
-            outcome = run_cooperative(names, run_one, over)
-            return _outcome(names, *outcome, time.perf_counter() - start)
-        return _run(names, run_one, transport, processes, timeout, limits.max_bytes, one_cpu)
+        return _run(names, run_one, transport, processes, timeout, limits.max_bytes, one_cpu, cooperative)
 
 
 def _run(names: tuple[str, ...], run_one: Callable[[str, Transport], tuple[Any, PartyTraffic]],
          transport: Transport | None, processes: bool, timeout: float, max_bytes: int,
-         one_cpu: bool) -> ProtocolRun[Any]:
+         one_cpu: bool, cooperative: bool) -> ProtocolRun[Any]:
     start = time.perf_counter()
     if processes:
         from mpdp.runtime.processes import run_forked
@@ -202,11 +194,13 @@ def _run(names: tuple[str, ...], run_one: Callable[[str, Transport], tuple[Any, 
         forked = run_forked(names, run_one, timeout=timeout, max_bytes=max_bytes)
         return _outcome(names, *forked, time.perf_counter() - start)
     if transport is None:
-        transport = InMemoryTransport(names)
+        transport = CooperativeTransport(names) if cooperative else InMemoryTransport(names)
     elif tuple(transport.parties) != names:
         raise ParameterError(
             explain("transport.parties", transport.parties, f"the roles' parties {names}", "build it for these roles")
         )
+    if cooperative:
+        return _outcome(names, *run_cooperative(names, run_one, transport), time.perf_counter() - start)
     memory: Transport = transport
     results: dict[str, Any] = {}
     traffic: dict[str, PartyTraffic] = {}
