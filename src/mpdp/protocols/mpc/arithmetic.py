@@ -147,14 +147,16 @@ def _prefetch_product(x: SharedFixedPoint, kind: str, a_shape: tuple[int, ...], 
 
 
 def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, scale: int,
-                    bound: float, out_fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+                    bound: float, out_fmt: FixedPointFormat | None = None,
+                    addend: RingArray | None = None) -> SharedFixedPoint:
     """``x * y``, ``x @ y`` or ``x * x`` (``y`` None) truncated to ``f`` bits from a masked product
     correlation (:class:`~mpdp.protocols.mpc.provider.MaskedProduct`): the Beaver step yields shares of
     ``z + r``, opened at once for the wrap-corrected shift. Same two rounds, messages and result as a
     triple followed by :func:`wrap_shift_many`, with one correlated element per value fewer.
 
     With ``out_fmt`` (a ring at most as wide as ``x``'s) the truncation delivers the result in ``out_fmt`` at
-    its ``f`` instead: a change of format at no extra round (the caller checks both capacities)."""
+    its ``f`` instead: a change of format at no extra round (the caller checks both capacities). ``addend``:
+    raw shares at the product's scale added under the same mask (``x y + a``, one truncation)."""
     ring, session = x.ring, x.session
     fmt = out_fmt or x.fmt
     out_ring = fmt.ring
@@ -176,6 +178,8 @@ def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, 
         d, e = session.open(ring, [ring.sub(x.share, t.a), ring.sub(y.share, t.b)], sharing_id=sid,
                             label=f"mpc.{kind}")
         masked = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader, matmul=kind == "matmul")
+    if addend is not None:
+        masked = ring.add(masked, addend)
     if session.leader:
         masked = ring.add_int(masked, 1 << (ring.bits - 2))
     sid2 = session.new_id()

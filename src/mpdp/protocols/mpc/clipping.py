@@ -71,7 +71,7 @@ from mpdp.crypto.approximations import (
 )
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import mul_constants
+from mpdp.protocols.mpc.arithmetic import _masked_product, mul_constants
 from mpdp.protocols.mpc.functions import _normalise, _powers, mul_known
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -383,13 +383,9 @@ def _cubic_weights(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFix
     absolute (``s t``'s rounding times ``|R| <= |c_1| + |c_2| + |c_3|``), within the ``3.5 u`` of
     :func:`inv_sqrt_max`. Where the format cannot hold ``(s t) R`` with ``R`` at scale ``f + 28`` (Z_2^64), ``R``
     is truncated to ``f`` first (relatively ``u |t| / Q <= u``) and ``c_0`` rounded to ``f`` bits (``u / 2``)."""
-    from mpdp.crypto.beaver import beaver_combine, wrap_shift_output
-    from mpdp.crypto.correlations import CorrelationSpec
-
-    fmt, session, ring = x.fmt, x.session, x.ring
+    fmt, ring = x.fmt, x.ring
     u, f = fmt.resolution, fmt.frac_bits
     n, K = x.shape[0], values.shape[1]
-    N = n * K
     v = values.rescale()
     rows = root.reshape(n, 1).broadcast_to((n, K)).flatten()
     scaled = mul_known(concatenate([x, v.flatten()]), concatenate([scale, rows]), max(1.0, v.bound * root.bound))
@@ -411,24 +407,11 @@ def _cubic_weights(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFix
     k = r.scale - bits  # c_0 s at the product's scale st.scale + r.scale = f + r.scale (s and st at scale f)
     c0s = ring.mul_int(ring.mul_int(s.share, c0), 1 << k) if k >= 0 else ring.mul_int(s.share, round(c0 * 2.0**k))
     rb = r.reshape(n, 1).broadcast_to((n, K)).flatten()
-    # the masked product of arithmetic.mul (a Beaver step yielding shares of (s t) R + mask, opened for the
-    # wrap-corrected shift), with c_0 s added under the same mask before the opening
-    shift = st.scale + r.scale - f
-    provider = session.provider
-    provider.prefetch([CorrelationSpec("mul_wrap", ring.bits, (N,), (N,), out_ring_bits=ring.bits, shift=shift)])
-    mp = provider.masked_product("mul", ring, (N,), (N,), shift)
-    d, e = session.open(ring, [ring.sub(st.share, mp.a), ring.sub(rb.share, mp.b)], sharing_id=session.new_id(),
-                        label="mpc.mul")
-    masked = ring.add(beaver_combine(ring, d, e, mp.a, mp.b, mp.c, leader=session.leader), c0s)
-    if session.leader:
-        masked = ring.add_int(masked, 1 << (ring.bits - 2))
-    sid = session.new_id()
-    (opened,) = session.open(ring, [masked], sharing_id=sid, label="mpc.trunc")
-    out = wrap_shift_output(ring, ring, opened, mp.msb, mp.low, shift, leader=session.leader)
     bound = v.bound * top * (1.0 + inv_sqrt_polynomial_error(3, min(4 * u + 4 * edge, 0.125),
                                                              buckets_per_octave=p.buckets_per_octave) + 1e-6)
-    return SharedFixedPoint(session, out, fmt=fmt, scale=f, bound=min(bound, total) + 4 * u,
-                            sharing_id=sid).reshape(n, K)
+    # arithmetic.mul's masked product, with c_0 s added under the same mask before the opening
+    out = _masked_product(st, rb, "mul", st.scale + r.scale, min(bound, total) + 3 * u, addend=c0s)
+    return out.reshape(n, K)
 
 
 class _BucketPlan(NamedTuple):
