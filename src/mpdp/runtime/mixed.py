@@ -160,6 +160,9 @@ class MixedTransport(CooperativeTransport):
                 self._expired.discard(dst)
 
     def runnable(self, name: str) -> bool:
+        if self._writing:  # bytes the kernel could not take: hand them over as the greenlets take turns
+            for link in list(self._writing):
+                self._flush(link)
         src = self._waiting.get(name)
         if src in self.remote:
             inbox = self._links[(name, src)].inbox
@@ -224,10 +227,7 @@ class MixedTransport(CooperativeTransport):
                         self._close(data)
                         continue
                 if events & selectors.EVENT_WRITE:
-                    data.flush()
-                    self._want_write(data)
-                    if data in self._closing and not data.outbox:
-                        self._close(data)
+                    self._flush(data)
             else:
                 self._report(data)
 
@@ -242,6 +242,13 @@ class MixedTransport(CooperativeTransport):
         if len(self.failures) > failed:
             exc = self.failures[-1][2]
             self.abort(f"{name} failed with {type(exc).__name__}: {exc}")
+
+    def _flush(self, link: _Link) -> None:
+        link.flush()
+        if link in self._closing and not link.outbox:  # a finished greenlet's last bytes are delivered
+            self._close(link)
+        else:
+            self._want_write(link)
 
     def _want_write(self, link: _Link) -> None:
         want = bool(link.outbox)
