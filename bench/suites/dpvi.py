@@ -273,7 +273,9 @@ def run(quick: bool = False) -> list[BenchResult]:
 
     forked = measure(pin=False, processes=True)
     greenlets = measure(cooperative=True)  # one thread: pinned like the threads' rows and the float step
-    for other, how in ((forked, "processes"), (greenlets, "greenlets")):
+    # the dealer in its own process on the other core (not pinned: a child inherits its parent's CPU set)
+    dealer_apart = measure(pin=False, cooperative=True, forked=("dealer",))
+    for other, how in ((forked, "processes"), (greenlets, "greenlets"), (dealer_apart, "greenlets + dealer")):
         if not np.array_equal(other["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
             raise RuntimeError(f"parties as {how} released another sum than parties as threads")
     process_note = (f"each party and the dealer in its own forked process (run_protocol(processes=True)), same "
@@ -292,6 +294,13 @@ def run(quick: bool = False) -> list[BenchResult]:
                      f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
                      f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
                      f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration")
+    dealer_note = (f"the parties as greenlets of one thread, the dealer forked into its own process "
+                   f"(run_protocol(cooperative=True, forked=('dealer',)), mpdp.runtime.mixed): it computes the "
+                   f"next iteration's correlations on the other core while the parties compute this one; "
+                   f"{dealer_apart['seconds'] / float_seconds:.1f}x the float iteration, "
+                   f"{dealer_apart['seconds'] / greenlets['seconds']:.2f}x the greenlets row's time "
+                   f"({greenlets['seconds'] / float_seconds:.1f}x); the thread's CPU (both parties) "
+                   f"{dealer_apart['thread_cpu'] * 1e3:.0f} ms per iteration; not pinned")
     online_threads = measure(online=True)
     online_greenlets = measure(online=True, cooperative=True)
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
@@ -315,6 +324,9 @@ def run(quick: bool = False) -> list[BenchResult]:
             BenchResult(name="dpvi iteration (mpc, 2 parties, greenlets)", n=BATCH, seconds=greenlets["seconds"],
                         baseline="float64 non-partitioned", baseline_seconds=float_seconds,
                         bytes=int(greenlets["bytes"]), note=greenlet_note),
+            BenchResult(name="dpvi iteration (mpc, greenlets, dealer in its own process)", n=BATCH,
+                        seconds=dealer_apart["seconds"], baseline="float64 non-partitioned",
+                        baseline_seconds=float_seconds, bytes=int(dealer_apart["bytes"]), note=dealer_note),
             BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=float_cpu, note=cpu_note),
             BenchResult(name="dpvi iteration (mpc, online phase, threads)", n=BATCH, seconds=online_threads["seconds"],

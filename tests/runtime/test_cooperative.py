@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from mpdp.errors import ParameterError
-from mpdp.protocols.mpc import MPCSession, TrustedDealer
+from mpdp.protocols.mpc import TrustedDealer
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, CooperativeTransport, InMemoryTransport, PartyTraffic, Transport, run_protocol
 from mpdp.runtime.cooperative import run_cooperative
+from tests.runtime.roles import mpc_program
 
 
 def _same_runs(roles: dict[str, Any], seed: int) -> tuple[Any, Any]:
@@ -34,16 +35,7 @@ def test_secure_sum_matches_threads_exactly(length: int) -> None:
 
 def test_an_mpc_program_with_a_dealer_matches_threads() -> None:
     # many rounds, three parties, the dealer's requests and replies interleaved with the openings
-    def role(comm: Comm) -> Any:
-        with MPCSession.with_dealer(comm) as s:
-            x = s.input("alice", np.linspace(-2, 2, 7) if comm.name == "alice" else None, bound=2.0)
-            y = s.input_seeded("bob", np.full(7, 0.5) if comm.name == "bob" else None, shape=(7,), bound=1.0)
-            z = x * y
-            for _ in range(3):
-                z = z * y + x
-            return z.reveal()
-
-    threads, greenlets = _same_runs({"alice": role, "bob": role, "dealer": TrustedDealer()}, 5)
+    threads, greenlets = _same_runs({"alice": mpc_program, "bob": mpc_program, "dealer": TrustedDealer()}, 5)
     for name in ("alice", "bob"):
         np.testing.assert_array_equal(greenlets.results[name], threads.results[name])
     assert greenlets.communication() == threads.communication()

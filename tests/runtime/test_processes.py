@@ -27,33 +27,10 @@ from mpdp.protocols.inner_product import CrossProductSpec, SharesBackend, cross_
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, run_protocol
+from tests.runtime.roles import fails
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked parties need os.fork")
-
-
-def _children() -> set[int]:
-    """Processes (zombies included) whose parent is this process."""
-    me, found = os.getpid(), set()
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            text = status.read_text()
-        except OSError:
-            continue
-        if any(line.split() == ["PPid:", str(me)] for line in text.splitlines()):
-            found.add(int(status.parent.name))
-    return found
-
-
-def _fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_behind() -> Any:
-    before, fds = _children(), _fds()
-    yield
-    assert _children() <= before, "a party's process was left running or unreaped"
-    assert _fds() <= fds, "a socket was left open"
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="forked parties need os.fork"),
+              pytest.mark.usefixtures("nothing_left_behind")]
 
 
 def _both(roles: dict[str, Any], seed: int) -> tuple[Any, Any]:
@@ -124,23 +101,15 @@ def test_party_outcome_wire_form_is_strict() -> None:
         PartyOutcome.from_wire({"posterior": None})
 
 
-def _fails(comm: Comm) -> None:
-    if comm.name == "bob":
-        comm.recv("alice", label="x")
-        raise ShapeMismatchError("bob's rows do not line up")
-    comm.send("bob", 1, label="x")
-    comm.recv("bob", label="never")
-
-
 class _OddError(Exception):
     pass
 
 
 def test_the_first_failure_is_re_raised_with_its_type_party_and_traceback() -> None:
     with pytest.raises(ShapeMismatchError, match="rows do not line up") as info:
-        run_protocol({"alice": _fails, "bob": _fails}, rng=RandomSource.seeded(0), processes=True)
+        run_protocol({"alice": fails, "bob": fails}, rng=RandomSource.seeded(0), processes=True)
     notes = "\n".join(info.value.__notes__)
-    assert "raised by party 'bob'" in notes and "in _fails" in notes
+    assert "raised by party 'bob'" in notes and "in fails" in notes
 
     def odd(comm: Comm) -> None:
         raise _OddError("not an mpdp error")

@@ -2,7 +2,8 @@
 
 :func:`run_protocol` runs every party's role as a thread over the in-memory transport, with
 ``cooperative=True`` as greenlets of the calling thread switched at receives (:mod:`mpdp.runtime.cooperative`),
-or with ``processes=True`` each in its own forked OS process (:mod:`mpdp.runtime.processes`) over socketpairs.
+or with ``processes=True`` each in its own forked OS process (:mod:`mpdp.runtime.processes`) over socketpairs;
+``cooperative=True, forked=(...)`` forks the parties named and runs the others as greenlets (:mod:`mpdp.runtime.mixed`).
 
 Security: with threads (or greenlets) all parties share one address space (a simulation: the roles are trusted not to
 reach into each other's objects). With processes each party's state lives in its own address space after the

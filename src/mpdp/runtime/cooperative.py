@@ -57,9 +57,17 @@ class CooperativeTransport(InMemoryTransport):
     which switches back once the party can go on.
     """
 
+    remote: frozenset[str] = frozenset()  # parties that run elsewhere (mpdp.runtime.mixed): no greenlet here
+
     def __init__(self, parties: Sequence[str]) -> None:
         super().__init__(parties)
         self._hub: greenlet.greenlet | None = None
+
+    def wait_outside(self) -> bool:
+        """The hub's hook when no greenlet can go on: wait for what the :attr:`remote` parties send (or for
+        their failure, or a receive's timeout) and return True; False when no greenlet waits for one (then
+        every greenlet waits for another one: a deadlock)."""
+        return False
 
     def runnable(self, name: str) -> bool:
         """Whether party ``name`` (not finished) can go on: it is not waiting, or what it waits for is there."""
@@ -110,7 +118,8 @@ class CooperativeTransport(InMemoryTransport):
 
 def run_cooperative(names: Sequence[str], run_one: RunOne, transport: Transport
                     ) -> tuple[dict[str, Any], dict[str, PartyTraffic], list[Failure]]:
-    """Run ``run_one(name, transport)`` for every party as a greenlet of this thread until all have returned.
+    """Run ``run_one(name, transport)`` for every party as a greenlet of this thread until all have returned
+    (every party but the transport's :attr:`~CooperativeTransport.remote` ones, which run elsewhere).
 
     Returns results, traffic and failures as the threaded runner records them (``(time, party, exception)``;
     a failure aborts the transport, so the parties waiting stop with ProtocolAbortError).
@@ -131,7 +140,8 @@ def run_cooperative(names: Sequence[str], run_one: RunOne, transport: Transport
             failures.append((time.monotonic(), name, exc))
             transport.abort(f"{name} failed with {type(exc).__name__}: {exc}")
 
-    parties = [(name, greenlet.greenlet(functools.partial(body, name), parent=hub)) for name in names]
+    parties = [(name, greenlet.greenlet(functools.partial(body, name), parent=hub))
+               for name in names if name not in transport.remote]
     try:
         while parties:
             progressed = False
@@ -140,7 +150,7 @@ def run_cooperative(names: Sequence[str], run_one: RunOne, transport: Transport
                     party.switch()
                     progressed = True
             parties = [(name, party) for name, party in parties if not party.dead]
-            if parties and not progressed:
+            if parties and not progressed and not transport.wait_outside():
                 transport.deadlock()  # every party left waits: each raises ProtocolAbortError when switched to
     finally:
         transport._hub = None

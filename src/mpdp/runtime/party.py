@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -118,6 +118,7 @@ def run_protocol(
     processes: bool = False,
     one_cpu: bool = False,
     cooperative: bool = False,
+    forked: Collection[str] = (),
 ) -> ProtocolRun[Any]:
     """Run every party's role concurrently, one thread (or one forked process) each; collect results and traffic.
 
@@ -151,6 +152,14 @@ def run_protocol(
         threads give them. Receive timeouts do not apply (a run in which every party waits fails at once, as
         a deadlock).
 
+    forked:
+        With ``cooperative=True``: the parties to run each in its own forked OS process instead (as with
+        ``processes``; Linux/macOS), the others staying greenlets of the calling thread
+        (:mod:`mpdp.runtime.mixed`). For a party that works apart from the others, e.g. ``("dealer",)``: the
+        trusted dealer computes the next step's correlations on another core while the greenlet parties
+        compute, and its few messages cross a socketpair. The same results and traffic as the other runners;
+        receives from a forked party time out after ``timeout``; its result comes back through the wire codec.
+
     While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores made
     interleaved matrix products ~10x slower; :mod:`mpdp.runtime.placement`); restored after the run.
 
@@ -172,6 +181,7 @@ def run_protocol(
     if cooperative and (processes or (transport is not None and not isinstance(transport, CooperativeTransport))):
         raise ParameterError(explain("cooperative", True, "without processes=True or another transport",
                                      "choose one way to run the parties (a CooperativeTransport may be passed)"))
+    forked = _forked_parties(names, forked, cooperative, transport)
     if processes and transport is not None:
         raise ParameterError(explain("transport", transport, "None with processes=True",
                                      "drop transport=: forked parties talk over their own socketpairs"))
@@ -181,18 +191,46 @@ def run_protocol(
         return run_party(name, roles[name], over, rng=root.spawn(name), timeout=timeout, limits=limits)
 
     with one_blas_thread(len(names)):
-        return _run(names, run_one, transport, processes, timeout, limits.max_bytes, one_cpu, cooperative)
+        return _run(names, run_one, transport, processes, timeout, limits.max_bytes, one_cpu, cooperative, forked)
+
+
+def _forked_parties(names: tuple[str, ...], forked: Collection[str], cooperative: bool,
+                    transport: Transport | None) -> tuple[str, ...]:
+    """``forked`` checked against the parties and the other options; in the parties' order."""
+    if isinstance(forked, str) or not all(isinstance(n, str) for n in forked):
+        raise ParameterError(explain("forked", forked, "a collection of party names",
+                                     f"pass e.g. forked=({forked!r},)" if isinstance(forked, str) else
+                                     "pass the names of the parties to fork, e.g. forked=('dealer',)"))
+    if not forked:
+        return ()
+    unknown = sorted(set(forked) - set(names))
+    if unknown:
+        raise ParameterError(explain("forked", tuple(forked), f"names among the parties {names}",
+                                     f"drop {unknown} or name them as the roles do"))
+    if not cooperative or transport is not None:
+        raise ParameterError(explain("forked", tuple(forked), "only with cooperative=True and no transport",
+                                     "pass cooperative=True (the other parties run as greenlets) and drop "
+                                     "transport=, or fork every party with processes=True"))
+    from mpdp.runtime.processes import _check_platform
+
+    _check_platform(len(names))
+    return tuple(n for n in names if n in forked)
 
 
 def _run(names: tuple[str, ...], run_one: Callable[[str, Transport], tuple[Any, PartyTraffic]],
          transport: Transport | None, processes: bool, timeout: float, max_bytes: int,
-         one_cpu: bool, cooperative: bool) -> ProtocolRun[Any]:
+         one_cpu: bool, cooperative: bool, forked: tuple[str, ...] = ()) -> ProtocolRun[Any]:
     start = time.perf_counter()
+    if forked:
+        from mpdp.runtime.mixed import run_mixed
+
+        mixed = run_mixed(names, run_one, forked, timeout=timeout, max_bytes=max_bytes)
+        return _outcome(names, *mixed, time.perf_counter() - start)
     if processes:
         from mpdp.runtime.processes import run_forked
 
-        forked = run_forked(names, run_one, timeout=timeout, max_bytes=max_bytes)
-        return _outcome(names, *forked, time.perf_counter() - start)
+        children = run_forked(names, run_one, timeout=timeout, max_bytes=max_bytes)
+        return _outcome(names, *children, time.perf_counter() - start)
     if transport is None:
         transport = CooperativeTransport(names) if cooperative else InMemoryTransport(names)
     elif tuple(transport.parties) != names:

@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from mpdp.errors import (
@@ -143,70 +143,118 @@ def _frame(data: bytes) -> list[memoryview]:
     return [memoryview(_FRAME.pack(len(data))), memoryview(data)]
 
 
-class _SocketEndpoint(Endpoint):
-    """One child's sockets to its peers (and to the parent, which may tell it to abort).
+class _Link:
+    """One socket to one peer: the frames read from it and the bytes the kernel buffer has not taken yet.
 
-    Sends never block: a frame the kernel buffer cannot take waits in an outbox that every later send and
-    receive flushes, while receives keep reading every peer, so two parties sending each other large
-    messages at once cannot deadlock.
+    Sends never block: a frame the kernel buffer cannot take waits in ``outbox`` until :meth:`flush` (its owner
+    flushes it when the socket becomes writable, reading meanwhile). Shared by a child's endpoint and by
+    :mod:`mpdp.runtime.mixed`'s parent, which holds the sockets of its greenlet parties to the forked ones.
     """
 
-    def __init__(self, name: str, peers: dict[str, socket.socket], control: socket.socket, timeout: float,
-                 max_bytes: int) -> None:
-        self.name = name
-        self._peers = peers
-        self._control = control
-        self._timeout = timeout
-        self._inbox = {p: _Inbox(p, max_bytes) for p in peers}
-        self._control_inbox = _Inbox("the runner", 1 << 20)
-        self._outbox: dict[str, deque[memoryview]] = {p: deque() for p in peers}
-        self._gone: set[str] = set()  # peers whose socket refuses writes: they have exited
-        self._abort_reason: str | None = None
-        self.closed_at: float | None = None  # when the peers could first see this party gone
-        self._selector = selectors.DefaultSelector()
-        self._writing: set[str] = set()
-        for peer, sock in peers.items():
-            sock.setblocking(False)
-            self._selector.register(sock, selectors.EVENT_READ, peer)
-        control.setblocking(False)
-        self._selector.register(control, selectors.EVENT_READ, None)
+    __slots__ = ("gone", "inbox", "outbox", "peer", "sock")
 
-    def send(self, dst: str, data: bytes) -> None:
-        if dst not in self._peers:
-            raise ParameterError(
-                explain("destination", dst, f"another party of {tuple(self._peers)}", "send to a peer by its name")
-            )
-        if self._abort_reason is not None:
-            raise ProtocolAbortError(f"{self.name} cannot send to {dst}: protocol aborted ({self._abort_reason})")
-        if dst in self._gone:  # like a message queued for a finished in-memory party: never read
-            return
-        queue = self._outbox[dst]
+    def __init__(self, peer: str, sock: socket.socket, max_bytes: int) -> None:
+        self.peer = peer
+        self.sock = sock
+        self.inbox = _Inbox(peer, max_bytes)
+        self.outbox: deque[memoryview] = deque()
+        self.gone = False  # the socket refuses writes or has been closed: the peer has exited
+        sock.setblocking(False)
+
+    def send(self, data: bytes) -> bool:
+        """Frame ``data`` for the peer; whether bytes still wait for the socket to become writable."""
+        if self.gone:  # like a message queued for a finished in-memory party: never read
+            return False
+        queue = self.outbox
         if not queue:  # the usual case: the kernel takes the whole frame at once, header and body in one call
             head = _FRAME.pack(len(data))
             try:
-                sent = self._peers[dst].sendmsg((head, data))
+                sent = self.sock.sendmsg((head, data))
             except BlockingIOError:
                 sent = 0
             except OSError:  # the peer has exited: what it did not read, it did not need
-                self._gone.add(dst)
-                return
+                self.gone = True
+                return False
             if sent == len(head) + len(data):
-                return
+                return False
             if sent < len(head):
                 queue.extend((memoryview(head)[sent:], memoryview(data)))
             else:
                 queue.append(memoryview(data)[sent - len(head):])
         else:
             queue.extend(_frame(data))
-        self._flush(dst)
+        return self.flush()
+
+    def flush(self) -> bool:
+        """Hand the kernel what it takes of the outbox; whether bytes are still waiting."""
+        queue = self.outbox
+        while queue:
+            try:
+                sent = self.sock.send(queue[0])
+            except BlockingIOError:
+                break
+            except OSError:  # the peer has exited: what it did not read, it did not need
+                self.gone = True
+                queue.clear()
+                break
+            if sent == len(queue[0]):
+                queue.popleft()
+            else:
+                queue[0] = queue[0][sent:]
+                break
+        return bool(queue)
+
+    def read(self) -> None:
+        """Read the frames the socket holds (without blocking); at its end the peer has gone."""
+        self.inbox.feed(self.sock)
+        if self.inbox.eof:
+            self.gone = True
+            self.outbox.clear()
+
+
+class _SocketEndpoint(Endpoint):
+    """One child's sockets to its peers (and to the parent, which may tell it to abort).
+
+    Sends never block (:class:`_Link`): a frame the kernel buffer cannot take waits in an outbox that every
+    later send and receive flushes, while receives keep reading every peer, so two parties sending each other
+    large messages at once cannot deadlock.
+    """
+
+    def __init__(self, name: str, peers: dict[str, socket.socket], control: socket.socket, timeout: float,
+                 max_bytes: int) -> None:
+        self.name = name
+        self._links = {p: _Link(p, sock, max_bytes) for p, sock in peers.items()}
+        self._control = control
+        self._timeout = timeout
+        self._control_inbox = _Inbox("the runner", 1 << 20)
+        self._abort_reason: str | None = None
+        self.closed_at: float | None = None  # when the peers could first see this party gone
+        self._selector = selectors.DefaultSelector()
+        self._writing: set[str] = set()
+        for peer, link in self._links.items():
+            self._selector.register(link.sock, selectors.EVENT_READ, peer)
+        control.setblocking(False)
+        self._selector.register(control, selectors.EVENT_READ, None)
+
+    def send(self, dst: str, data: bytes) -> None:
+        link = self._links.get(dst)
+        if link is None:
+            raise ParameterError(
+                explain("destination", dst, f"another party of {tuple(self._links)}", "send to a peer by its name")
+            )
+        if self._abort_reason is not None:
+            raise ProtocolAbortError(f"{self.name} cannot send to {dst}: protocol aborted ({self._abort_reason})")
+        if link.send(data) or dst in self._writing:
+            self._want_write(link)
 
     def recv(self, src: str, timeout: float) -> bytes:
-        if src not in self._peers:
+        link = self._links.get(src)
+        if link is None:
             raise ParameterError(
-                explain("source", src, f"another party of {tuple(self._peers)}", "receive from a peer by its name")
+                explain("source", src, f"another party of {tuple(self._links)}", "receive from a peer by its name")
             )
         deadline = time.monotonic() + timeout
-        inbox = self._inbox[src]
+        inbox = link.inbox
         while True:
             if inbox.frames:
                 return inbox.frames.popleft()
@@ -219,52 +267,35 @@ class _SocketEndpoint(Endpoint):
                 )
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise PartyUnavailableError(
-                    f"{self.name} received nothing from {src} within {timeout:g} s; {src} has stopped answering. "
-                    "Fix: check that party, or raise the timeout if it is legitimately slow"
-                )
+                raise PartyUnavailableError(unanswered(self.name, src, timeout))
             self._pump(remaining)
 
     def close(self) -> None:
         """Deliver what is still queued (reading meanwhile, so peers sending to us are not blocked), then close."""
         deadline = time.monotonic() + self._timeout
-        while any(self._outbox[p] for p in self._peers if p not in self._gone) and self._abort_reason is None:
+        while any(link.outbox for link in self._links.values()) and self._abort_reason is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                stuck = sorted(p for p in self._peers if self._outbox[p] and p not in self._gone)
+                stuck = sorted(p for p, link in self._links.items() if link.outbox)
                 raise PartyUnavailableError(
                     f"{self.name} could not deliver its last messages to {stuck} within {self._timeout:g} s. "
                     "Fix: check those parties, or raise the timeout"
                 )
             self._pump(remaining)
         self.closed_at = time.monotonic()
-        for sock in self._peers.values():
-            self._forget(sock)
-            sock.close()
+        for link in self._links.values():
+            self._forget(link.sock)
+            link.sock.close()
         self._forget(self._control)
         self._selector.close()
 
-    def _flush(self, dst: str) -> None:
-        queue, sock = self._outbox[dst], self._peers[dst]
-        while queue:
-            try:
-                sent = sock.send(queue[0])
-            except BlockingIOError:
-                break
-            except OSError:  # the peer has exited: what it did not read, it did not need
-                self._gone.add(dst)
-                queue.clear()
-                break
-            if sent == len(queue[0]):
-                queue.popleft()
-            else:
-                queue[0] = queue[0][sent:]
-                break
-        want = bool(queue)
-        if want != (dst in self._writing):
+    def _want_write(self, link: _Link) -> None:
+        """Ask the selector to report ``link``'s socket writable while its outbox holds bytes (only then)."""
+        want = bool(link.outbox)
+        if want != (link.peer in self._writing):
             events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
-            self._selector.modify(sock, events, dst)
-            (self._writing.add if want else self._writing.discard)(dst)
+            self._selector.modify(link.sock, events, link.peer)
+            (self._writing.add if want else self._writing.discard)(link.peer)
 
     def _pump(self, wait: float) -> None:
         for key, events in self._selector.select(wait):
@@ -279,23 +310,28 @@ class _SocketEndpoint(Endpoint):
                     self._abort_reason = self._abort_reason or "the runner's process has gone"
                     self._forget(self._control)
                 continue
+            link = self._links[peer]
             if events & selectors.EVENT_READ:
-                inbox = self._inbox[peer]
-                inbox.feed(self._peers[peer])
-                if inbox.eof:  # the peer closed its socket: it has exited
-                    self._gone.add(peer)
-                    self._outbox[peer].clear()
+                link.read()
+                if link.inbox.eof:  # the peer closed its socket: it has exited
                     self._writing.discard(peer)
-                    self._forget(self._peers[peer])
+                    self._forget(link.sock)
                     continue
             if events & selectors.EVENT_WRITE:
-                self._flush(peer)
+                link.flush()
+                self._want_write(link)
 
     def _forget(self, sock: socket.socket) -> None:
         try:
             self._selector.unregister(sock)
         except (KeyError, ValueError):
             pass
+
+
+def unanswered(name: str, src: str, timeout: float) -> str:
+    """The message of the PartyUnavailableError of a receive from ``src`` that timed out."""
+    return (f"{name} received nothing from {src} within {timeout:g} s; {src} has stopped answering. "
+            "Fix: check that party, or raise the timeout if it is legitimately slow")
 
 
 class _ForkedTransport(Transport):
@@ -437,22 +473,53 @@ def run_forked(names: Sequence[str], run_one: RunOne, *, timeout: float, max_byt
     """
     names = tuple(names)
     _check_platform(len(names))
-    sockets: list[socket.socket] = []
-    pairs: dict[tuple[str, str], socket.socket] = {}  # (owner, peer) -> owner's end
-    controls: dict[str, tuple[socket.socket, socket.socket]] = {}  # party -> (parent's end, child's end)
     pids: dict[str, int] = {}
+    sockets: list[socket.socket] = []
+    try:
+        pairs, controls, sockets = socketpairs(names, names)
+        pids.update(fork_parties(names, names, run_one, pairs, controls, sockets, timeout, max_bytes))
+        return _collect(names, {n: controls[n][0] for n in names}, pids)
+    finally:
+        reap(pids, sockets)
+
+
+def socketpairs(names: tuple[str, ...], forked: Sequence[str]
+                ) -> tuple[dict[tuple[str, str], socket.socket], dict[str, tuple[socket.socket, socket.socket]],
+                           list[socket.socket]]:
+    """The sockets of a run whose parties ``forked`` get their own process: one socketpair per pair of
+    parties of which at least one is forked (``(owner, peer)`` -> the owner's end), one per forked party to
+    the runner (party -> (the runner's end, the child's end)), and the list of them all (to close)."""
+    sockets: list[socket.socket] = []
+    pairs: dict[tuple[str, str], socket.socket] = {}
+    controls: dict[str, tuple[socket.socket, socket.socket]] = {}
     try:
         for i, a in enumerate(names):
             for b in names[i + 1:]:
-                pairs[(a, b)], pairs[(b, a)] = socket.socketpair()
-                for sock in (pairs[(a, b)], pairs[(b, a)]):
-                    _enlarge(sock)
-        for n in names:
+                if a in forked or b in forked:
+                    pairs[(a, b)], pairs[(b, a)] = socket.socketpair()
+                    sockets += [pairs[(a, b)], pairs[(b, a)]]
+                    for sock in (pairs[(a, b)], pairs[(b, a)]):
+                        _enlarge(sock)
+        for n in forked:
             controls[n] = socket.socketpair()
-        sockets = [*pairs.values(), *(s for pair in controls.values() for s in pair)]
-        sys.stdout.flush()  # a child must not write the parent's buffered output a second time
-        sys.stderr.flush()
-        for n in names:
+            sockets += controls[n]
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    return pairs, controls, sockets
+
+
+def fork_parties(names: tuple[str, ...], forked: Sequence[str], run_one: RunOne,
+                 pairs: dict[tuple[str, str], socket.socket], controls: dict[str, tuple[socket.socket, socket.socket]],
+                 sockets: list[socket.socket], timeout: float, max_bytes: int) -> dict[str, int]:
+    """Fork a child for each party of ``forked`` (over :func:`socketpairs`' sockets) and close the children's
+    ends in this process; returns each child's pid. The child keeps only its own sockets and never returns."""
+    sys.stdout.flush()  # a child must not write the parent's buffered output a second time
+    sys.stderr.flush()
+    pids: dict[str, int] = {}
+    try:
+        for n in forked:
             pid = os.fork()
             if pid == 0:  # the child: never returns from this branch
                 code = 1
@@ -472,23 +539,58 @@ def run_forked(names: Sequence[str], run_one: RunOne, *, timeout: float, max_byt
                     finally:
                         os._exit(code)
             pids[n] = pid
-        parent_ends = {n: controls[n][0] for n in names}
-        for sock in sockets:
-            if all(sock is not end for end in parent_ends.values()):
-                sock.close()
-        return _collect(names, parent_ends, pids)
-    finally:
-        for pid in pids.values():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        for sock in sockets:
+    except BaseException:
+        reap(pids, [])
+        raise
+    kept = {id(pairs[(a, b)]) for a, b in pairs if a not in forked} | {id(controls[n][0]) for n in forked}
+    for sock in sockets:
+        if id(sock) not in kept:  # a child's end
             sock.close()
+    return pids
+
+
+def reap(pids: dict[str, int], sockets: Sequence[socket.socket]) -> None:
+    """Kill and reap the children still listed (those that reported are reaped and gone), close the sockets."""
+    for pid in pids.values():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    pids.clear()
+    for sock in sockets:
+        sock.close()
+
+
+def settle(name: str, inbox: _Inbox, pids: dict[str, int], results: dict[str, Any],
+           traffic: dict[str, PartyTraffic], failures: list[Failure]) -> None:
+    """Record the outcome of child ``name``, whose report (or end without one) is in ``inbox``, and reap it."""
+    _, status = os.waitpid(pids.pop(name), 0)
+    if inbox.frames:
+        report = decode(inbox.frames.popleft())
+        if report["ok"]:
+            results[name] = report["result"]
+            traffic[name] = PartyTraffic(**report["traffic"])
+        else:
+            failures.append((float(report["at"]), name, _rebuild(name, report)))
+    else:
+        failures.append((time.monotonic(), name, PartyUnavailableError(
+            f"party {name!r}'s process ended ({_describe_status(status)}) without reporting a result. "
+            "Fix: check what that party's role does (a crash, os._exit, a kill by the OS for memory)"
+        )))
+
+
+def tell_abort(ends: Iterable[socket.socket], reason: str) -> None:
+    """Tell the children behind these control sockets to abort (their waiting receives fail)."""
+    abort = encode({"abort": reason})
+    for sock in ends:
+        try:
+            sock.sendall(_FRAME.pack(len(abort)) + abort)
+        except OSError:
+            pass
 
 
 def _collect(names: tuple[str, ...], ends: dict[str, socket.socket], pids: dict[str, int]
@@ -514,28 +616,11 @@ def _collect(names: tuple[str, ...], ends: dict[str, socket.socket], pids: dict[
                     continue
                 pending.discard(n)
                 selector.unregister(ends[n])
-                _, status = os.waitpid(pids.pop(n), 0)
-                if inbox.frames:
-                    report = decode(inbox.frames.popleft())
-                    if report["ok"]:
-                        results[n] = report["result"]
-                        traffic[n] = PartyTraffic(**report["traffic"])
-                    else:
-                        failures.append((float(report["at"]), n, _rebuild(n, report)))
-                else:
-                    failures.append((time.monotonic(), n, PartyUnavailableError(
-                        f"party {n!r}'s process ended ({_describe_status(status)}) without reporting a result. "
-                        "Fix: check what that party's role does (a crash, os._exit, a kill by the OS for memory)"
-                    )))
+                settle(n, inbox, pids, results, traffic, failures)
             if failures and give_up is None:
                 # Like InMemoryTransport.abort: every party still waiting stops with ProtocolAbortError.
                 _, who, exc = failures[0]
-                abort = encode({"abort": f"{who} failed with {type(exc).__name__}: {exc}"})
-                for n in pending:
-                    try:
-                        ends[n].sendall(_FRAME.pack(len(abort)) + abort)
-                    except OSError:
-                        pass
+                tell_abort((ends[n] for n in pending), f"{who} failed with {type(exc).__name__}: {exc}")
                 give_up = time.monotonic() + _GRACE
             if give_up is not None and time.monotonic() >= give_up:
                 break  # the caller's finally kills and reaps whoever has not finished
