@@ -333,30 +333,29 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     plan = _bucket_plan(low_exp, H, per, reduced, g)
     n_t, n_a = plan.n_t, plan.n_a
     bits = at_least(session, word, plan.picked, ring, rows=plan.rows)  # (n_t + n_a + 1, B)
-    lower = ring.index(bits, np.s_[:n_t])  # B_j
-    # A_j ([a >= 2^(j / per)] = 0 from 2 on)
-    upper = ring.concatenate([ring.index(bits, np.s_[n_t : n_t + n_a]), ring.zeros((n_t - n_a, B))])
-    sel = ring.sub(upper, lower)  # A_j - B_j
+    # The buckets enter only through 2^(-k / per) and 2^(-k / (2 per)), linear in the one-hot bits of m, which
+    # telescope onto [m >= 2^(j / per)] = B_j + G (A_j - B_j) (plan.steps: c_j - c_(j - 1) per column): both
+    # columns are sum_j s_j B_j + G sum_j s_j (A_j - B_j), so the A_j and B_j are combined with the public
+    # constants first (one product, exact) and the gate G multiplies two values per element, not a row per
+    # threshold. A_j = [a >= 2^(j / per)] = 0 from 2 on: only n_a rows of them.
+    prods = mul_constants(ring, ring.index(ring.index(bits, np.s_[: n_t + n_a]), None), plan.steps,
+                          (2, n_t + n_a, 1))
+    lower = ring.sum(ring.index(prods, (slice(None), np.s_[:n_t])), 1)  # sum_j s_j B_j, (2, B)
+    sel = ring.sub(ring.sum(ring.index(prods, (slice(None), np.s_[n_t:])), 1), lower)  # sum_j s_j (A_j - B_j)
     gate = ring.index(bits, np.s_[-1:])  # G = [a >= b], (1, B)
-    # G (A - B) and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
+    # G sel and G (a - b) in one round of exact Beaver products (the bits' scale is 0)
     gap = ring.index(ring.sub(a.share, b.share), None)  # a - b, raw at scale f
     operands = ring.concatenate([sel, gap])
     provider = session.provider
-    provider.prefetch([CorrelationSpec("mul", ring.bits, (n_t + 1, B), (1, B))])
-    triple = provider.mul_triple(ring, (n_t + 1, B), (1, B))
+    provider.prefetch([CorrelationSpec("mul", ring.bits, (3, B), (1, B))])
+    triple = provider.mul_triple(ring, (3, B), (1, B))
     d, e = session.open(ring, [ring.sub(operands, triple.a), ring.sub(gate, triple.b)], sharing_id=session.new_id(),
                         label="mpc.select")
     chosen = beaver_combine(ring, d, e, triple.a, triple.b, triple.c, leader=session.leader)
-    m_bits = ring.add(ring.index(chosen, np.s_[:n_t]), lower)  # [m >= 2^j], (n_t, B)
-    m_share = ring.add(ring.index(chosen, n_t), b.share)
+    both = ring.add(ring.index(chosen, np.s_[:2]), lower)  # 2^(-k / per) and 2^(-k / (2 per)) for m's bucket
+    m_share = ring.add(ring.index(chosen, 2), b.share)
     m = SharedFixedPoint(session, m_share, fmt=fmt, scale=f, bound=max(a.bound, b.bound),
                          sharing_id=session.new_id())
-    # one-hot buckets k = low_exp + 1 .. H + 1 ([m >= 2^(H + 1)] = 0)
-    h = ring.concatenate([ring.sub(ring.index(m_bits, np.s_[:-1]), ring.index(m_bits, np.s_[1:])),
-                          ring.index(m_bits, np.s_[-1:])])
-    # 2^(-k / per) and 2^(-k / (2 per)) per bucket as one product of the one-hot h with both columns of public
-    # constants (_bucket_plan) and one sum
-    both = ring.sum(mul_constants(ring, ring.index(h, None), plan.constants, (2, n_t, 1)), 1)  # (2, B)
     scale, root = (SharedFixedPoint(session, ring.index(both, i), fmt=fmt, scale=g, bound=plan.tops[i],
                                     sharing_id=session.new_id()) for i in range(2))
     edge = 0.0 if reduced == f else 2.0 ** (1 - reduced - low_exp - 1 / per)
@@ -419,7 +418,8 @@ class _BucketPlan(NamedTuple):
     n_a: int  # those below 2 (compared with a)
     picked: npt.NDArray[np.int64]  # the compared thresholds (b: all; a: below 2; a - b + 1: 1) at ``reduced`` bits
     rows: npt.NDArray[np.int64]  # which word each threshold is compared with (0: a, 1: b, 2: a - b + 1)
-    constants: tuple[int, ...]  # floor(2^(g - k / per)) then floor(2^(g - k / (2 per))) per bucket k
+    steps: tuple[int, ...]  # (2, n_t + n_a): per column c_j - c_(j - 1) for the B_j rows, then the A_j rows, with
+    # c_j = floor(2^(g - k / per)), then floor(2^(g - k / (2 per))), for the bucket k = j + 1 (in units 1/per)
     tops: tuple[float, float]  # their largest values, at scale g
 
 
@@ -439,7 +439,10 @@ def _bucket_plan(low_exp: int, H: int, per: int, reduced: int, g: int) -> _Bucke
     # buckets k = low_exp per + 1 .. H per + 1 (in units 1/per)
     consts = [_roots_of_powers(tuple(r * g - int(j) - 1 for j in exps), r) for r in (per, 2 * per)]
     tops = (float(max(consts[0])) * 2.0**-g, float(max(consts[1])) * 2.0**-g)
-    return _BucketPlan(n_t, n_a, picked, rows, consts[0] + consts[1], tops)
+    # telescoped (sum_k h_k c_k = sum_j [m >= 2^(j / per)] (c_j - c_(j - 1)), c_(-1) = 0), for the B_j and A_j rows
+    steps = [tuple(v - w for v, w in zip(c, (0, *c[:-1]), strict=True)) for c in consts]
+    table = tuple(v for s in steps for v in s[:n_t] + s[:n_a])
+    return _BucketPlan(n_t, n_a, picked, rows, table, tops)
 
 
 @functools.lru_cache(maxsize=128)

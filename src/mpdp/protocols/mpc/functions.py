@@ -29,6 +29,7 @@ al., "CrypTen", NeurIPS 2021 (exp by repeated squaring).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from mpdp.crypto.approximations import WORD_TAIL, ExpParams, InvSqrtParams, ReciprocalParams
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
-from mpdp.crypto.ring import Z2k
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.protocols.mpc.arithmetic import (
     _finish,
@@ -52,6 +53,7 @@ from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 __all__ = ["div", "exp", "inv_sqrt", "reciprocal", "sqrt"]
 
 _WORD = Z2k(64)
+_LOW = (1 << 64) - 1
 _WORD_FORMAT = FAST
 
 
@@ -208,24 +210,85 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
                                   sharing_id=session.new_id())
     ring = fmt.ring
     b = at_least(session, word, (np.int64(1) << (exps + reduced).astype(np.int64)), ring)  # (thresholds, ...)
-    # h_k = b_(k-1) - b_k for k = low_exp + 1 .. high_exp + 1 (b_(H+1) = 0 when not computed)
+    # the one-hot h_k = b_(k-1) - b_k, k = low_exp + 1 .. high_exp + 1 (b_(H+1) = 0 when not computed), enter
+    # only linear combinations, telescoped onto the bits: sum_k h_k c_k = sum_j b_j (c_j - c_(j-1)) (the
+    # constants indexed by threshold j, c_(-1) = 0, and c_(n-1) = 0 when b_(H+1) was compared): no h formed
     n = len(exps)
-    h = ring.sub(ring.index(b, np.s_[: n - 1]), ring.index(b, np.s_[1:]))
-    if top_exp == high_exp:
-        h = ring.concatenate([h, ring.index(b, np.s_[n - 1 :])])
-    buckets = np.arange(low_exp + 1, high_exp + 2)
     if strict:
-        inside = SharedFixedPoint(session, ring.sum(h, 0), fmt=fmt, scale=0, bound=1.0, sharing_id=session.new_id())
+        count = ring.index(b, 0)
+        if top_exp > high_exp:
+            count = ring.sub(count, ring.index(b, n - 1))
+        inside = SharedFixedPoint(session, count, fmt=fmt, scale=0, bound=1.0, sharing_id=session.new_id())
         _refuse_if_any(1 - inside, "input", f"values in [2^{low_exp}, 2^{high_exp}]",
                        "clip or rescale the input, or widen the parameters' domain")
     out = []
+    scale = 2.0**f
     for g in scales:
-        c = np.array([round(g(int(k)) * 2.0**f) for k in buckets], dtype=np.float64)
-        coefficients = tuple(int(v) for v in c)  # integer-valued floats, exact as ints
-        product = mul_constants(ring, h, coefficients, (len(buckets),) + (1,) * x.ndim)
-        out.append(SharedFixedPoint(session, ring.sum(product, 0), fmt=fmt, scale=f,
-                                    bound=float(np.max(np.abs(c))) * 2.0**-f, sharing_id=session.new_id()))
+        c = [round(g(k) * scale) for k in range(low_exp + 1, high_exp + 2)]
+        top = float(max(abs(v) for v in c))
+        c += [0] * (n - len(c))
+        steps = tuple(v - w for v, w in zip(c, [0, *c[:-1]], strict=True))
+        out.append(SharedFixedPoint(session, combine_rows(ring, b, steps), fmt=fmt, scale=f, bound=top * 2.0**-f,
+                                    sharing_id=session.new_id()))
     return out
+
+
+def combine_rows(ring: Ring, rows: RingArray, coefficients: tuple[int, ...]) -> RingArray:
+    """``sum_j k_j rows[j]`` in ``ring`` for public integers ``k_j`` (``rows`` of shape ``(len(k), *shape)``).
+
+    In Z_2^128 with every ``k_j`` zero or plus or minus a power of two (the telescoped bucket constants of
+    :func:`_normalise` for ``g(k) = 2^-k``), the products are shifts: ``-2^e x = (NOT x) 2^e + 2^e`` (two's
+    complement) and ``(NOT x) 2^e = (x 2^e) XOR ((2^128 - 1) 2^e)``, so every row is shifted by its ``e`` (each
+    word in one numpy call with per-row amounts), the rows with negative constants are XORed with their
+    shifted ones, and the public ``sum 2^e`` over those rows is added once: a handful of passes instead of the
+    two-word products of general constants. Otherwise one cached product
+    (:func:`~mpdp.protocols.mpc.arithmetic.mul_constants`) and one sum. Exact (the same residues).
+    """
+    wide = isinstance(ring, Z2_128)
+    plan = _shift_plan(coefficients) if wide else None
+    if plan is None:
+        shape = (len(coefficients),) + (1,) * (rows.ndim - (2 if wide else 1))
+        return ring.sum(mul_constants(ring, rows, coefficients, shape), 0)
+    left, right, spill, flip, offset = plan
+    extra = (1,) * (rows.ndim - 2)
+    lo, hi = rows[0], rows[1]
+    shifted = np.empty(rows.shape, dtype=np.uint64)
+    np.left_shift(lo, left.reshape(left.shape + extra), out=shifted[0])
+    high = np.left_shift(hi, left.reshape(left.shape + extra), out=shifted[1])
+    high |= lo >> right.reshape(right.shape + extra)  # the low word's bits moving up (shifts of 64 and more: none)
+    high |= lo << spill.reshape(spill.shape + extra)  # shifts of 64 and more: the low word's bits only
+    if flip is not None:
+        shifted ^= flip.reshape(flip.shape + extra)
+    total = ring.sum(shifted, 0)
+    return ring.add_int(total, offset) if offset else total
+
+
+@functools.lru_cache(maxsize=64)
+def _shift_plan(coefficients: tuple[int, ...]) -> tuple[Any, Any, Any, Any, int] | None:
+    """For :func:`combine_rows` in Z_2^128: the per-row shifts ``e`` of both words, of the low word's bits into
+    the high word (``64 - e``) and beyond 64 (``e - 64``) as ``(rows,)`` uint64 arrays (numpy shifts by 64 or
+    more give 0, so the wrapped amounts vanish), the shifted all-ones words of the negative rows as ``(2, rows)``
+    (None without negative constants) and the public offset. None unless every constant is 0 or a signed
+    power of two below 2^128 (read-only arrays: shared by the cache)."""
+    exps = []
+    for k in coefficients:
+        m = abs(k)
+        if m and (m & (m - 1) or m.bit_length() > 128):
+            return None
+        exps.append(m.bit_length() - 1 if m else 128)  # a shift of 128 clears the row
+    e = np.array(exps, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        right = np.uint64(64) - e  # wraps for e > 64 (shift amounts beyond 63 give 0)
+        spill = e - np.uint64(64)  # wraps for e < 64
+    ones = [((1 << 128) - (1 << x)) if k < 0 else 0 for k, x in zip(coefficients, exps, strict=True)]
+    flip = None
+    if any(ones):
+        flip = np.array([[v & _LOW for v in ones], [v >> 64 for v in ones]], dtype=np.uint64)
+        flip.flags.writeable = False
+    offset = sum(-k for k in coefficients if k < 0) % (1 << 128)
+    for a in (e, right, spill):
+        a.flags.writeable = False
+    return e, right, spill, flip, offset
 
 
 def _in_domain(x: SharedFixedPoint, high_exp: int, strict: bool, name: str) -> SharedFixedPoint:
