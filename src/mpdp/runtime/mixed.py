@@ -20,13 +20,20 @@ of every party's work. A party that only serves others (the trusted dealer of
 step exchanges ~35 messages each way between its two computing parties, and only a request from each and one
 reply with the dealer. The parties request step ``t+1``'s correlations as step ``t`` starts
 (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned` with ``ahead``), so the forked dealer computes
-them while the parties compute step ``t``. Measured on the bench's DPVI step (Adult, batch 100, session 8):
-the dealer costs ~3 ms of CPU per step in its own process; callgrind counts 73.7 M instructions per step for
-the one thread running alice, bob and the dealer as greenlets, 67.6 M for the same thread with the dealer
-forked (-8%); in the timed steps the dealer's reply was always there before party 0 needed it (the scheduler
-never blocked on the dealer). That 8% is the most the wall time can gain, and only with a core to spare: on
-this 2-core host with other jobs running (load 2-5) the wall time was not lower (bench medians in the
-``dpvi`` suite's row "greenlets, dealer in its own process").
+them while the parties compute step ``t``.
+
+Measured on the bench's DPVI step (Adult, batch 100; session 8, main e34637a): the dealer costs ~3 ms of CPU
+per step in its own process; callgrind counts 71.0 M instructions per step for the one thread running alice,
+bob and the dealer as greenlets, 64.3 M for that thread with the dealer forked (-9.4%); in the 20 timed steps
+the dealer's reply was always there before party 0 needed it (the scheduler never waited for the dealer).
+The messages between greenlets cost what they cost in the cooperative runner (+0.3 M instructions per step
+with an idle forked party). So ~9% is what the wall time can gain where a core is idle. This 2-core host had
+none during the session (other jobs' load 1.7-7), and wall times went both ways (33 alternated rounds, each
+the median of three runs of 20 timed steps, greenlets against the dealer forked): with one other job (the
+step at 17-26 ms) the forked dealer lost every time, median 23.0 ms against 18.7 ms (it competes for the
+parties' core, and the parties' thread CPU rose); with several (the step at 25-90 ms) it won 14 of 26, median
+54 ms against 59 ms; one-epoch Adult fits (seed 1, load 5-7, five alternated pairs) took 27 s against 41 s,
+a larger share of the contended cores for the run's two processes.
 
 Semantics are those of threads and greenlets: the same results and traffic counts for the same seed
 (interleavings never mattered); a failure in either kind of party aborts the others, and the first genuine
