@@ -32,8 +32,12 @@ none during the session (other jobs' load 1.7-7), and wall times went both ways 
 the median of three runs of 20 timed steps, greenlets against the dealer forked): with one other job (the
 step at 17-26 ms) the forked dealer lost every time, median 23.0 ms against 18.7 ms (it competes for the
 parties' core, and the parties' thread CPU rose); with several (the step at 25-90 ms) it won 14 of 26, median
-54 ms against 59 ms; one-epoch Adult fits (seed 1, load 5-7, five alternated pairs) took 27 s against 41 s,
-a larger share of the contended cores for the run's two processes.
+54 ms against 59 ms. One-epoch Adult fits (``mpdp run dpvi --option epochs=1 --seed 1``, alternated pairs,
+identical results): at load 5-7, 27 s against 41 s (five pairs: a larger share of the contended cores for the
+run's two processes); at load 2.2, 13.7-17.1 s against 12.8-16.4 s (four pairs, every one slower by 0.7-2.8
+s). Pinning the parties' thread to one CPU and the dealer to the other removed the loss at load 2 but gained
+nothing (19.4 against 19.6 ms per step, four rounds). :class:`~mpdp.learning.dpvi.VerticalDPVI` therefore
+keeps its dealer a greenlet; fork it where a core is known to be idle.
 
 Semantics are those of threads and greenlets: the same results and traffic counts for the same seed
 (interleavings never mattered); a failure in either kind of party aborts the others, and the first genuine
