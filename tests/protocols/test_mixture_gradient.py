@@ -3,6 +3,7 @@ record's whole gradient to C, paper 002's Figure 2 failure without renormalizati
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from mpdp.protocols.mixture_gradient import (
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
+    _release_format,
     clip_domain_bound,
     clipped_gradient_sum,
     gradient_error_bound,
@@ -52,8 +54,9 @@ def _setup(model: MixtureModel, n: int, clip: float, precision: GradientPrecisio
 
 
 def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
-                 batches: list[np.ndarray]) -> list[tuple[np.ndarray, Any]]:
-    """The noise-free released sum of each batch, in the model's order, with each step's public plan."""
+                 batches: list[np.ndarray], *, lift_map: bool = False) -> list[tuple[np.ndarray, Any]]:
+    """The noise-free released sum of each batch, in the model's order, with each step's public plan (with
+    ``lift_map``, the gradient map forced into the wide ring whatever the plan chose)."""
     columns = {"alice": values[:, :2], "bob": values[:, 2:]}
 
     def role(name: str) -> Any:
@@ -65,6 +68,8 @@ def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
             with session:
                 for batch in batches:
                     public = setup.step_plan(theta, int(batch.size))
+                    if lift_map:
+                        public = replace(public, release_fmt=setup.precision.release_fmt)
                     total = clipped_gradient_sum(session, public, party.local_input(theta, batch, public),
                                                  setup.precision)
                     out.append((setup.scatter(release(total, None)), public))
@@ -316,6 +321,34 @@ def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
     order = np.concatenate([np.arange(1)] + [b.indices for b in setup.blocks()])
     assert np.all(np.abs(secure[order] - reference[order]) <= gradient_error_bound(public, setup.precision,
                                                                                     min_sum=min_sum))
+
+
+def test_the_gradient_map_runs_in_the_tail_while_it_fits() -> None:
+    """Early in training the map's constants are small: the map, the noise and the opening run in the Z_2^64 tail
+    (no lift into Z_2^128), and the release equals float64 within the same bound as the lifted map's. Large
+    constants, a wide tail or noise that could wrap the tail's ring keep the map in the wide ring."""
+    model = MixtureModel(FEATURES, components=3)
+    n = 20
+    values = _data(31, n)
+    theta = 0.5 * standard_normal(model.dim, rng=RandomSource.seeded(32))
+    setup = _setup(model, n, clip=1.0)
+    idx = np.arange(n, dtype=np.int64)
+    ((in_tail, public),) = _secure_sums(setup, values, theta, [idx])
+    ((lifted, lifted_public),) = _secure_sums(setup, values, theta, [idx], lift_map=True)
+    assert public.release_fmt == TAIL_FORMAT and lifted_public.release_fmt == HIGH_PRECISION
+    reference, _, min_sum = _float_sum(setup, values, theta, idx, public.clip)
+    order = np.concatenate([np.arange(2)] + [b.indices for b in setup.blocks()])
+    bound = gradient_error_bound(public, setup.precision, min_sum=min_sum)
+    assert np.all(np.abs(in_tail[order] - reference[order]) <= bound)
+    assert np.all(np.abs(lifted[order] - reference[order]) <= bound)
+    # a wide tail, noise that could reach 2^62 grid units, constants without 20 fractional bits in the tail
+    assert setup.step_plan(np.full(model.dim, 5.0), 100).release_fmt == HIGH_PRECISION
+    noisy = VerticalSetup(model, ("alice", "bob"), GROUPS, n,
+                          DPVISettings(epochs=1, batch_size=1, clip=1.0, noise_multiplier=2.0**27))
+    assert noisy.step_plan(theta, 1).release_fmt == HIGH_PRECISION
+    assert _setup(model, n, clip=1.0).step_plan(theta, 1).release_fmt == TAIL_FORMAT
+    big = [replace(m, coef_stat=m.coef_stat * 1e6) for m in public.maps]
+    assert _release_format((public.weights, big, 1.0, 1), TAIL_FORMAT, setup.precision, 1.0, 0.0) == HIGH_PRECISION
 
 
 def _n_tilde(a: np.ndarray, N: np.ndarray, pi: np.ndarray, total: float, inv_c2: float) -> float:

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.renormalization import renormalize
+from mpdp.crypto.ring import Ring, ring_for_bits
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning.dpvi_training import BatchPlan, DPVISettings, Trace, train
@@ -122,7 +123,8 @@ class VerticalSetup:
         return plan_step(weights=self.model.weights(theta), maps=[b.stat_map(theta) for b in blocks],
                          stat_counts=[b.n_stats for b in blocks], stat_bounds=[b.stat_bound for b in blocks],
                          sq_norm_bounds=[b.sq_norm_bound(theta) for b in blocks], clip=self.settings.clip,
-                         batch=max(batch, 1), precision=self.precision)
+                         batch=max(batch, 1), precision=self.precision,
+                         noise_std=self.settings.noise_multiplier * self.settings.clip)
 
     def release_order(self) -> IntArray:
         """The model-order index of each released coordinate (weights, then each party's block)."""
@@ -226,7 +228,7 @@ class DataParty(Party):
 
             posterior, trace = train(setup.model, setup.settings, setup.plan, step, rng=public)
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
-            comm.send(setup.noise_party, {"dim": 0}, label=_NOISE_REQUEST)  # tell the noise party to stop
+            comm.send(setup.noise_party, {"dim": 0, "bits": 64}, label=_NOISE_REQUEST)  # tell the noise party to stop
         return PartyOutcome(posterior, trace)
 
     def open_session(self, comm: Comm) -> tuple[MPCSession, PlannedProvider]:
@@ -271,9 +273,9 @@ class DataParty(Party):
         norms = sq_norms / public.clip**2
         return PartyInput(factors=factors, sq_norms=norms, stats=self.stats[batch])
 
-    def _noise(self, session: MPCSession, dim: int) -> npt.NDArray[np.uint64] | None:
+    def _noise(self, session: MPCSession, dim: int, ring: Ring) -> npt.NDArray[np.uint64] | None:
+        """This party's share of the step's noise in ``ring`` (the step's release ring), in grid units."""
         setup = self.setup
-        ring = setup.precision.release_fmt.ring
         if setup.settings.noise_multiplier == 0:
             return None
         if setup.noise == "parties":
@@ -287,14 +289,20 @@ class DataParty(Party):
         setup = self.setup
         public = setup.step_plan(theta, int(batch.size))
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
-            session.comm.send(setup.noise_party, {"dim": public.dim}, label=_NOISE_REQUEST)
+            session.comm.send(setup.noise_party, {"dim": public.dim, "bits": public.release_fmt.ring_bits},
+                              label=_NOISE_REQUEST)
+        ring = public.release_fmt.ring
         if batch.size == 0:  # an empty Poisson minibatch still releases (noise only)
-            total = session.from_shares(setup.precision.release_fmt.ring.zeros((public.dim,)), bound=0.0,
-                                        fmt=setup.precision.release_fmt, scale=setup.precision.release_bits)
+            total = session.from_shares(ring.zeros((public.dim,)), bound=0.0, fmt=public.release_fmt,
+                                        scale=setup.precision.release_bits)
         else:
             total = clipped_gradient_sum(session, public, self.local_input(theta, batch, public), setup.precision)
-        released = release(total, self._noise(session, public.dim))
+        released = release(total, self._noise(session, public.dim, ring))
         return setup.scatter(released)
+
+
+def _ring_bits_ok(bits: object) -> bool:
+    return type(bits) is int and (2 <= bits <= 64 or bits == 128)
 
 
 def _bad_noise(share: object, dim: int) -> npt.NDArray[np.uint64]:
@@ -315,7 +323,6 @@ class NoiseParty(Party):
 
     def run(self, comm: Comm) -> int:
         setup = self.setup
-        ring = setup.precision.release_fmt.ring
         variance = setup.noise_std_units**2
         # separate streams: the noise itself (``dg``, the same stream a non-partitioned run seeded alike draws
         # from, see DPVI) and the masks that share it
@@ -323,11 +330,15 @@ class NoiseParty(Party):
         steps = 0
         while True:
             msg = comm.recv(setup.parties[0], label=_NOISE_REQUEST)
-            if not isinstance(msg, dict) or set(msg) != {"dim"} or not isinstance(msg["dim"], int) or msg["dim"] < 0:
-                raise MalformedMessageError(explain("noise request", msg, "{'dim': int >= 0}", "check the leader"))
+            if not isinstance(msg, dict) or set(msg) != {"dim", "bits"} or not isinstance(msg["dim"], int) \
+                    or msg["dim"] < 0 or not _ring_bits_ok(msg["bits"]):
+                raise MalformedMessageError(explain("noise request", msg,
+                                                    "{'dim': int >= 0, 'bits': a ring's bits (2..64 or 128)}",
+                                                    "check the leader"))
             dim = msg["dim"]
             if dim == 0:
                 return steps
+            ring = ring_for_bits(msg["bits"])  # the step's release ring (public: the leader's plan says it)
             # drawn in the model's parameter order (as a float run draws it), released in the parties' order
             draws = np.asarray(discrete_gaussian(variance, (dim,), rng=noise_rng), dtype=np.int64)
             if dim == self.setup.model.dim:

@@ -31,9 +31,11 @@ default, see :class:`GradientPrecision`):
 3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
    ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
    comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
-4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``, lifted back into ``fmt``
-   (one round, exact): the map's constants below grow with the model's parameters (into the hundreds after
-   three epochs on Adult), and their products with these sums need the wide ring's capacity;
+4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``; lifted back into ``fmt``
+   (one round, exact) when the map's constants need the wide ring's capacity: they grow with the model's
+   parameters (into the hundreds after three epochs on Adult). While they are small (early training), the
+   map, the noise and the opening stay in the tail's ring (:attr:`StepPublic.release_fmt`, chosen by
+   :func:`plan_step` from public values): no lift, one round less;
 5. the clipped gradient sum is a *public* linear map of ``(M, s, sum_i c_i)``: weights
    ``s_k - pi_k sum_i c_i``; party ``j``'s coordinates per :class:`StatMap`; computed exactly on the raw
    shares and truncated once, onto the release grid ``2^-release_bits``;
@@ -182,7 +184,8 @@ class GradientPrecision:
         The format of everything after the normalisation (default Z_2^64, f = 24, :data:`TAIL_FORMAT`): the
         product ``q 2^-k`` truncates straight into it (no extra round), and the parties share their
         ``N_ikj`` and statistics in it; the weighted sums are lifted back into ``fmt`` for the gradient map,
-        the release and the noise shares (:attr:`release_fmt`). Every value in the tail is of order 1, so its
+        the release and the noise shares (:attr:`release_fmt`) unless the map fits the tail
+        (:attr:`StepPublic.release_fmt`). Every value in the tail is of order 1, so its
         roundings ``u_tail = 2^-f_tail`` are absolute errors far below the DP noise; they enter ``C'``
         (:func:`plan_step`). ``None``: everything
         in ``fmt`` (the all-Z_2^128 step). At least 16 fractional bits (squares of values of order 1 fit any
@@ -284,7 +287,9 @@ class GradientPrecision:
         """The format (ring) of the released sum and of the noise shares added to it: ``fmt``'s. The gradient
         map's constants grow with the model's parameters (hundreds after a few epochs on Adult), and their
         products with the weighted sums need the wide ring's capacity: the sums are lifted back into ``fmt``
-        (one round) before the map (:func:`clipped_gradient_sum`)."""
+        (one round) before the map (:func:`clipped_gradient_sum`). A step whose map fits the tail runs it, the
+        noise and the opening there instead (:attr:`StepPublic.release_fmt`); the grid and the noise's law are
+        the same either way."""
         return self.fmt
 
     def renormalization(self, parties: int) -> RenormalizationParams:
@@ -311,6 +316,9 @@ class StepPublic:
     clip_params: ClipFactorParams
     batch: int
     tail: FixedPointFormat = TAIL_FORMAT
+    #: Where the gradient map, the noise shares and the opening run: the tail when the map fits it (early in
+    #: training, while the map's constants are small), else ``GradientPrecision.release_fmt`` (:func:`plan_step`).
+    release_fmt: FixedPointFormat = HIGH_PRECISION
 
     @property
     def components(self) -> int:
@@ -374,9 +382,14 @@ def clip_domain_bound(sq_norm_bound: float, inv_clip2_bound: float, components: 
 
 def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
               stat_bounds: Sequence[float], sq_norm_bounds: Sequence[float], clip: float, batch: int,
-              precision: GradientPrecision) -> StepPublic:
+              precision: GradientPrecision, noise_std: float = 0.0) -> StepPublic:
     """The public plan of a step: the clipping constant ``C'`` (so that the release has sensitivity ``clip``)
-    and the scaled bounds. ``sq_norm_bounds`` are the parties' unscaled bounds on ``N_ikj``."""
+    and the scaled bounds. ``sq_norm_bounds`` are the parties' unscaled bounds on ``N_ikj``; ``noise_std`` is
+    the standard deviation of the noise added to the released sum (``z C``, in gradient units).
+
+    The gradient map, the noise and the opening run in the tail's ring when the map's constants get at least
+    ``GRID_EXTRA_BITS`` fractional bits there and the noisy sum cannot wrap (:func:`_release_format`): one round
+    (the lift into ``fmt``) and the wide ring's arithmetic saved. Otherwise in ``precision.release_fmt``."""
     pi = np.asarray(weights, dtype=np.float64)
     K = int(pi.size)
     if not (len(maps) == len(stat_counts) == len(stat_bounds) == len(sq_norm_bounds)) or not maps:
@@ -410,11 +423,12 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
         record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
         # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
         # per statistics' coordinate and c per weight's
-        extra = _grid_extra_floor((pi, maps, t_max, batch), precision.release_fmt)
+        release_fmt = _release_format((pi, maps, t_max, batch), tail, precision, clip, noise_std)
+        extra = _grid_extra_floor((pi, maps, t_max, batch), release_fmt)
         if extra < GRID_EXTRA_BITS:
             raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
                                          f"room for {GRID_EXTRA_BITS} fractional bits of the constants in "
-                                         f"{precision.release_fmt} (where the map runs)",
+                                         f"{release_fmt} (where the map runs)",
                                          "lower the learning rate (the model's parameters are exploding) or use "
                                          "smaller minibatches"))
         record_error += 2.0 ** -(extra + 1) * (1 + 1e-3) * math.sqrt(sum(m.size for m in maps) * (t_max + 1) ** 2
@@ -440,7 +454,7 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
         return StepPublic(weights=pi, maps=tuple(maps), stat_counts=tuple(int(c) for c in stat_counts),
                           stat_bounds=tuple(float(b) for b in stat_bounds),
                           sq_norm_bounds=tuple(float(b) / inner**2 for b in sq_norm_bounds), clip=inner,
-                          clip_params=clip_params, batch=batch, tail=tail)
+                          clip_params=clip_params, batch=batch, tail=tail, release_fmt=release_fmt)
     raise PrecisionError("no tail format for this step")  # pragma: no cover - fmt is always the last candidate
 
 
@@ -570,8 +584,8 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     total_c = c.sum(axis=0).reshape((1,))
     # 5. the public linear map, on raw shares, one truncation onto the release grid
     values = concatenate([M.flatten(), s, total_c]).rescale()
-    if values.fmt != precision.release_fmt:  # lifted into the wide ring for the map's large constants (1 round)
-        values = convert(values, precision.release_fmt)
+    if values.fmt != public.release_fmt:  # lifted into the wide ring for the map's large constants (1 round)
+        values = convert(values, public.release_fmt)
     n_stat = int(M.shape[0])
     idx_s, idx_c = n_stat * K, n_stat * K + K
     first = [np.arange(K - 1) + idx_s]
@@ -588,6 +602,29 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     gathered = stack([values[np.concatenate(first)], values[np.concatenate(second)]])
     coefs = np.stack([np.concatenate(coef1), np.concatenate(coef2)])
     return _linear_to_grid(gathered, coefs, precision.release_bits)
+
+
+#: The noisy sum must stay below ``2^(l - 2)`` in grid units with the noise at up to this many standard deviations
+#: (a discrete Gaussian exceeds ``64 sigma`` with probability below ``2 e^-2048``).
+RELEASE_NOISE_SIGMAS = 64
+
+
+def _release_format(public_like: tuple[FloatArray, Sequence[StatMap], float, int], tail: FixedPointFormat,
+                    precision: GradientPrecision, clip: float, noise_std: float) -> FixedPointFormat:
+    """Where the step's map, noise and opening run: ``tail`` when it differs from ``precision.release_fmt`` and
+    (a) the map's constants get at least ``GRID_EXTRA_BITS`` fractional bits in it (:func:`_grid_extra_floor`),
+    (b) the grid ``2^-release_bits`` is no finer than the map's scale ``f_tail + extra``, and (c) the released
+    sum (at most ``batch C`` in norm) plus ``RELEASE_NOISE_SIGMAS`` noise deviations stays below ``2^(l - 2)``
+    grid units; else ``precision.release_fmt``. Public values only: every party decides the same."""
+    wide = precision.release_fmt
+    if tail == wide or not (math.isfinite(noise_std) and noise_std >= 0):
+        return wide
+    extra = _grid_extra_floor(public_like, tail)
+    reach = (public_like[3] * clip * (1 + 1e-3) + RELEASE_NOISE_SIGMAS * noise_std + 1.0) * 2.0**precision.release_bits
+    if extra < GRID_EXTRA_BITS or precision.release_bits > tail.frac_bits + extra \
+            or reach >= 2.0 ** (tail.ring_bits - 2):
+        return wide
+    return tail
 
 
 def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float, rows: int = 2) -> int:
