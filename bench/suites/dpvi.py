@@ -300,7 +300,8 @@ def run(quick: bool = False) -> list[BenchResult]:
                    f"{dealer_apart['seconds'] / float_seconds:.1f}x the float iteration, "
                    f"{dealer_apart['seconds'] / greenlets['seconds']:.2f}x the greenlets row's time "
                    f"({greenlets['seconds'] / float_seconds:.1f}x); the thread's CPU (both parties) "
-                   f"{dealer_apart['thread_cpu'] * 1e3:.0f} ms per iteration; not pinned")
+                   f"{dealer_apart['thread_cpu'] * 1e3:.0f} ms per iteration; not pinned; it gains only with a core "
+                   f"to spare: 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     online_threads = measure(online=True)
     online_greenlets = measure(online=True, cooperative=True)
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "

@@ -138,12 +138,27 @@ def test_greenlets_waiting_on_each_other_deadlock_at_once_while_a_forked_party_c
     assert time.monotonic() - start < 10  # the sleeping child was told to abort, then killed after the grace
 
 
-def test_a_finished_greenlet_is_finished_for_the_forked_party() -> None:
-    def forked(comm: Comm) -> None:
-        comm.recv("a")
+def test_a_finished_greenlet_is_finished_for_the_forked_party_once_its_last_bytes_are_delivered() -> None:
+    big = np.arange(3_000_000, dtype=np.uint64)  # 24 MB: more than the socket buffers take at once
 
+    def greenlet(comm: Comm) -> None:
+        comm.send("b", big, label="big")  # and finishes at once: the runner delivers the rest, then closes
+
+    def forked(comm: Comm, again: bool) -> int:
+        total = int(comm.recv("a", label="big").sum())
+        comm.send("c", total, label="total")
+        if again:
+            comm.recv("a")
+        return total
+
+    run = run_protocol({"a": greenlet, "b": lambda c: forked(c, False), "c": lambda c: c.recv("b", label="total")},
+                       cooperative=True, forked=("b",))
+    assert run.results["b"] == run.results["c"] == int(big.sum())
+    start = time.monotonic()
     with pytest.raises(ProtocolAbortError, match="a has finished"):
-        run_protocol({"a": lambda c: None, "b": forked}, cooperative=True, forked=("b",), timeout=30)
+        run_protocol({"a": greenlet, "b": lambda c: forked(c, True), "c": lambda c: c.recv("b", label="total")},
+                     cooperative=True, forked=("b",), timeout=30)
+    assert time.monotonic() - start < 10
 
 
 def test_bad_forked_arguments_say_how_to_fix_them(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,12 +108,17 @@ class CooperativeTransport(InMemoryTransport):
                 raise ProtocolAbortError(
                     f"{dst} waits for a message from {src}, but {src} has finished its part of the protocol"
                 )
-            if self._hub is None or greenlet.getcurrent() is self._hub:
-                raise ParameterError(explain("receive", f"{dst} from {src} outside a party's greenlet",
-                                             "a receive inside run_cooperative's parties",
-                                             "run the roles with run_protocol(..., cooperative=True)"))
-            self._waiting[dst] = src
-            self._hub.switch()
+            self._park(dst, src)
+
+    def _park(self, dst: str, src: str) -> None:
+        """Register party ``dst`` (the current greenlet) as waiting for ``src`` and switch to the scheduler, which
+        switches back once it can go on."""
+        if self._hub is None or greenlet.getcurrent() is self._hub:
+            raise ParameterError(explain("receive", f"{dst} from {src} outside a party's greenlet",
+                                         "a receive inside run_cooperative's parties",
+                                         "run the roles with run_protocol(..., cooperative=True)"))
+        self._waiting[dst] = src
+        self._hub.switch()
 
 
 def run_cooperative(names: Sequence[str], run_one: RunOne, transport: Transport

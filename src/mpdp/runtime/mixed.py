@@ -42,17 +42,17 @@ from a process that holds no locks in other threads; a forked party's result com
 
 from __future__ import annotations
 
+import functools
 import os
 import selectors
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
-import greenlet
-
-from mpdp.errors import MpdpError, ParameterError, PartyUnavailableError, ProtocolAbortError, explain
+from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.cooperative import CooperativeTransport, run_cooperative
 from mpdp.runtime.processes import (
@@ -79,6 +79,17 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
+class _ToForked(deque[bytes]):
+    """The queue of a (greenlet party, forked party) pair in the parent: always empty, its append sends."""
+
+    def __init__(self, transport: MixedTransport, link: _Link) -> None:
+        super().__init__()
+        self._deliver = functools.partial(transport._deliver, link)
+
+    def append(self, data: bytes) -> None:
+        self._deliver(data)
+
+
 class MixedTransport(CooperativeTransport):
     """The cooperative transport of the greenlet parties, with sockets to the parties forked elsewhere.
 
@@ -98,6 +109,7 @@ class MixedTransport(CooperativeTransport):
                 link = _Link(peer, sock, max_bytes)
                 self._links[(owner, peer)] = link
                 self._queues[(peer, owner)] = link.inbox.frames  # read from the socket into the pair's queue
+                self._queues[(owner, peer)] = _ToForked(self, link)
                 self._selector.register(sock, selectors.EVENT_READ, link)
         self._controls = controls
         self._reports = {n: _Inbox(n, 1 << 62) for n in controls}  # reports from our own children: no cap
@@ -115,22 +127,19 @@ class MixedTransport(CooperativeTransport):
         self.failures: list[Failure] = []
 
     # -- the greenlets' side ----------------------------------------------------------------------------------
-    def _send(self, src: str, dst: str, data: bytes) -> None:
-        link = self._links.get((src, dst))
-        if link is None:  # to another greenlet party (or not a party: the base class says so)
-            super()._send(src, dst, data)
-            return
-        if self._abort_reason is not None:
-            raise ProtocolAbortError(f"{src} cannot send to {dst}: protocol aborted ({self._abort_reason})")
-        if link.send(data) or link in self._writing:
-            self._want_write(link)
-
+    # A greenlet party's message to a forked one goes through the base class's send, whose queue for the pair
+    # is a _ToForked: its append writes the frame to the socket. Messages between greenlets cost what they cost
+    # in the cooperative runner; so does a receive that finds its message queued (the fast path below).
     def _recv(self, dst: str, src: str, timeout: float) -> bytes:
+        queue = self._queues.get((src, dst))
+        if queue:
+            self._waiting.pop(dst, None)
+            return queue.popleft()
         if src not in self.remote:
             return super()._recv(dst, src, timeout)
         link = self._links[(dst, src)]
         frames, inbox = link.inbox.frames, link.inbox
-        if not frames and not inbox.eof and link not in self._broken:
+        if not inbox.eof and link not in self._broken:
             link.read()  # what has arrived already, without blocking
         try:
             while True:
@@ -145,14 +154,8 @@ class MixedTransport(CooperativeTransport):
                                              "part of the protocol (or its process has failed)")
                 if dst in self._expired:
                     raise PartyUnavailableError(unanswered(dst, src, timeout))
-                if self._hub is None or greenlet.getcurrent() is self._hub:
-                    raise ParameterError(explain("receive", f"{dst} from {src} outside a party's greenlet",
-                                                 "a receive inside run_mixed's greenlet parties",
-                                                 "run the roles with run_protocol(..., cooperative=True, "
-                                                 "forked=...)"))
-                self._waiting[dst] = src
                 self._deadlines.setdefault(dst, time.monotonic() + timeout)
-                self._hub.switch()
+                self._park(dst, src)
         finally:
             if self._deadlines:
                 self._waiting.pop(dst, None)
@@ -160,12 +163,21 @@ class MixedTransport(CooperativeTransport):
                 self._expired.discard(dst)
 
     def runnable(self, name: str) -> bool:
+        if self._writing:  # bytes the kernel could not take: hand them over as the greenlets take turns
+            for link in list(self._writing):
+                self._flush(link)
         src = self._waiting.get(name)
+        if src is None or self._queues[(src, name)] or self._abort_reason is not None:
+            return True
         if src in self.remote:
-            inbox = self._links[(name, src)].inbox
-            return bool(inbox.frames) or inbox.eof or self._abort_reason is not None or name in self._expired \
-                or self._links[(name, src)] in self._broken
-        return super().runnable(name)
+            link = self._links[(name, src)]
+            return link.inbox.eof or name in self._expired or link in self._broken
+        return src in self._finished
+
+    def _deliver(self, link: _Link, data: bytes) -> None:
+        """A greenlet party's message to a forked one: framed onto the socket, or queued until it is writable."""
+        if link.send(data) or link in self._writing:
+            self._want_write(link)
 
     def party_finished(self, name: str) -> None:
         super().party_finished(name)
@@ -224,10 +236,7 @@ class MixedTransport(CooperativeTransport):
                         self._close(data)
                         continue
                 if events & selectors.EVENT_WRITE:
-                    data.flush()
-                    self._want_write(data)
-                    if data in self._closing and not data.outbox:
-                        self._close(data)
+                    self._flush(data)
             else:
                 self._report(data)
 
@@ -242,6 +251,13 @@ class MixedTransport(CooperativeTransport):
         if len(self.failures) > failed:
             exc = self.failures[-1][2]
             self.abort(f"{name} failed with {type(exc).__name__}: {exc}")
+
+    def _flush(self, link: _Link) -> None:
+        link.flush()
+        if link in self._closing and not link.outbox:  # a finished greenlet's last bytes are delivered
+            self._close(link)
+        else:
+            self._want_write(link)
 
     def _want_write(self, link: _Link) -> None:
         want = bool(link.outbox)
