@@ -65,17 +65,9 @@ _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 def _and_many(session: MPCSession, xs: RingArray, ys: RingArray, sharing_id: bytes) -> RingArray:
     """XOR shares of ``xs & ys`` (word arrays of equal shape), one round."""
-    return _and_with(session, xs, ys, session.provider.and_triple(tuple(xs.shape)), sharing_id)
-
-
-def _and_with(session: MPCSession, xs: RingArray, ys: RingArray, t: Any, sharing_id: bytes) -> RingArray:
-    """XOR shares of ``xs & ys`` (broadcasting to the triple's shape) with the word triple ``t``: ``d = x ^ a``
-    and ``e = y ^ b`` written into one array, opened as one (one array per message and one XOR to open)."""
-    masked = np.empty((2, *t.a.shape), dtype=np.uint64)
-    np.bitwise_xor(xs, t.a, out=masked[0])
-    np.bitwise_xor(ys, t.b, out=masked[1])
-    (de,) = session.open_xor([masked], sharing_id=sharing_id, label="mpc.and")
-    return and_combine(de[0], de[1], t.a, t.b, t.c, leader=session.leader)
+    t = session.provider.and_triple(tuple(xs.shape))
+    d, e = session.open_xor([xs ^ t.a, ys ^ t.b], sharing_id=sharing_id, label="mpc.and")
+    return and_combine(d, e, t.a, t.b, t.c, leader=session.leader)
 
 
 def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -> RingArray:
@@ -106,10 +98,12 @@ def _carry_tree(session: MPCSession, gp: RingArray, n: int, shape: tuple[int, ..
 
     A level's two products share their left operand ``P_hi``: ``(P_hi, P_hi) AND (G_lo, P_lo)`` is one AND of
     ``P_hi`` broadcast against the ``lo`` rows of both halves, so no operand is stacked."""
-    provider = session.provider
+    provider, leader = session.provider, session.leader
     while gp.shape[1] > 2:  # (G, P) = (G_hi XOR (P_hi AND G_lo), P_hi AND P_lo)
         lo, hi = gp[:, 0::2], gp[:, 1::2]
-        both = _and_with(session, hi[1], lo, provider.and_triple(tuple(lo.shape)), session.new_id())
+        t = provider.and_triple(tuple(lo.shape))
+        d, e = session.open_xor([t.a ^ hi[1], lo ^ t.b], sharing_id=session.new_id(), label="mpc.and")
+        both = and_combine(d, e, t.a, t.b, t.c, leader=leader)
         both[0] ^= hi[0]
         gp = both
     # the final P is not needed: G = G_hi XOR (P_hi AND G_lo)
