@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 
 from mpdp.crypto.renormalization import renormalize
+from mpdp.crypto.ring import ring_for_bits
 from mpdp.datasets.synthetic import standard_normal
-from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
+from mpdp.errors import MalformedMessageError
+from mpdp.learning.dpvi_parties import DataParty, NoiseParty, VerticalSetup
 from mpdp.learning.dpvi_training import DPVISettings
 from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, MixtureModel
 from mpdp.randomness import RandomSource
+from mpdp.runtime import run_protocol
 
 FEATURES = (BetaFeature("a", (0.0, 10.0)), CategoricalFeature("c", ("x", "y", "z")), BetaFeature("b", (-1.0, 1.0)),
             CategoricalFeature("d", ("u", "v")))
@@ -38,3 +44,34 @@ def test_local_input_is_the_blocks_computation_on_its_minibatch() -> None:
                                       renormalize(block.log_densities(theta, rows), party.renorm)[0])
         np.testing.assert_array_equal(mine.sq_norms, block.sq_norms(theta, rows) / public.clip**2)
         np.testing.assert_array_equal(mine.stats, block.stats(rows))
+
+
+def test_the_noise_party_shares_in_the_steps_ring_and_refuses_malformed_requests() -> None:
+    """The leader names the step's release ring (public: the plan's); the noise party's shares are ring elements
+    of that ring summing to the noise, and a request naming no ring is refused, not served in a default one."""
+    model = MixtureModel(FEATURES, components=2)
+    setup = VerticalSetup(model, ("alice", "bob"), (("a", "c"), ("b", "d")), 10,
+                          DPVISettings(epochs=1, batch_size=2, clip=1.0, noise_multiplier=1.0), noise="trusted")
+
+    def leader(request: dict[str, int]) -> Any:
+        def run(comm: Any) -> Any:
+            comm.send("noise", request, label="dpvi.noise.request")
+            share = comm.recv("noise", label="dpvi.noise.share")
+            comm.send("noise", {"dim": 0, "bits": 64}, label="dpvi.noise.request")
+            return share
+        return run
+
+    def other(comm: Any) -> Any:
+        return comm.recv("noise", label="dpvi.noise.share")
+
+    for bits in (64, 128):
+        run = run_protocol({"alice": leader({"dim": 5, "bits": bits}), "bob": other, "noise": NoiseParty(setup)},
+                           rng=RandomSource.seeded(bits))
+        ring = ring_for_bits(bits)
+        total = ring.to_float(ring.add(run.results["alice"], run.results["bob"]))
+        assert ring.shape(run.results["alice"]) == (5,) and run.results["noise"] == 1
+        # the shares are uniform in the ring, their sum the noise: z C 2^30 = 2^30 grid units per coordinate
+        assert np.all(np.abs(total) < 2.0**40) and np.any(total != 0)
+    with pytest.raises(MalformedMessageError, match="noise request"):
+        run_protocol({"alice": leader({"dim": 5, "bits": 96}), "bob": other, "noise": NoiseParty(setup)},
+                     rng=RandomSource.seeded(3))

@@ -213,10 +213,11 @@ def _open_less_than_public(c: np.ndarray, r: np.ndarray, paired: bool = False) -
     return result
 
 
-@pytest.mark.parametrize(("words", "shape"), [(1, (39, 100)), (2, (7, 3)), (1, (64,)), (2, (128,)), (1, (1,)),
-                                              (1, (65,))])
+@pytest.mark.parametrize(("words", "shape"), [(1, (39, 100)), (2, (41, 53)), (2, (7, 3)), (1, (64,)), (2, (128,)),
+                                              (1, (1,)), (1, (65,))])
 def test_bit_slicing_transposes_every_block(words: int, shape: tuple[int, ...]) -> None:
-    """Row i of the sliced words holds bit i of every element (a reference from numpy's unpackbits)."""
+    """Row i of the sliced words holds bit i of every element (a reference from numpy's unpackbits), on both routes
+    (from _LARGE elements on, with and without a partial last block)."""
     from mpdp.protocols.mpc.comparison import _slice_bits
 
     rng = RandomSource.seeded(f"slice{words}{shape}")

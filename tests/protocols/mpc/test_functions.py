@@ -197,3 +197,29 @@ def test_mul_known_truncates_into_a_narrower_format_in_the_same_two_rounds(provi
             mul_known(x, x, 1.0, fmt=FixedPointFormat(128, 10))  # no widening in a truncation
 
     run_mpc(refused, fmt=FAST)
+
+
+_COEFFICIENTS = st.one_of(
+    st.integers(0, 127).flatmap(lambda e: st.sampled_from([1 << e, -(1 << e)])),  # the shift path's constants
+    st.just(0),
+    st.integers(-(1 << 130), 1 << 130),  # anything else: the product path
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(coefficients=st.lists(_COEFFICIENTS, min_size=1, max_size=9), shape=st.sampled_from([(), (5,), (2, 3)]),
+       bits=st.sampled_from([128, 64, 40]), shifts_only=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_combine_rows_is_the_exact_linear_combination(coefficients: list[int], shape: tuple[int, ...], bits: int,
+                                                      shifts_only: bool, seed: int) -> None:
+    from mpdp.crypto.ring import ring_for_bits
+    from mpdp.protocols.mpc.functions import combine_rows
+    from mpdp.randomness import RandomSource
+
+    if shifts_only:  # the shift path needs every constant a signed power of two (or 0)
+        coefficients = [k if k == 0 or (abs(k) & (abs(k) - 1) == 0 and abs(k) < 1 << 128) else 1 for k in coefficients]
+    ring = ring_for_bits(bits)
+    rows = ring.random(RandomSource.seeded(seed), (len(coefficients), *shape))
+    got = ring.to_object(combine_rows(ring, rows, tuple(coefficients)), signed=False)
+    values = ring.to_object(rows, signed=False)
+    want = sum((k * values[j] for j, k in enumerate(coefficients)), np.zeros(shape, dtype=object)) % (1 << bits)
+    np.testing.assert_array_equal(np.asarray(got, dtype=object), np.asarray(want, dtype=object))

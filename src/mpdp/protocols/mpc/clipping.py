@@ -27,8 +27,8 @@ from one many-threshold comparison (DP-SGD's ``c r = q~ / sqrt(max(S~^2, n~))``,
 of :data:`~mpdp.crypto.approximations.INV_SQRT_HALF_POLYNOMIALS` (2.6e-6, two products of powers), its degree 3
 (3.3e-5) with one (:func:`_cubic_weights`: ``t^2`` alongside ``v root t``, whose product with
 ``c_1 + c_2 t + c_3 t^2`` is the last one), quarter or eighth powers and degree 2 (5.3e-5 or 6.5e-6, one: only
-``t^2``). The comparison's thresholds double with ``n`` (the same rounds), and so do the rows of the bucket
-selection's product: in the DPVI step that costs more than a product round saves.
+``t^2``). The comparison's thresholds double with ``n`` (the same rounds); the bucket selection's product does
+not (the bucket constants are combined with the comparison bits before it).
 
 Accuracy
 --------
@@ -280,8 +280,10 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     The bucket of ``m = max(a, b)`` without forming ``m`` first: :func:`.bits.at_least` compares ``a``,
     ``b`` and ``a - b + 1`` with the thresholds ``2^(j/n)`` (``n = params.buckets_per_octave``; ``a`` with those
     below 2, ``a - b + 1`` with 1) against one mask (7 rounds), giving the bits
-    ``A_j``, ``B_j`` and ``G = [a >= b]``; one round of Beaver products of the bit ``G`` (exact: no
-    truncation) gives ``[m >= 2^(j/n)] = B_j + G (A_j - B_j)`` and ``m = b + G (a - b)`` exactly. Then as
+    ``A_j``, ``B_j`` and ``G = [a >= b]``. The bucket's constants are linear in ``[m >= 2^(j/n)] = B_j +
+    G (A_j - B_j)``, so they are combined with the bits first and one round of Beaver products of the bit ``G``
+    with three values per element (exact: no truncation) gives ``2^(-k/n)``, ``2^(-k/2n)`` for ``m``'s bucket and
+    ``m = b + G (a - b)`` exactly. Then as
     :func:`clip_weights`: ``z = m 2^(-k/n)`` and ``values 2^(-k/2n)`` in one product, the polynomial, one last
     product. The comparisons run on the shares' low words when ``(2^(H + 1) + 2) 2^f < 2^63`` (exact: every
     difference of a word and a threshold fits a signed 64-bit word);

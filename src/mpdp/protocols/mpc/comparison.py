@@ -118,6 +118,57 @@ def _slice_bits(w: RingArray, n: int) -> RingArray:
     (bit ``i - 64`` of word 1 from ``i = 64``) of the ``n`` elements, element ``j`` at bit ``j mod 64`` of
     word ``j // 64``.
 
+    Two routes to the same words, by size: each numpy call costs about as much as a pass over a few thousand
+    words, and :func:`_slice_small` makes fewer calls but more passes (two strided byte copies) than
+    :func:`_slice_large` (one byte copy, three rounds of word operations on half the words): from
+    ``_LARGE`` elements on (a many-threshold comparison: thousands of rows times elements) the latter.
+    """
+    return _slice_large(w, n) if n >= _LARGE and np.little_endian else _slice_small(w, n)
+
+
+_LARGE = 2048
+
+
+def _slice_large(w: RingArray, n: int) -> RingArray:
+    """:func:`_slice_bits` for many elements: each block of 64 elements, a 64 x 64 bit matrix (element ``r``,
+    bit ``c``), transposed by six rounds of block swaps (Hacker's Delight, section 7-3): at distance
+    ``j = 32, 16, ..., 1`` the entries ``(r, c)`` with ``r & j = 0`` and ``c & j != 0`` trade places with
+    ``(r + j, c - j)``. The first three rounds move whole bytes: they are one strided byte copy that also lays
+    the words out as ``(64, blocks)`` (byte ``q`` of element ``8 h + e`` of a block, ``h = (r5 r4 r3)``, goes to
+    byte ``h`` of row ``8 q + e``), so the last three rounds' rows ``r`` and ``r + j`` are contiguous runs of
+    every block's words (six whole-array operations per round on half the words) and the result is the sliced
+    rows themselves. Little-endian words (bit ``8 q + i`` is bit ``i`` of byte ``q``)."""
+    k, words = w.shape[0], w.shape[1]
+    kw = k * words
+    count = -(-n // 64)
+    flat = w.reshape(kw, n)
+    if n == 64 * count:
+        src = np.ascontiguousarray(flat)
+    else:
+        src = np.zeros((kw, 64 * count), dtype=np.uint64)
+        src[:, :n] = flat
+    x = np.empty((kw, 64, count), dtype=np.uint64)
+    # source bytes (block, r5, r4, r3, e, q5, q4, q3) -> (q5, q4, q3, e, block, r5, r4, r3): rounds 32, 16, 8
+    np.copyto(x.view(np.uint8).reshape(kw, 2, 2, 2, 8, count, 2, 2, 2),
+              src.view(np.uint8).reshape(kw, count, 2, 2, 2, 8, 2, 2, 2).transpose(0, 6, 7, 8, 5, 1, 2, 3, 4))
+    t = np.empty(kw * 32 * count, dtype=np.uint64)
+    for j, shift, keep in _TRANSPOSE_STEPS[3:]:
+        v = x.reshape(kw * 32 // j, 2, j * count)
+        lo, hi = v[:, 0], v[:, 1]
+        u = t.reshape(kw * 32 // j, j * count)
+        np.right_shift(lo, shift, out=u)  # at column c (bit j clear): lo's column c + j XOR hi's column c
+        u ^= hi
+        u &= keep
+        hi ^= u
+        u <<= shift
+        lo ^= u
+    sliced: RingArray = x.reshape(k, 64 * words, count)
+    return sliced
+
+
+def _slice_small(w: RingArray, n: int) -> RingArray:
+    """:func:`_slice_bits` for few elements (the fewest numpy calls).
+
     Each block of 64 elements is a 64 x 64 bit matrix (element, bit), transposed as an 8 x 8 matrix of bytes
     (a numpy transpose: byte ``b`` of element ``8 g + e`` to position (block, b, g, e)) whose 8 x 8 bit blocks,
     one per word, are then transposed by three rounds of bit swaps (Hacker's Delight, section 7-3,
