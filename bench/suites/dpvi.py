@@ -120,6 +120,17 @@ three pairs) 4% less wall time at the end. Greenlets match threads on an idle ho
 against 23.9 ms) and win under load: at load 5, 37 ms against 55 ms in this bench, and a one-epoch Adult fit
 9-11% faster (idle: three pairs, -17%, +9%, -14%). Rounds 38 -> 35, party 0's bytes 694 -> 619 kB per step.
 
+Measured 2026-11-22 (session 8), lead. Callgrind, 10 steps: all parties in one thread as greenlets 73.8 M ->
+69.9 M instructions per step (-5.3%), as threads 74.5 M -> 71.3 M, party 0's thread 31.2 M -> 29.1 M (-6.7%):
+the bucket comparisons' combinations and bit slicing (helper H-C, -4.4% for party 0) and the gradient map kept
+in the Z_2^64 tail while it fits (-2.9%; one round less, 619 -> 589 kB). The forked dealer (row "greenlets,
+dealer in its own process", :mod:`mpdp.runtime.mixed`) takes 9.4% of the instructions off the parties' thread
+but gains wall time only with an idle core. Time, same command, twelve alternated pairs of the session's start
+(4484f83) and end on an idle host (load < 1), float step 1.9-3.0 ms: greenlets 15.0-15.6 ms (7.6-8.1x) against
+15.8-17.6 ms (8.1-9.2x) while the host was in its fast state (three pairs), then 18-29 ms for both with no
+consistent order: timing cannot resolve a 5% change on this host; instruction counts can. The end's medians:
+party 0's thread CPU 4.2x, online phase as processes 5.8x, tail in Z_2^128 (most of a 33-epoch training) 5.2x.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
