@@ -160,7 +160,7 @@ def test_seeded_inputs_equal_sent_inputs_without_a_message(parties: int, fmt: An
 
 
 def test_seeded_shares_are_uniform_and_distinct_per_sharing() -> None:
-    # Each non-owner's share is a fresh PRG expansion per sharing id: the owner's data does not show in it, two
+    # Each non-owner's share is the next stretch of the pair's keystream: the owner's data does not show in it, two
     # sharings of the same value differ, and the two shares still sum to the encoding.
     def program(s: MPCSession) -> list[Any]:
         x = np.zeros(4096)
@@ -174,6 +174,27 @@ def test_seeded_shares_are_uniform_and_distinct_per_sharing() -> None:
     np.testing.assert_array_equal(a0 + a1, np.zeros(4096, dtype=np.uint64))  # zero, mod 2^64
     bits = np.unpackbits(a1.view(np.uint8))
     assert abs(float(bits.mean()) - 0.5) < 0.01  # 262,144 bits: 10 standard deviations
+
+
+def test_seeded_inputs_of_different_owners_may_interleave_differently_at_each_party() -> None:
+    # Each party shares its own input first (as the DPVI step does): the shares of each owner's inputs come from
+    # that owner's stream with each peer, so the interleaving of owners does not have to agree.
+    def program(s: MPCSession) -> list[Any]:
+        ids = {(o, k): s.new_id() for o in ("alice", "bob", "carol") for k in range(2)}  # agreed, in one order
+        owners = [s.comm.name] + [p for p in ("alice", "bob", "carol") if p != s.comm.name]
+        got = {}
+        for owner in owners:
+            for k in range(2):
+                mine = np.full(3, {"alice": 0.25, "bob": -0.5, "carol": 0.75}[owner] + k)
+                got[(owner, k)] = s.input_seeded(owner, mine if owner == s.comm.name else None, shape=(3,),
+                                                 bound=2.0, sharing_id=ids[(owner, k)])
+        return [got[(o, k)].reveal() for o in ("alice", "bob", "carol") for k in range(2)]
+
+    run = run_mpc(program, parties=3)
+    expected = [np.full(3, v + k) for v in (0.25, -0.5, 0.75) for k in range(2)]
+    for name in ("alice", "bob", "carol"):
+        for got, want in zip(run.results[name], expected, strict=True):
+            np.testing.assert_array_equal(got, want)
 
 
 def test_seeded_inputs_are_checked() -> None:

@@ -84,6 +84,7 @@ class MPCSession:
         self.peers = tuple(p for p in self.parties if p != comm.name)
         self._counter = 0
         self._pair_keys: dict[str, bytes] | None = None
+        self._pair_streams: dict[tuple[str, str], AesCtrPrg] = {}  # (owner, other) -> keystream, input_seeded
         if self.leader:
             session_id = comm.rng.bytes(8)
             comm.broadcast(session_id, label="mpc.session", to=self.peers)
@@ -294,13 +295,18 @@ class MPCSession:
         """:meth:`input` without a message, for values whose ``shape`` and ``bound`` are public (every party
         passes the same ones; the owner's values must have that shape and stay within the bound).
 
-        Each other party ``p``'s share is the expansion of ``PRG(k_{owner,p} || sharing_id)`` (AES-CTR,
-        :class:`~mpdp.crypto.prg.AesCtrPrg`) under the secret key the pair agreed on (:meth:`pair_key`);
-        the owner keeps ``x - sum_p r_p``. ``p`` holds a uniformly random share, as if the owner had drawn it
-        and sent it (the standard seeded input of additive sharing), so security is :meth:`input`'s under the
-        PRG assumption; the owner's round and message go. Nothing is received, so nothing is checked here: a
-        party that disagrees on the order of sharings draws unrelated shares, and the next opening that mixes
-        them fails its sharing-id check (:class:`~mpdp.errors.KeyMismatchError`).
+        Each other party ``p``'s share is the next ``prod(shape)`` elements of the keystream of the ordered pair
+        ``(owner, p)``: AES-CTR (:class:`~mpdp.crypto.prg.AesCtrPrg`) under the secret key the pair agreed on
+        (:meth:`pair_key`) and the owner's name, one stream per ordered pair per session, consumed in the order
+        of the owner's sharings (every party makes the same calls for each owner in the same order, as for
+        every sharing; the owners may interleave differently at different parties). The owner keeps
+        ``x - sum_p r_p``. ``p`` holds a uniformly
+        random share, as if the owner had drawn it and sent it (the standard seeded input of additive
+        sharing): each element of the stream serves one sharing only, so security is :meth:`input`'s under
+        the PRG assumption; the owner's round and message go, and so does a cipher set-up per sharing (one
+        per pair instead). Nothing is received, so nothing is checked here: parties that disagree on the order
+        of sharings draw unrelated shares, and the next opening that mixes them fails its sharing-id check
+        (:class:`~mpdp.errors.KeyMismatchError`).
         """
         fmt = fmt or self.fmt
         ring = fmt.ring
@@ -312,13 +318,23 @@ class MPCSession:
         if self.comm.name == owner:
             mine, _ = _encode_input(owner, values, declared, fmt, shape=shape)
             for p in self.peers:
-                mine = ring.sub(mine, ring.random(AesCtrPrg(self.pair_key(p) + sharing_id), shape))
+                mine = ring.sub(mine, ring.random(self._pair_stream(owner, p), shape))
         elif values is not None:
             raise ParameterError(explain("values", "data on a non-owner", "None",
                                          f"only {owner} passes values to input_seeded(); the others pass None"))
         else:
-            mine = ring.random(AesCtrPrg(self.pair_key(owner) + sharing_id), shape)
+            mine = ring.random(self._pair_stream(owner, self.comm.name), shape)
         return SharedFixedPoint(self, mine, fmt=fmt, scale=fmt.frac_bits, bound=declared, sharing_id=sharing_id)
+
+    def _pair_stream(self, owner: str, other: str) -> AesCtrPrg:
+        """The keystream of ``other``'s shares of ``owner``'s seeded inputs (this party is one of the two), keyed
+        once by their pair key and the owner's name (a fixed-length key last: the encoding is unambiguous)."""
+        stream = self._pair_streams.get((owner, other))
+        if stream is None:
+            key = self.pair_key(other if owner == self.comm.name else owner)
+            stream = AesCtrPrg(b"mpc.input_seeded:" + owner.encode("utf-8") + b"\x00" + key)
+            self._pair_streams[(owner, other)] = stream
+        return stream
 
     def pair_key(self, peer: str) -> bytes:
         """The secret 32-byte key this party shares with computing party ``peer``, for :meth:`input_seeded`.
