@@ -121,9 +121,10 @@ against 23.9 ms) and win under load: at load 5, 37 ms against 55 ms in this benc
 9-11% faster (idle: three pairs, -17%, +9%, -14%). Rounds 38 -> 35, party 0's bytes 694 -> 619 kB per step.
 
 Measured 2026-11-22 (session 8), lead. Callgrind, 10 steps: all parties in one thread as greenlets 73.8 M ->
-69.9 M instructions per step (-5.3%), as threads 74.5 M -> 71.3 M, party 0's thread 31.2 M -> 29.1 M (-6.7%):
-the bucket comparisons' combinations and bit slicing (helper H-C, -4.4% for party 0) and the gradient map kept
-in the Z_2^64 tail while it fits (-2.9%; one round less, 619 -> 589 kB). The forked dealer (row "greenlets,
+69.1 M instructions per step (-6.5%), party 0's thread 31.2 M -> 28.7 M (-8.2%): the bucket comparisons'
+combinations and bit slicing (helper H-C, -4.4% for party 0), the gradient map kept in the Z_2^64 tail while it
+fits (-2.9%; one round less, 619 -> 589 kB) and one keystream per ordered pair for the seeded inputs (-1.6%);
+as threads, all parties 74.5 M -> 71.3 M before the last of these. The forked dealer (row "greenlets,
 dealer in its own process", :mod:`mpdp.runtime.mixed`) takes 9.4% of the instructions off the parties' thread
 but gains wall time only with an idle core. Time, same command, twelve alternated pairs of the session's start
 (4484f83) and end on an idle host (load < 1), float step 1.9-3.0 ms: greenlets 15.0-15.6 ms (7.6-8.1x) against
