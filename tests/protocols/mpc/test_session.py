@@ -10,7 +10,14 @@ import pytest
 
 import mpdp.protocols.mpc.session as session_module
 from mpdp.crypto.fixed_point import HIGH_PRECISION
-from mpdp.errors import DomainError, EncodingOverflowError, KeyMismatchError, MalformedMessageError, ParameterError
+from mpdp.errors import (
+    DomainError,
+    EncodingOverflowError,
+    KeyMismatchError,
+    MalformedMessageError,
+    ParameterError,
+    PrecisionError,
+)
 from mpdp.protocols.mpc import MPCSession
 from tests.protocols.mpc.harness import first, run_mpc
 
@@ -235,3 +242,23 @@ def test_a_malformed_pair_key_is_refused() -> None:
             s._pair_keys = {"bob": bytes(32)}
 
     run_protocol({"alice": alice, "bob": bob, "dealer": TrustedDealer()}, rng=RandomSource.seeded(0))
+
+
+def test_derived_values_keep_the_capacity_check_and_fresh_ids() -> None:
+    def program(s: MPCSession) -> list[bytes]:
+        a = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=1.0)
+        ids = [a.sharing_id, (-a).sharing_id, a.reshape((3,)).sharing_id, s.new_id()]
+        assert a.reshape((3,)).bound == 1.0 and (a + a).bound == 2.0
+        limit = a.fmt.bound_limits[a.scale]
+        assert a.assume_bound(limit).bound == limit  # the largest bound the format holds at this scale
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.assume_bound(float(np.nextafter(limit, np.inf)))
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.times_pow2(60)
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.assume_bound(float("inf"))
+        return ids
+
+    ids = first(run_mpc(program))
+    assert len(set(ids)) == 4 and [int.from_bytes(i[8:], "little") for i in ids] == sorted(
+        int.from_bytes(i[8:], "little") for i in ids)

@@ -29,8 +29,9 @@ shares. Operands from different sessions are refused the same way.
 
 from __future__ import annotations
 
+import itertools
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,6 @@ class MPCSession:
         self.index = self.parties.index(comm.name)
         self.leader = self.index == 0
         self.peers = tuple(p for p in self.parties if p != comm.name)
-        self._counter = 0
         self._pair_keys: dict[str, bytes] | None = None
         self._pair_streams: dict[tuple[str, str], AesCtrPrg] = {}  # (owner, other) -> keystream, input_seeded
         if self.leader:
@@ -93,6 +93,9 @@ class MPCSession:
             if not isinstance(session_id, bytes) or len(session_id) != 8:
                 raise MalformedMessageError(explain("session id", session_id, "8 bytes", "check the leader"))
         self.session_id: bytes = session_id
+        # new_id(): session id || counter (8 bytes, little-endian) for counter = 1, 2, ..., a C-level callable
+        self.new_id: Callable[[], bytes] = map(_ID.pack, itertools.repeat(session_id), itertools.count(1)).__next__
+        """The next sharing id (identical on every party running the same program)."""
 
     @classmethod
     def with_dealer(cls, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None,
@@ -120,12 +123,6 @@ class MPCSession:
     @property
     def n(self) -> int:
         return len(self.parties)
-
-    # -- identities ---------------------------------------------------------------------------------------
-    def new_id(self) -> bytes:
-        """The next sharing id (identical on every party running the same program)."""
-        self._counter += 1
-        return _ID.pack(self.session_id, self._counter)  # session id || counter (8 bytes, little-endian)
 
     # -- opening ------------------------------------------------------------------------------------------
     def _exchange(self, values: list[Any], sharing_id: bytes, label: str) -> list[tuple[str, list[Any]]]:

@@ -66,15 +66,12 @@ class SharedFixedPoint:
         self.session = session
         self.share = share
         self.fmt = fmt
-        self.scale = int(scale)
-        self.bound = float(bound)
+        self.scale = scale = int(scale)
+        self.bound = bound = float(bound)
         self.sharing_id = sharing_id
-        if not fmt.raw_bound_ok(self.bound, self.scale):
-            raise PrecisionError(
-                explain("value bound", f"|x| <= {self.bound:.6g} at scale 2^{self.scale}",
-                        f"|x| < {2.0 ** (fmt.raw_capacity_bits - self.scale):.6g} for {fmt}",
-                        "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
-            )
+        limit = fmt.bound_limits.get(scale)  # fmt.raw_bound_ok(bound, scale), without a call
+        if not (bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+            raise _capacity_error(fmt, scale, bound)
 
     # -- description --------------------------------------------------------------------------------------
     @property
@@ -109,8 +106,22 @@ class SharedFixedPoint:
     def derive(self, share: RingArray, *, scale: int | None = None, bound: float | None = None,
                fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
         """A new shared value of the same session with a fresh sharing id."""
-        return SharedFixedPoint(self.session, share, fmt=fmt or self.fmt, scale=self.scale if scale is None else scale,
-                                bound=self.bound if bound is None else bound, sharing_id=self.session.new_id())
+        # __init__'s work without its call (most shared values are derived): the same fields, the same check,
+        # skipped when format, scale and bound are this value's (checked when it was built)
+        new = _new(SharedFixedPoint)
+        new.session = session = self.session
+        new.share = share
+        new.sharing_id = session.new_id()
+        if scale is None and bound is None and fmt is None:
+            new.fmt, new.scale, new.bound = self.fmt, self.scale, self.bound
+            return new
+        new.fmt = fmt = self.fmt if fmt is None else fmt
+        new.scale = scale = self.scale if scale is None else int(scale)
+        new.bound = bound = self.bound if bound is None else float(bound)
+        limit = fmt.bound_limits.get(scale)
+        if not (bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+            raise _capacity_error(fmt, scale, bound)
+        return new
 
     def assume_bound(self, bound: float) -> SharedFixedPoint:
         """The same shares with a tighter public bound that the program knows to hold (not checked)."""
@@ -367,6 +378,17 @@ class SharedFixedPoint:
         opened = self.session.open_to(self.ring, [self.share], party, sharing_id=self.sharing_id,
                                       label="mpc.reveal_to")
         return None if opened is None else self.fmt.decode(opened[0], scale_bits=self.scale)
+
+
+_new = object.__new__
+
+
+def _capacity_error(fmt: FixedPointFormat, scale: int, bound: float) -> PrecisionError:
+    return PrecisionError(
+        explain("value bound", f"|x| <= {bound:.6g} at scale 2^{scale}",
+                f"|x| < {2.0 ** (fmt.raw_capacity_bits - scale):.6g} for {fmt}",
+                "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
+    )
 
 
 def _f() -> Any:
