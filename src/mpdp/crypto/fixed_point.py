@@ -108,8 +108,8 @@ class FixedPointFormat:
     def bound_limits(self) -> dict[int, float]:
         """Per scale ``s`` (``|s| <= 512``), the largest bound :meth:`raw_bound_ok` accepts: ``2^(l-2-s)``.
 
-        ``raw_bound_ok(b, s) == (b <= bound_limits[s])`` for every float ``b`` (scaling by a power of two is
-        exact; NaN and inf fail both): one dict lookup and a comparison for the checks every shared value
+        ``raw_bound_ok(b, s) == (-inf < b <= bound_limits[s])`` for every float ``b`` (scaling by a power of
+        two is exact; NaN and inf fail both): one dict lookup and a comparison for the checks every shared value
         makes (:class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint`). Other scales: call :meth:`raw_bound_ok`.
         """
         return {s: 2.0 ** (self.raw_capacity_bits - s) for s in range(-512, 513)}

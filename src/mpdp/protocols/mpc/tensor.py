@@ -70,7 +70,7 @@ class SharedFixedPoint:
         self.bound = bound = float(bound)
         self.sharing_id = sharing_id
         limit = fmt.bound_limits.get(scale)  # fmt.raw_bound_ok(bound, scale), without a call
-        if not (bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+        if not (_NEG_INF < bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
             raise _capacity_error(fmt, scale, bound)
 
     # -- description --------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class SharedFixedPoint:
         new.scale = scale = self.scale if scale is None else int(scale)
         new.bound = bound = self.bound if bound is None else float(bound)
         limit = fmt.bound_limits.get(scale)
-        if not (bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+        if not (_NEG_INF < bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
             raise _capacity_error(fmt, scale, bound)
         return new
 
@@ -381,6 +381,7 @@ class SharedFixedPoint:
 
 
 _new = object.__new__
+_NEG_INF = -math.inf
 
 
 def _capacity_error(fmt: FixedPointFormat, scale: int, bound: float) -> PrecisionError:
