@@ -10,6 +10,7 @@ import pytest
 
 import mpdp.protocols.mpc.session as session_module
 from mpdp.crypto.fixed_point import HIGH_PRECISION
+from mpdp.crypto.ring import ring_for_bits
 from mpdp.errors import (
     DomainError,
     EncodingOverflowError,
@@ -262,3 +263,32 @@ def test_derived_values_keep_the_capacity_check_and_fresh_ids() -> None:
     ids = first(run_mpc(program))
     assert len(set(ids)) == 4 and [int.from_bytes(i[8:], "little") for i in ids] == sorted(
         int.from_bytes(i[8:], "little") for i in ids)
+
+
+@pytest.mark.parametrize("bits", [64, 32, 128])
+def test_openings_sum_every_party_and_leave_the_shares_alone(bits: int) -> None:
+    # Z_2^64 sums land in the received arrays; other rings through ring.check and ring.add: the same sums either way
+    def program(s: MPCSession) -> Any:
+        ring = ring_for_bits(bits)
+        k = s.index + 1
+        shares = [ring.from_int(np.array([k, -k, 7 * k], dtype=object)), ring.from_int(np.array([[k]], dtype=object))]
+        kept = [a.copy() for a in shares]
+        totals = s.open(ring, shares, sharing_id=s.new_id(), label="t.open")
+        unchanged = all(np.array_equal(a, b) for a, b in zip(shares, kept, strict=True))
+        return [[int(v) for v in ring.to_object(t, signed=True).ravel()] for t in totals], unchanged
+
+    totals, unchanged = first(run_mpc(program, parties=3))
+    assert totals == [[6, -6, 42], [6]] and unchanged
+
+
+def test_narrow_ring_openings_refuse_words_beyond_the_ring() -> None:
+    def program(s: MPCSession) -> Any:
+        ring = ring_for_bits(32)
+        sharing_id = s.new_id()
+        if s.comm.name == "bob":  # uint64 words, but not residues of Z_2^32
+            s.comm.send_opening("alice", sharing_id, [np.full(3, 1 << 40, dtype=np.uint64)], label="t.open")
+            return s.comm.recv("alice", label="t.open")
+        return s.open(ring, [ring.zeros((3,))], sharing_id=sharing_id, label="t.open")
+
+    with pytest.raises(ParameterError, match="residues"):
+        run_mpc(program)

@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.prg import AesCtrPrg
-from mpdp.crypto.ring import Ring, RingArray
+from mpdp.crypto.ring import Ring, RingArray, ring_for_bits
 from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, ParameterError, explain
 from mpdp.protocols.mpc.provider import CorrelationProvider
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
@@ -50,6 +50,7 @@ __all__ = ["MPCSession"]
 _OPENING_KEYS = frozenset({"id", "v"})
 _UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
 _ID = struct.Struct("<8sQ")
+_Z64 = ring_for_bits(64)
 
 
 class MPCSession:
@@ -153,14 +154,21 @@ class MPCSession:
 
     def open(self, ring: Ring, shares: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open additive shares to every computing party (one round): the ring sums."""
-        shares = [np.asarray(s, dtype=np.uint64) for s in shares]
-        replies = self._exchange(shares, sharing_id, label)
-        # with peers, ring.add returns new arrays: the caller's shares are never modified (nor aliased)
-        totals = list(shares) if self.peers else [s.copy() for s in shares]
-        for src, values in replies:
-            what = f"share from {src}"
+        shares = [np.asarray(s, dtype=_UINT64) for s in shares]
+        peers = self.peers
+        if not peers:
+            return [s.copy() for s in shares]
+        wide = ring is _Z64  # Z_2^64: numpy's wrapping uint64 addition, into the received array (this party's own)
+        # each sum is a new array (the received one, or ring.add's): the caller's shares are never modified (nor
+        # aliased)
+        totals = shares
+        for src, values in self._exchange(shares, sharing_id, label):
             for i, v in enumerate(values):
                 mine = totals[i]
+                if wide and type(v) is np.ndarray and v.dtype == _UINT64 and v.shape == mine.shape:
+                    totals[i] = np.add(mine, v, out=v)  # = ring.check(v) and ring.add(mine, v)
+                    continue
+                what = f"share from {src}"
                 v = ring.check(v, what)
                 if v.shape != mine.shape:
                     raise _shape_error(v, mine, what)

@@ -135,7 +135,7 @@ class SharedFixedPoint:
                 explain("operand", repr(other), f"a value of session {self.session.session_id.hex()}",
                         "combine only values shared in the same MPCSession")
             )
-        if other.fmt != self.fmt:
+        if other.fmt is not self.fmt and other.fmt != self.fmt:  # identity first: the dataclass __eq__ is a call
             raise ParameterError(
                 explain("operand format", str(other.fmt), str(self.fmt), "convert with x.to_format(fmt) first")
             )
