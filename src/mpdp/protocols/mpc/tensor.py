@@ -59,13 +59,16 @@ class SharedFixedPoint:
     """This party's shares of an array of fixed-point numbers (see the module docstring)."""
 
     __array_ufunc__ = None  # numpy defers to our reflected operators: array * shared -> shared.__rmul__
-    __slots__ = ("bound", "fmt", "scale", "session", "share", "sharing_id")
+    __slots__ = ("bound", "fmt", "ring", "scale", "session", "share", "sharing_id")
+    ring: Ring
+    """The ring of the shares, ``fmt.ring`` (an attribute: operations read it often)."""
 
     def __init__(self, session: MPCSession, share: RingArray, *, fmt: FixedPointFormat, scale: int, bound: float,
                  sharing_id: bytes) -> None:
         self.session = session
         self.share = share
         self.fmt = fmt
+        self.ring = fmt.ring
         self.scale = scale = int(scale)
         self.bound = bound = float(bound)
         self.sharing_id = sharing_id
@@ -74,10 +77,6 @@ class SharedFixedPoint:
             raise _capacity_error(fmt, scale, bound)
 
     # -- description --------------------------------------------------------------------------------------
-    @property
-    def ring(self) -> Ring:
-        return self.fmt.ring
-
     @property
     def shape(self) -> tuple[int, ...]:
         return self.ring.shape(self.share)
@@ -113,9 +112,10 @@ class SharedFixedPoint:
         new.share = share
         new.sharing_id = session.new_id()
         if scale is None and bound is None and fmt is None:
-            new.fmt, new.scale, new.bound = self.fmt, self.scale, self.bound
+            new.fmt, new.ring, new.scale, new.bound = self.fmt, self.ring, self.scale, self.bound
             return new
         new.fmt = fmt = self.fmt if fmt is None else fmt
+        new.ring = fmt.ring
         new.scale = scale = self.scale if scale is None else int(scale)
         new.bound = bound = self.bound if bound is None else float(bound)
         limit = fmt.bound_limits.get(scale)
@@ -405,20 +405,31 @@ def _c() -> Any:
 
 
 def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[Ring, list[RingArray]], RingArray]) -> SharedFixedPoint:
-    if not values or not all(isinstance(v, SharedFixedPoint) for v in values):
-        raise ParameterError(explain("values", values, "a non-empty sequence of shared values",
-                                     "share public parts with session.public() first"))
+    if not values:
+        raise _not_shared(values)
+    for v in values:
+        if not isinstance(v, SharedFixedPoint):
+            raise _not_shared(values)
     first = values[0]
-    for v in values[1:]:
-        first._check_peer(v)
-    scale = max(v.scale for v in values)
-    lifted = [v._lift(scale) for v in values]
+    session, fmt, scale, bound = first.session, first.fmt, first.scale, first.bound
+    for v in values:  # (without generators: a stack or concatenation of a few values is the common case)
+        if v.session is not session or (v.fmt is not fmt and v.fmt != fmt):
+            first._check_peer(v)  # raises
+        if v.scale > scale:
+            scale = v.scale
+        if v.bound > bound:
+            bound = v.bound
     try:
-        share = fn(first.ring, [v.share for v in lifted])
+        share = fn(first.ring, [v.share if v.scale == scale else v._lift(scale).share for v in values])
     except ValueError as exc:
         raise ShapeMismatchError(explain("shapes", [v.shape for v in values], "shapes that fit together",
                                          "reshape the values (numpy concatenate/stack rules)")) from exc
-    return first.derive(share, scale=scale, bound=max(v.bound for v in values))
+    return first.derive(share, scale=scale, bound=bound)
+
+
+def _not_shared(values: Any) -> ParameterError:
+    return ParameterError(explain("values", values, "a non-empty sequence of shared values",
+                                  "share public parts with session.public() first"))
 
 
 def concatenate(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
