@@ -47,3 +47,13 @@ def test_invalid_formats_are_refused() -> None:
         FixedPointFormat(64, 31)
     with pytest.raises(ParameterError, match="ring_bits"):
         FixedPointFormat(96, 20)
+
+
+@pytest.mark.parametrize("fmt", [FAST, HIGH_PRECISION, FixedPointFormat(32, 10)], ids=str)
+@given(bound=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 2.0**130)),
+       scale=st.integers(-512, 512))
+def test_bound_limits_agree_with_raw_bound_ok(fmt: FixedPointFormat, bound: float, scale: int) -> None:
+    # (the tensor module's check: -inf < bound <= limit)
+    assert (-np.inf < bound <= fmt.bound_limits[scale]) == fmt.raw_bound_ok(bound, scale)
+    edge = fmt.bound_limits[scale]
+    assert fmt.raw_bound_ok(edge, scale) and not fmt.raw_bound_ok(np.nextafter(edge, np.inf), scale)

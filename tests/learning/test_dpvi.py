@@ -3,9 +3,13 @@ party, the MPC run follows the float one, synthetic data keeps the schema, and b
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import numpy as np
 import pytest
 
+import mpdp.learning.dpvi as dpvi_module
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.synthetic import mixed_tabular
 from mpdp.dp.accounting.ledger import PrivacyLedger
@@ -13,6 +17,7 @@ from mpdp.errors import BudgetExceededError, DomainError, ParameterError
 from mpdp.learning.dpvi import DPVI, VerticalDPVI
 from mpdp.learning.mixture_model import MixtureModel
 from mpdp.randomness import RandomSource
+from mpdp.runtime import run_protocol
 
 GROUPS = (("num0", "cat0"), ("num1", "cat1", "y"))
 
@@ -46,6 +51,38 @@ def test_mpc_run_follows_the_float_run_with_the_same_seeds(data: Dataset) -> Non
     np.testing.assert_allclose(secure.posterior_.mu, plain.posterior_.mu, atol=1e-3)
     other = DPVI(rng=RandomSource.seeded(16), **common).fit(data)  # type: ignore[arg-type]
     assert np.max(np.abs(other.posterior_.mu - plain.posterior_.mu)) > 1e-2  # the noise matters
+
+
+def test_forked_services_give_the_same_posterior(data: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the dealer and the trusted noise party forked, the data parties greenlets: bit for bit the default run
+    common = {"components": 2, "epochs": 1, "batch_size": 80, "epsilon": None, "noise_multiplier": 0.5,
+              "noise": "trusted", "batching": "disjoint"}
+    greenlets = VerticalDPVI(rng=RandomSource.seeded(17), **common).fit(data, GROUPS)  # type: ignore[arg-type]
+    runs: list[tuple[str, ...]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        runs.append(tuple(kwargs["forked"]))
+        return run_protocol(*args, **kwargs)
+
+    monkeypatch.setattr(dpvi_module, "run_protocol", spy)
+    forked = VerticalDPVI(rng=RandomSource.seeded(17), fork_services=True, **common).fit(  # type: ignore[arg-type]
+        data, GROUPS)
+    assert runs == [("dealer", "noise")]
+    assert np.array_equal(forked.posterior_.mu, greenlets.posterior_.mu)
+    assert np.array_equal(forked.posterior_.omega, greenlets.posterior_.omega)
+    assert forked.communication_ == greenlets.communication_
+    with pytest.raises(ParameterError, match="fork_services"):
+        VerticalDPVI(processes=True, fork_services=True)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:  # a fork would copy the other thread's locks: refused before any work
+        with pytest.raises(ParameterError, match="threads"):
+            VerticalDPVI(rng=RandomSource.seeded(17), fork_services=True, **common).fit(  # type: ignore[arg-type]
+                data, GROUPS)
+    finally:
+        release.set()
+        other.join()
 
 
 def test_bad_input_is_refused(data: Dataset) -> None:

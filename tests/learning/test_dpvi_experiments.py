@@ -22,19 +22,22 @@ def test_registered() -> None:
 def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--partition", "num0,num1;cat0,cat1,cat2,num2,num3",
             "--label-party", "1", "--option", "epochs=1", "--option", "batch=60", "--option", "components=2",
-            "--seed", "4", "--json"]
+            "--option", "runner=fork-services", "--seed", "4", "--json"]
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "test_nll"
     assert record["baseline"]["name"].startswith("non-partitioned") and record["baseline"]["value"] > 0
     assert record["epsilon_spent"] <= record["epsilon"] and set(record["per_party_epsilon"]) == {"party0", "party1"}
     assert record["non_private"]["name"] == "test_nll" and len(record["curves"]) == 2
+    assert record["runner"] == "fork-services"
 
 
 def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--option", "noise=tee", "--json"]
     assert main(argv) == 2
     assert "noise" in capsys.readouterr().err
+    assert main([*argv[:-2], "runner=threads", "--json"]) == 2
+    assert "runner" in capsys.readouterr().err
 
 
 def test_figure2_quick_on_a_small_adult(adult: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ from mpdp.protocols.mixture_gradient import (
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
     PartyInput,
+    _grid_extra_floor,
     _release_format,
     clip_domain_bound,
     clipped_gradient_sum,
@@ -348,7 +349,8 @@ def test_the_gradient_map_runs_in_the_tail_while_it_fits() -> None:
     assert noisy.step_plan(theta, 1).release_fmt == HIGH_PRECISION
     assert _setup(model, n, clip=1.0).step_plan(theta, 1).release_fmt == TAIL_FORMAT
     big = [replace(m, coef_stat=m.coef_stat * 1e6) for m in public.maps]
-    assert _release_format((public.weights, big, 1.0, 1), TAIL_FORMAT, setup.precision, 1.0, 0.0) == HIGH_PRECISION
+    fmt, extra = _release_format((public.weights, big, 1.0, 1), TAIL_FORMAT, setup.precision, 1.0, 0.0)
+    assert fmt == HIGH_PRECISION and extra == _grid_extra_floor((public.weights, big, 1.0, 1), HIGH_PRECISION)
 
 
 def _n_tilde(a: np.ndarray, N: np.ndarray, pi: np.ndarray, total: float, inv_c2: float) -> float:

@@ -104,6 +104,16 @@ class FixedPointFormat:
         """True when values of magnitude at most ``bound`` at scale 2^scale_bits stay within capacity."""
         return math.isfinite(bound) and bound * 2.0**scale_bits <= 2.0**self.raw_capacity_bits
 
+    @cached_property
+    def bound_limits(self) -> dict[int, float]:
+        """Per scale ``s`` (``|s| <= 512``), the largest bound :meth:`raw_bound_ok` accepts: ``2^(l-2-s)``.
+
+        ``raw_bound_ok(b, s) == (-inf < b <= bound_limits[s])`` for every float ``b`` (scaling by a power of
+        two is exact; NaN and inf fail both): one dict lookup and a comparison for the checks every shared value
+        makes (:class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint`). Other scales: call :meth:`raw_bound_ok`.
+        """
+        return {s: 2.0 ** (self.raw_capacity_bits - s) for s in range(-512, 513)}
+
     # -- encoding -----------------------------------------------------------------------------------------
     def encode(self, x: Any, *, scale_bits: int | None = None, name: str = "x") -> RingArray:
         """Ring residues of ``round(x * 2^f)``; refuses NaN, inf and ``|x| >= max_value``."""

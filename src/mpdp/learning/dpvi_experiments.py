@@ -114,7 +114,12 @@ OPTIONS: dict[str, str] = {
     "accountant": "'ddg' (default, proven for the discrete noise) or 'gaussian' (the paper's)",
     "renormalize": "true (default) or false: no renormalization constants (paper 002 Figure 2's failure)",
     "baseline": "true (default): also train the non-partitioned float DPVI and non-private VI",
+    "runner": "'greenlets' (default: every party in this thread), 'fork-services' (the dealer and any noise "
+              "party in processes of their own: faster with a core to spare) or 'processes' (every party forked)",
 }
+#: How ``--option runner=`` runs the MPC parties (:class:`~mpdp.learning.dpvi.VerticalDPVI`'s ``processes`` and
+#: ``fork_services``).
+RUNNERS = ("greenlets", "fork-services", "processes")
 
 
 def _int(opts: Mapping[str, Any], key: str, default: int) -> int:
@@ -183,13 +188,15 @@ def _run(config: RunConfig) -> RunReport:
                            **{k: common[k] for k in ("components", "epochs", "batch_size", "clip", "batching",
                                                      "accountant")})
     same = {**common, "epsilon": None, "noise_multiplier": z, "delta": config.delta, "public_seed": public_seed}
-    mpc = VerticalDPVI(noise=noise, precision=GradientPrecision(renormalize=renormalize), rng=root, **same)
+    runner = _choice(opts, "runner", RUNNERS)
+    mpc = VerticalDPVI(noise=noise, precision=GradientPrecision(renormalize=renormalize), rng=root,
+                       processes=runner == "processes", fork_services=runner == "fork-services", **same)
     mpc.fit(config.train, groups)
     nll = mpc.nll(config.test)
     curves = [Curve("partitioned DPVI (MPC)", tuple(range(1, len(mpc.trace_.epochs) + 1)),
                     tuple(mpc.nll_per_epoch(config.test)), "epoch", "test NLL")]
     extra: dict[str, Any] = {
-        "noise": noise, "renormalize": renormalize, "noise_multiplier": mpc.privacy_.noise_multiplier,
+        "noise": noise, "renormalize": renormalize, "runner": runner, "noise_multiplier": mpc.privacy_.noise_multiplier,
         "accountant": mpc.accountant, "steps": mpc.privacy_.steps, "sampling_rate": mpc.privacy_.sampling_rate,
         "settings": {k: v for k, v in common.items()},
         "per_iteration_seconds": {"mpc": float(np.mean(mpc.trace_.step_seconds))},

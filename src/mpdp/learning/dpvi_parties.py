@@ -301,8 +301,16 @@ class DataParty(Party):
         return setup.scatter(released)
 
 
-def _ring_bits_ok(bits: object) -> bool:
-    return type(bits) is int and (2 <= bits <= 64 or bits == 128)
+def _noise_request(msg: object) -> tuple[int, Ring] | None:
+    """The dimension and release ring a well-formed noise request names (``ring_for_bits`` decides which bits
+    name a ring), or None for a malformed request."""
+    if not isinstance(msg, dict) or set(msg) != {"dim", "bits"} or not isinstance(msg["dim"], int) \
+            or msg["dim"] < 0:
+        return None
+    try:
+        return msg["dim"], ring_for_bits(msg["bits"])
+    except ParameterError:
+        return None
 
 
 def _bad_noise(share: object, dim: int) -> npt.NDArray[np.uint64]:
@@ -330,15 +338,14 @@ class NoiseParty(Party):
         steps = 0
         while True:
             msg = comm.recv(setup.parties[0], label=_NOISE_REQUEST)
-            if not isinstance(msg, dict) or set(msg) != {"dim", "bits"} or not isinstance(msg["dim"], int) \
-                    or msg["dim"] < 0 or not _ring_bits_ok(msg["bits"]):
+            request = _noise_request(msg)
+            if request is None:
                 raise MalformedMessageError(explain("noise request", msg,
                                                     "{'dim': int >= 0, 'bits': a ring's bits (2..64 or 128)}",
                                                     "check the leader"))
-            dim = msg["dim"]
+            dim, ring = request  # ring: the step's release ring (public: the leader's plan says it)
             if dim == 0:
                 return steps
-            ring = ring_for_bits(msg["bits"])  # the step's release ring (public: the leader's plan says it)
             # drawn in the model's parameter order (as a float run draws it), released in the parties' order
             draws = np.asarray(discrete_gaussian(variance, (dim,), rng=noise_rng), dtype=np.int64)
             if dim == self.setup.model.dim:

@@ -423,8 +423,7 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
         record_error = 0.5 * u * (1 + 1e-3) * float(np.linalg.norm(coef_t))
         # the linear map's constants, rounded to 2^-(e + 1) (_linear_to_grid), move it by that times w (|T| + 1)
         # per statistics' coordinate and c per weight's
-        release_fmt = _release_format((pi, maps, t_max, batch), tail, precision, clip, noise_std)
-        extra = _grid_extra_floor((pi, maps, t_max, batch), release_fmt)
+        release_fmt, extra = _release_format((pi, maps, t_max, batch), tail, precision, clip, noise_std)
         if extra < GRID_EXTRA_BITS:
             raise PrecisionError(explain("gradient coefficients", f"a linear map needing {GRID_EXTRA_BITS} bits",
                                          f"room for {GRID_EXTRA_BITS} fractional bits of the constants in "
@@ -610,21 +609,22 @@ RELEASE_NOISE_SIGMAS = 64
 
 
 def _release_format(public_like: tuple[FloatArray, Sequence[StatMap], float, int], tail: FixedPointFormat,
-                    precision: GradientPrecision, clip: float, noise_std: float) -> FixedPointFormat:
-    """Where the step's map, noise and opening run: ``tail`` when it differs from ``precision.release_fmt`` and
-    (a) the map's constants get at least ``GRID_EXTRA_BITS`` fractional bits in it (:func:`_grid_extra_floor`),
-    (b) the grid ``2^-release_bits`` is no finer than the map's scale ``f_tail + extra``, and (c) the released
-    sum (at most ``batch C`` in norm) plus ``RELEASE_NOISE_SIGMAS`` noise deviations stays below ``2^(l - 2)``
-    grid units; else ``precision.release_fmt``. Public values only: every party decides the same."""
+                    precision: GradientPrecision, clip: float, noise_std: float) -> tuple[FixedPointFormat, int]:
+    """Where the step's map, noise and opening run, with the map's constants' fractional bits there
+    (:func:`_grid_extra_floor`): ``tail`` when it differs from ``precision.release_fmt`` and (a) the map's
+    constants get at least ``GRID_EXTRA_BITS`` fractional bits in it, (b) the grid ``2^-release_bits`` is no
+    finer than the map's scale ``f_tail + extra``, and (c) the released sum (at most ``batch C`` in norm) plus
+    ``RELEASE_NOISE_SIGMAS`` noise deviations stays below ``2^(l - 2)`` grid units; else
+    ``precision.release_fmt``. Public values only: every party decides the same."""
     wide = precision.release_fmt
-    if tail == wide or not (math.isfinite(noise_std) and noise_std >= 0):
-        return wide
-    extra = _grid_extra_floor(public_like, tail)
-    reach = (public_like[3] * clip * (1 + 1e-3) + RELEASE_NOISE_SIGMAS * noise_std + 1.0) * 2.0**precision.release_bits
-    if extra < GRID_EXTRA_BITS or precision.release_bits > tail.frac_bits + extra \
-            or reach >= 2.0 ** (tail.ring_bits - 2):
-        return wide
-    return tail
+    if tail != wide and math.isfinite(noise_std) and noise_std >= 0:
+        extra = _grid_extra_floor(public_like, tail)
+        reach = (public_like[3] * clip * (1 + 1e-3) + RELEASE_NOISE_SIGMAS * noise_std + 1.0) \
+            * 2.0**precision.release_bits
+        if extra >= GRID_EXTRA_BITS and precision.release_bits <= tail.frac_bits + extra \
+                and reach < 2.0 ** (tail.ring_bits - 2):
+            return tail, extra
+    return wide, _grid_extra_floor(public_like, wide)
 
 
 def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float, rows: int = 2) -> int:

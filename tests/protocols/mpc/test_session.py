@@ -10,7 +10,15 @@ import pytest
 
 import mpdp.protocols.mpc.session as session_module
 from mpdp.crypto.fixed_point import HIGH_PRECISION
-from mpdp.errors import DomainError, EncodingOverflowError, KeyMismatchError, MalformedMessageError, ParameterError
+from mpdp.crypto.ring import ring_for_bits
+from mpdp.errors import (
+    DomainError,
+    EncodingOverflowError,
+    KeyMismatchError,
+    MalformedMessageError,
+    ParameterError,
+    PrecisionError,
+)
 from mpdp.protocols.mpc import MPCSession
 from tests.protocols.mpc.harness import first, run_mpc
 
@@ -235,3 +243,52 @@ def test_a_malformed_pair_key_is_refused() -> None:
             s._pair_keys = {"bob": bytes(32)}
 
     run_protocol({"alice": alice, "bob": bob, "dealer": TrustedDealer()}, rng=RandomSource.seeded(0))
+
+
+def test_derived_values_keep_the_capacity_check_and_fresh_ids() -> None:
+    def program(s: MPCSession) -> list[bytes]:
+        a = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=1.0)
+        ids = [a.sharing_id, (-a).sharing_id, a.reshape((3,)).sharing_id, s.new_id()]
+        assert a.reshape((3,)).bound == 1.0 and (a + a).bound == 2.0
+        limit = a.fmt.bound_limits[a.scale]
+        assert a.assume_bound(limit).bound == limit  # the largest bound the format holds at this scale
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.assume_bound(float(np.nextafter(limit, np.inf)))
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.times_pow2(60)
+        with pytest.raises(PrecisionError, match="value bound"):
+            a.assume_bound(float("inf"))
+        return ids
+
+    ids = first(run_mpc(program))
+    assert len(set(ids)) == 4 and [int.from_bytes(i[8:], "little") for i in ids] == sorted(
+        int.from_bytes(i[8:], "little") for i in ids)
+
+
+@pytest.mark.parametrize("bits", [64, 32, 128])
+def test_openings_sum_every_party_and_leave_the_shares_alone(bits: int) -> None:
+    # Z_2^64 sums land in the received arrays; other rings through ring.check and ring.add: the same sums either way
+    def program(s: MPCSession) -> Any:
+        ring = ring_for_bits(bits)
+        k = s.index + 1
+        shares = [ring.from_int(np.array([k, -k, 7 * k], dtype=object)), ring.from_int(np.array([[k]], dtype=object))]
+        kept = [a.copy() for a in shares]
+        totals = s.open(ring, shares, sharing_id=s.new_id(), label="t.open")
+        unchanged = all(np.array_equal(a, b) for a, b in zip(shares, kept, strict=True))
+        return [[int(v) for v in ring.to_object(t, signed=True).ravel()] for t in totals], unchanged
+
+    totals, unchanged = first(run_mpc(program, parties=3))
+    assert totals == [[6, -6, 42], [6]] and unchanged
+
+
+def test_narrow_ring_openings_refuse_words_beyond_the_ring() -> None:
+    def program(s: MPCSession) -> Any:
+        ring = ring_for_bits(32)
+        sharing_id = s.new_id()
+        if s.comm.name == "bob":  # uint64 words, but not residues of Z_2^32
+            s.comm.send_opening("alice", sharing_id, [np.full(3, 1 << 40, dtype=np.uint64)], label="t.open")
+            return s.comm.recv("alice", label="t.open")
+        return s.open(ring, [ring.zeros((3,))], sharing_id=sharing_id, label="t.open")
+
+    with pytest.raises(ParameterError, match="residues"):
+        run_mpc(program)

@@ -293,7 +293,7 @@ class DealerProvider(CorrelationProvider):
         for i, entry in enumerate(ready):
             if entry[0] is spec or entry[0] == spec:
                 del ready[i]  # the entry leaves the queue: its parts dict goes to the caller
-                return self._receive(entry)
+                return self._receive(entry) if entry[2] else entry[1]  # (received: its parts, without the call)
         self.prefetch([spec])
         return self._receive(ready.pop())
 

@@ -89,37 +89,44 @@ class PlannedProvider(CorrelationProvider):
 
     def mul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
         spec = _spec("mul", ring.bits, a_shape, b_shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.mul_triple(ring, a_shape, b_shape)
 
     def matmul_triple(self, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> BeaverTriple:
         spec = _spec("matmul", ring.bits, a_shape, b_shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.matmul_triple(ring, a_shape, b_shape)
 
     def square_pair(self, ring: Ring, shape: tuple[int, ...]) -> SquarePair:
         spec = _spec("square", ring.bits, shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.square_pair(ring, shape)
 
     def wrap_mask(self, ring_in: Ring, ring_out: Ring, shape: tuple[int, ...], shift: int) -> WrapMask:
         spec = _spec("wrap", ring_in.bits, shape, out_ring_bits=ring_out.bits, shift=shift)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.wrap_mask(ring_in, ring_out, shape, shift)
 
     def compare_mask(self, ring: Ring, shape: tuple[int, ...]) -> CompareMask:
         spec = _spec("compare", ring.bits, shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.compare_mask(ring, shape)
 
     def and_triple(self, shape: tuple[int, ...]) -> BitTriple:
         spec = _spec("and", 64, shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.and_triple(shape)
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         spec = _spec("dabit", ring.bits, shape)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.dabit(ring, shape)
 
     def masked_product(self, kind: str, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
@@ -127,7 +134,8 @@ class PlannedProvider(CorrelationProvider):
         square = kind == "square"
         spec = _spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                      out_ring_bits=(out_ring or ring).bits, shift=shift)
-        self._note(spec)
+        if self._recording is not None:  # self._note(spec), without the call
+            self._recording.append(spec)
         return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
 
     def close(self) -> None:

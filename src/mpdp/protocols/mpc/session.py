@@ -29,8 +29,9 @@ shares. Operands from different sessions are refused the same way.
 
 from __future__ import annotations
 
+import itertools
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.prg import AesCtrPrg
-from mpdp.crypto.ring import Ring, RingArray
+from mpdp.crypto.ring import Ring, RingArray, ring_for_bits
 from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, ParameterError, explain
 from mpdp.protocols.mpc.provider import CorrelationProvider
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
@@ -49,6 +50,7 @@ __all__ = ["MPCSession"]
 _OPENING_KEYS = frozenset({"id", "v"})
 _UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
 _ID = struct.Struct("<8sQ")
+_Z64 = ring_for_bits(64)
 
 
 class MPCSession:
@@ -82,7 +84,6 @@ class MPCSession:
         self.index = self.parties.index(comm.name)
         self.leader = self.index == 0
         self.peers = tuple(p for p in self.parties if p != comm.name)
-        self._counter = 0
         self._pair_keys: dict[str, bytes] | None = None
         self._pair_streams: dict[tuple[str, str], AesCtrPrg] = {}  # (owner, other) -> keystream, input_seeded
         if self.leader:
@@ -93,6 +94,9 @@ class MPCSession:
             if not isinstance(session_id, bytes) or len(session_id) != 8:
                 raise MalformedMessageError(explain("session id", session_id, "8 bytes", "check the leader"))
         self.session_id: bytes = session_id
+        # new_id(): session id || counter (8 bytes, little-endian) for counter = 1, 2, ..., a C-level callable
+        self.new_id: Callable[[], bytes] = map(_ID.pack, itertools.repeat(session_id), itertools.count(1)).__next__
+        """The next sharing id (identical on every party running the same program)."""
 
     @classmethod
     def with_dealer(cls, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None,
@@ -120,12 +124,6 @@ class MPCSession:
     @property
     def n(self) -> int:
         return len(self.parties)
-
-    # -- identities ---------------------------------------------------------------------------------------
-    def new_id(self) -> bytes:
-        """The next sharing id (identical on every party running the same program)."""
-        self._counter += 1
-        return _ID.pack(self.session_id, self._counter)  # session id || counter (8 bytes, little-endian)
 
     # -- opening ------------------------------------------------------------------------------------------
     def _exchange(self, values: list[Any], sharing_id: bytes, label: str) -> list[tuple[str, list[Any]]]:
@@ -156,14 +154,21 @@ class MPCSession:
 
     def open(self, ring: Ring, shares: Sequence[RingArray], *, sharing_id: bytes, label: str) -> list[RingArray]:
         """Open additive shares to every computing party (one round): the ring sums."""
-        shares = [np.asarray(s, dtype=np.uint64) for s in shares]
-        replies = self._exchange(shares, sharing_id, label)
-        # with peers, ring.add returns new arrays: the caller's shares are never modified (nor aliased)
-        totals = list(shares) if self.peers else [s.copy() for s in shares]
-        for src, values in replies:
-            what = f"share from {src}"
+        shares = [np.asarray(s, dtype=_UINT64) for s in shares]
+        peers = self.peers
+        if not peers:
+            return [s.copy() for s in shares]
+        wide = ring is _Z64  # Z_2^64: numpy's wrapping uint64 addition, into the received array (this party's own)
+        # each sum is a new array (the received one, or ring.add's): the caller's shares are never modified (nor
+        # aliased)
+        totals = shares
+        for src, values in self._exchange(shares, sharing_id, label):
             for i, v in enumerate(values):
                 mine = totals[i]
+                if wide and type(v) is np.ndarray and v.dtype == _UINT64 and v.shape == mine.shape:
+                    totals[i] = np.add(mine, v, out=v)  # = ring.check(v) and ring.add(mine, v)
+                    continue
+                what = f"share from {src}"
                 v = ring.check(v, what)
                 if v.shape != mine.shape:
                     raise _shape_error(v, mine, what)

@@ -59,28 +59,24 @@ class SharedFixedPoint:
     """This party's shares of an array of fixed-point numbers (see the module docstring)."""
 
     __array_ufunc__ = None  # numpy defers to our reflected operators: array * shared -> shared.__rmul__
-    __slots__ = ("bound", "fmt", "scale", "session", "share", "sharing_id")
+    __slots__ = ("bound", "fmt", "ring", "scale", "session", "share", "sharing_id")
+    ring: Ring
+    """The ring of the shares, ``fmt.ring`` (an attribute: operations read it often)."""
 
     def __init__(self, session: MPCSession, share: RingArray, *, fmt: FixedPointFormat, scale: int, bound: float,
                  sharing_id: bytes) -> None:
         self.session = session
         self.share = share
         self.fmt = fmt
-        self.scale = int(scale)
-        self.bound = float(bound)
+        self.ring = fmt.ring
+        self.scale = scale = int(scale)
+        self.bound = bound = float(bound)
         self.sharing_id = sharing_id
-        if not fmt.raw_bound_ok(self.bound, self.scale):
-            raise PrecisionError(
-                explain("value bound", f"|x| <= {self.bound:.6g} at scale 2^{self.scale}",
-                        f"|x| < {2.0 ** (fmt.raw_capacity_bits - self.scale):.6g} for {fmt}",
-                        "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
-            )
+        limit = fmt.bound_limits.get(scale)  # fmt.raw_bound_ok(bound, scale), without a call
+        if not (_NEG_INF < bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+            raise _capacity_error(fmt, scale, bound)
 
     # -- description --------------------------------------------------------------------------------------
-    @property
-    def ring(self) -> Ring:
-        return self.fmt.ring
-
     @property
     def shape(self) -> tuple[int, ...]:
         return self.ring.shape(self.share)
@@ -109,8 +105,23 @@ class SharedFixedPoint:
     def derive(self, share: RingArray, *, scale: int | None = None, bound: float | None = None,
                fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
         """A new shared value of the same session with a fresh sharing id."""
-        return SharedFixedPoint(self.session, share, fmt=fmt or self.fmt, scale=self.scale if scale is None else scale,
-                                bound=self.bound if bound is None else bound, sharing_id=self.session.new_id())
+        # __init__'s work without its call (most shared values are derived): the same fields, the same check,
+        # skipped when format, scale and bound are this value's (checked when it was built)
+        new = _new(SharedFixedPoint)
+        new.session = session = self.session
+        new.share = share
+        new.sharing_id = session.new_id()
+        if scale is None and bound is None and fmt is None:
+            new.fmt, new.ring, new.scale, new.bound = self.fmt, self.ring, self.scale, self.bound
+            return new
+        new.fmt = fmt = self.fmt if fmt is None else fmt
+        new.ring = fmt.ring
+        new.scale = scale = self.scale if scale is None else int(scale)
+        new.bound = bound = self.bound if bound is None else float(bound)
+        limit = fmt.bound_limits.get(scale)
+        if not (_NEG_INF < bound <= limit if limit is not None else fmt.raw_bound_ok(bound, scale)):
+            raise _capacity_error(fmt, scale, bound)
+        return new
 
     def assume_bound(self, bound: float) -> SharedFixedPoint:
         """The same shares with a tighter public bound that the program knows to hold (not checked)."""
@@ -124,7 +135,7 @@ class SharedFixedPoint:
                 explain("operand", repr(other), f"a value of session {self.session.session_id.hex()}",
                         "combine only values shared in the same MPCSession")
             )
-        if other.fmt != self.fmt:
+        if other.fmt is not self.fmt and other.fmt != self.fmt:  # identity first: the dataclass __eq__ is a call
             raise ParameterError(
                 explain("operand format", str(other.fmt), str(self.fmt), "convert with x.to_format(fmt) first")
             )
@@ -369,6 +380,18 @@ class SharedFixedPoint:
         return None if opened is None else self.fmt.decode(opened[0], scale_bits=self.scale)
 
 
+_new = object.__new__
+_NEG_INF = -math.inf
+
+
+def _capacity_error(fmt: FixedPointFormat, scale: int, bound: float) -> PrecisionError:
+    return PrecisionError(
+        explain("value bound", f"|x| <= {bound:.6g} at scale 2^{scale}",
+                f"|x| < {2.0 ** (fmt.raw_capacity_bits - scale):.6g} for {fmt}",
+                "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
+    )
+
+
 def _f() -> Any:
     from mpdp.protocols.mpc import functions
 
@@ -382,20 +405,31 @@ def _c() -> Any:
 
 
 def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[Ring, list[RingArray]], RingArray]) -> SharedFixedPoint:
-    if not values or not all(isinstance(v, SharedFixedPoint) for v in values):
-        raise ParameterError(explain("values", values, "a non-empty sequence of shared values",
-                                     "share public parts with session.public() first"))
+    if not values:
+        raise _not_shared(values)
+    for v in values:
+        if not isinstance(v, SharedFixedPoint):
+            raise _not_shared(values)
     first = values[0]
-    for v in values[1:]:
-        first._check_peer(v)
-    scale = max(v.scale for v in values)
-    lifted = [v._lift(scale) for v in values]
+    session, fmt, scale, bound = first.session, first.fmt, first.scale, first.bound
+    for v in values:  # (without generators: a stack or concatenation of a few values is the common case)
+        if v.session is not session or (v.fmt is not fmt and v.fmt != fmt):
+            first._check_peer(v)  # raises
+        if v.scale > scale:
+            scale = v.scale
+        if v.bound > bound:
+            bound = v.bound
     try:
-        share = fn(first.ring, [v.share for v in lifted])
+        share = fn(first.ring, [v.share if v.scale == scale else v._lift(scale).share for v in values])
     except ValueError as exc:
         raise ShapeMismatchError(explain("shapes", [v.shape for v in values], "shapes that fit together",
                                          "reshape the values (numpy concatenate/stack rules)")) from exc
-    return first.derive(share, scale=scale, bound=max(v.bound for v in values))
+    return first.derive(share, scale=scale, bound=bound)
+
+
+def _not_shared(values: Any) -> ParameterError:
+    return ParameterError(explain("values", values, "a non-empty sequence of shared values",
+                                  "share public parts with session.public() first"))
 
 
 def concatenate(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint:
