@@ -82,19 +82,41 @@ def _mulhi(a: RingArray, b: RingArray | np.uint64, out: RingArray | None = None)
     ``v = a0 b1 + (u mod 2^32)`` (below 2^64), and the high word is ``a1 b1 + (u >> 32) + (v >> 32)``:
     the carries of the middle column without ever forming it. In place on the fresh temporaries.
     """
-    a0, a1 = a & _M32, a >> _U64(32)
-    b0, b1 = b & _M32, b >> _U64(32)
-    u = a0 * b0
-    u >>= _U64(32)
-    u += a1 * b0
-    v = a0 * b1
-    v += u & _M32
-    v >>= _U64(32)
-    u >>= _U64(32)
+    if a.ndim == 0:  # numpy scalars on the way: the operators (the arrays below are written in place)
+        return _mulhi_scalar(a, b, out)
+    a0, a1 = np.bitwise_and(a, _M32A), np.right_shift(a, _S32A)
+    b0, b1 = np.bitwise_and(b, _M32A), np.right_shift(b, _S32A)
+    u = np.multiply(a0, b0)
+    np.right_shift(u, _S32A, out=u)
+    t = np.multiply(a1, b0)
+    u += t
+    v = np.multiply(a0, b1, out=a0 if a0.shape == u.shape else None)
+    np.bitwise_and(u, _M32A, out=t)
+    v += t
+    np.right_shift(v, _S32A, out=v)
+    np.right_shift(u, _S32A, out=u)
     high: RingArray = np.multiply(a1, b1, out=out)
     high += u
     high += v
     return high
+
+
+def _mulhi_scalar(a: RingArray, b: RingArray | np.uint64, out: RingArray | None) -> RingArray:
+    """:func:`_mulhi` for a 0-d ``a`` (same arithmetic, on the values numpy returns)."""
+    a0, a1 = a & _M32, a >> _U64(32)
+    b0, b1 = b & _M32, b >> _U64(32)
+    u = (a0 * b0) >> _U64(32)
+    u = u + a1 * b0
+    v = (a0 * b1 + (u & _M32)) >> _U64(32)
+    high = a1 * b1 + (u >> _U64(32)) + v
+    if out is None:
+        return np.asarray(high, dtype=np.uint64)
+    out[...] = high
+    return out
+
+
+_M32A = np.array(0xFFFFFFFF, dtype=np.uint64)  # 0-d arrays: cheaper ufunc operands than numpy scalars
+_S32A = np.array(32, dtype=np.uint64)
 
 
 _ROWS_EXACT = 1 << 18  # inner rows whose limb sums at shifts below 64 stay exact words: 3 * 2^18 * 2^44 < 2^64
@@ -726,8 +748,9 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         a0, b0 = a[0, ...], b[0, ...]
         np.multiply(a0, b0, out=out[0, ...])  # the low word of a0 b0 is the wrapping product
         high = _mulhi(a0, b0, out[1, ...])
-        high += a[1, ...] * b0
-        high += a0 * b[1, ...]
+        t = np.multiply(a[1, ...], b0)  # the cross terms, both of the result's shape, through one temporary
+        high += t
+        high += np.multiply(a0, b[1, ...], out=t) if type(t) is np.ndarray else a0 * b[1, ...]
         return out
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
@@ -825,22 +848,22 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
             halves = np.ascontiguousarray(a).view(np.uint32).reshape((*a.shape, 2))
             sums = np.add.reduce(halves, axis=tuple(x + 1 for x in value_axes), dtype=np.uint64)
             s0, s1 = sums[0, ..., 0], sums[0, ..., 1]
-            high = sums[1, ..., 1] << _U64(32)
+            high = np.left_shift(sums[1, ..., 1], _S32A)
             high += sums[1, ..., 0]
         else:
             # the low word's 32-bit halves and the high word as three rows of one array, one reduction
             parts = np.empty((3, *a.shape[1:]), dtype=np.uint64)
-            np.bitwise_and(a[0, ...], _M32, out=parts[0, ...])
-            np.right_shift(a[0, ...], _U64(32), out=parts[1, ...])
+            np.bitwise_and(a[0, ...], _M32A, out=parts[0, ...])
+            np.right_shift(a[0, ...], _S32A, out=parts[1, ...])
             parts[2, ...] = a[1, ...]
             sums = np.add.reduce(parts, axis=tuple(x + 1 for x in value_axes))
             s0, s1, high = sums[0, ...], sums[1, ...], sums[2, ...]
         # the low halves' sum carries into the high word
         out = np.empty((2, *np.shape(s0)), dtype=np.uint64)
         lo, hi = out[0, ...], out[1, ...]
-        np.left_shift(s1, _U64(32), out=lo)
+        np.left_shift(s1, _S32A, out=lo)
         lo += s0
-        np.right_shift(s1, _U64(32), out=hi)
+        np.right_shift(s1, _S32A, out=hi)
         hi += high
         hi += lo < s0
         return out
