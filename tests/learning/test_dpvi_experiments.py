@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -10,6 +11,7 @@ from mpdp.cli import main
 from mpdp.datasets import train_test_split
 from mpdp.datasets.dataset import Dataset
 from mpdp.learning import dpvi_experiments, registry
+from mpdp.learning.dpvi import VerticalDPVI
 from mpdp.learning.registry import ReproOptions
 from mpdp.randomness import RandomSource
 
@@ -22,14 +24,33 @@ def test_registered() -> None:
 def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--partition", "num0,num1;cat0,cat1,cat2,num2,num3",
             "--label-party", "1", "--option", "epochs=1", "--option", "batch=60", "--option", "components=2",
-            "--option", "runner=fork-services", "--seed", "4", "--json"]
+            "--seed", "4", "--json"]
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "test_nll"
     assert record["baseline"]["name"].startswith("non-partitioned") and record["baseline"]["value"] > 0
     assert record["epsilon_spent"] <= record["epsilon"] and set(record["per_party_epsilon"]) == {"party0", "party1"}
     assert record["non_private"]["name"] == "test_nll" and len(record["curves"]) == 2
-    assert record["runner"] == "fork-services"
+    assert record["runner"] == "greenlets"
+
+
+def test_runner_option_chooses_how_the_parties_run(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[tuple[bool, bool]] = []
+
+    class Recording(VerticalDPVI):
+        def __init__(self, **kwargs: Any) -> None:
+            seen.append((kwargs["processes"], kwargs["fork_services"]))
+            # greenlets after all: a test session may run threads, which fork_services refuses
+            super().__init__(**{**kwargs, "processes": False, "fork_services": False})
+
+    monkeypatch.setattr(dpvi_experiments, "VerticalDPVI", Recording)
+    argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--partition", "num0,num1;cat0,cat1,cat2,num2,num3",
+            "--label-party", "1", "--option", "epochs=1", "--option", "batch=75", "--option", "components=2",
+            "--option", "baseline=false", "--seed", "4", "--json"]
+    for runner, flags in (("fork-services", (False, True)), ("processes", (True, False))):
+        assert main([*argv[:-3], "--option", f"runner={runner}", *argv[-3:]]) == 0
+        assert json.loads(capsys.readouterr().out)["runner"] == runner and seen.pop() == flags
 
 
 def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
