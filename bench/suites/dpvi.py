@@ -132,6 +132,21 @@ but gains wall time only with an idle core. Time, same command, twelve alternate
 consistent order: timing cannot resolve a 5% change on this host; instruction counts can. The end's medians:
 party 0's thread CPU 4.2x, online phase as processes 5.8x, tail in Z_2^128 (most of a 33-epoch training) 5.2x.
 
+Measured 2026-11-22 (session 9), lead. Callgrind, 10 steps, all parties in one thread as greenlets: 69.0 M ->
+66.1 M instructions per step (-4.2%); with the tail in Z_2^128 (``WIDE=1``, most of a real training) 101.6 M ->
+96.2 M (-5.4%). Helper H-E (-2.8%): sharing ids from a C-level iterator, derived shared values built without
+``__init__``'s call and their capacity check a dict lookup, Z_2^64 openings summed into the received array, fewer
+calls per correlation. Helper H-F (-1.0%, WIDE -3.7%): the 128-bit matmul's float limbs in a few broadcast passes,
+the 128-bit multiply with 0-d constants and in-place temporaries, the truncations' sign factor without a select.
+Released values bit-identical; rounds (34) and bytes unchanged. Time, same command, six alternated pairs of the
+session's start (1fbf8ec) and end, the Figure 3 job paused, float step 1.9-3.6 ms: greenlets 6.8-8.6x (median
+7.2x) at the start against 5.5-7.9x (median 7.2x) at the end; party 0's thread CPU 3.4-3.9x against 3.2-4.4x;
+online phase as processes 4.6-9.2x (median 5.2x) against 5.0-9.7x (median 6.8x), though party 0's process CPU
+per step in three more alternated pairs (parties as processes, 60 steps) was 10.7-13.6 ms against 11.3-15.0 ms,
+no consistent order. Timing again cannot resolve a 4% change here.
+``VerticalDPVI(fork_services=True)`` (``mpdp run dpvi --option runner=fork-services``) now runs the row
+"greenlets, dealer in its own process" for users with a core to spare.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
