@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -168,12 +169,20 @@ def test_chunked_delivery_in_one_process(certs: Path) -> None:
 
         out[name] = run_network_party(transport, role, timeout=20)[0]
 
+    before = {t.ident for t in threading.enumerate()}
     threads = [threading.Thread(target=go, args=(n,)) for n in addresses]
     for t in threads:
         t.start()
     for t in threads:
         t.join(30)
     assert all(np.array_equal(out[n], payload) for n in addresses)  # type: ignore[arg-type]
+    # closed transports leave no server worker threads behind (they would be copied by a later fork)
+    for _ in range(100):
+        left = [t.name for t in threading.enumerate() if t.ident not in before and "ThreadPoolExecutor" in t.name]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left
 
 
 def test_replayed_frames_are_refused_and_frames_are_reordered(certs: Path) -> None:

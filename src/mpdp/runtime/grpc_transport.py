@@ -152,8 +152,8 @@ class GrpcTransport(Transport):
             ("grpc.max_send_message_length", _GRPC_MAX),
             ("grpc.max_receive_message_length", _GRPC_MAX),
         ]
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(self.peers))),
-                                   options=options)
+        self._executor = futures.ThreadPoolExecutor(max_workers=max(4, 2 * len(self.peers)))
+        self._server = grpc.server(self._executor, options=options)
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(_SERVICE, {
             "Deliver": grpc.unary_unary_rpc_method_handler(self._on_deliver),
             "Ping": grpc.unary_unary_rpc_method_handler(self._on_ping),
@@ -450,6 +450,10 @@ class GrpcTransport(Transport):
             ):
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
         self._server.stop(grace=0.2).wait(1.0)
+        # the server does not own its executor: without this its idle worker threads outlive the transport until
+        # garbage collection (a later fork in the process, e.g. a forked party, would copy them); not waited for,
+        # so that a handler stuck past the grace period cannot hang close()
+        self._executor.shutdown(wait=False, cancel_futures=True)
         for channel in self._channels.values():
             channel.close()
 
