@@ -72,7 +72,8 @@ def test_the_noise_party_shares_in_the_steps_ring_and_refuses_malformed_requests
         assert ring.shape(run.results["alice"]) == (5,) and run.results["noise"] == 1
         # the shares are uniform in the ring, their sum the noise: z C 2^30 = 2^30 grid units per coordinate
         assert np.all(np.abs(total) < 2.0**40) and np.any(total != 0)
-    for bad in ({"dim": 5, "bits": 96}, {"dim": 5, "bits": 1}, {"dim": 5, "bits": 64.0}, {"dim": 5},
+    for bad in ({"dim": 5, "bits": 96}, {"dim": 5, "bits": 1}, {"dim": 5, "bits": 64.0},
+                {"dim": 5, "bits": 128.0}, {"dim": True, "bits": 64}, {"dim": 5},
                 {"dim": -1, "bits": 64}, [5, 64]):
         with pytest.raises(MalformedMessageError, match="noise request"):
             run_protocol({"alice": leader(bad), "bob": other, "noise": NoiseParty(setup)}, rng=RandomSource.seeded(3))

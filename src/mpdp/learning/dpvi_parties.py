@@ -304,8 +304,8 @@ class DataParty(Party):
 def _noise_request(msg: object) -> tuple[int, Ring] | None:
     """The dimension and release ring a well-formed noise request names (``ring_for_bits`` decides which bits
     name a ring), or None for a malformed request."""
-    if not isinstance(msg, dict) or set(msg) != {"dim", "bits"} or not isinstance(msg["dim"], int) \
-            or msg["dim"] < 0:
+    if not isinstance(msg, dict) or set(msg) != {"dim", "bits"} or type(msg["dim"]) is not int or msg["dim"] < 0 \
+            or type(msg["bits"]) is not int:  # ints on the wire (ring_for_bits would take 128.0 for 128)
         return None
     try:
         return msg["dim"], ring_for_bits(msg["bits"])
