@@ -158,14 +158,14 @@ class MPCSession:
         peers = self.peers
         if not peers:
             return [s.copy() for s in shares]
-        wide = ring is _Z64  # Z_2^64: numpy's wrapping uint64 addition, into the received array (this party's own)
+        z64 = ring is _Z64  # Z_2^64: numpy's wrapping uint64 addition, into the received array (this party's own)
         # each sum is a new array (the received one, or ring.add's): the caller's shares are never modified (nor
         # aliased)
         totals = shares
         for src, values in self._exchange(shares, sharing_id, label):
             for i, v in enumerate(values):
                 mine = totals[i]
-                if wide and type(v) is np.ndarray and v.dtype == _UINT64 and v.shape == mine.shape:
+                if z64 and type(v) is np.ndarray and v.dtype == _UINT64 and v.shape == mine.shape:
                     totals[i] = np.add(mine, v, out=v)  # = ring.check(v) and ring.add(mine, v)
                     continue
                 what = f"share from {src}"
