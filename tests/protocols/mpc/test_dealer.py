@@ -181,3 +181,32 @@ def test_the_dealer_refuses_an_unknown_request_number() -> None:
 
     with pytest.raises(MalformedMessageError, match="remembered requests"):
         run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(6))
+
+
+def test_retain_drops_the_oldest_unwanted_correlations_and_their_replies_are_still_read() -> None:
+    """``retain`` keeps the latest copies of the wanted correlations and drops the rest, even those whose
+    corrections party 0 has not received yet: the replies behind them are still read in request order (by a
+    later operation and at close), and the computation after it is right."""
+    from mpdp.crypto.correlations import spec
+
+    def role(comm: Comm) -> tuple[list[tuple[str, tuple[int, ...]]], float]:
+        provider = DealerProvider(comm)
+        with MPCSession(comm, provider=provider, parties=("alice", "bob")) as s:
+            ring = s.fmt.ring
+            square, product = spec("square", ring.bits, (3,)), spec("mul", ring.bits, (4,), (4,))
+            provider.prefetch([square, product, square])  # party 0's corrections are not received yet
+            provider.retain([square])  # the later square stays: the first square and the product go
+            kept = [(entry[0].kind, entry[0].shape) for entry in provider._ready]
+            x = s.input("alice", np.array([1.0, 2.0, 3.0, 4.0]) if comm.name == "alice" else None, bound=8.0)
+            value = float((x * x).sum().reveal())  # a product of shape (4,): fetched anew
+            provider.prefetch([square, spec("square", ring.bits, (5,))])  # the first is queued: one fetched
+            provider.retain([])  # both dropped, the second's correction pending: close still reads its reply
+        return kept, value
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(8))
+    traffic = run.traffic.values()
+    assert sum(t.messages_received for t in traffic) == sum(t.messages_sent for t in traffic)  # none left unread
+    for name in ("alice", "bob"):
+        kept, value = run.results[name]
+        assert kept == [("square", (3,))]
+        assert value == pytest.approx(30.0, abs=1e-3)

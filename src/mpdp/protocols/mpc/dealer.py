@@ -44,7 +44,7 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -258,9 +258,23 @@ class DealerProvider(CorrelationProvider):
         plan) this is an *offline phase*: afterwards the operations that consume those correlations run
         without waiting for the dealer.
         """
-        for entry in list(self._ready):
-            if entry[2]:
-                self._receive(entry)
+        while self._replies:  # every reply, including those of correlations dropped by retain
+            self._receive_reply(self._replies.popleft())
+
+    def retain(self, specs: Sequence[CorrelationSpec]) -> None:
+        ready = self._ready
+        if len(ready) == len(specs) and all(entry[0] is spec for entry, spec in zip(ready, specs, strict=True)):
+            return  # the usual case: exactly the next block's plan is queued
+        budget = Counter(specs)
+        kept = []
+        for entry in reversed(ready):  # the latest fetched copies are kept, the oldest dropped
+            if budget[entry[0]] > 0:
+                budget[entry[0]] -= 1
+                kept.append(entry)
+        if len(kept) < len(ready):
+            # Their parts are simply never used. Party 0 still receives their corrections, in request order,
+            # when a later entry's or receive_prefetched needs the replies behind them.
+            ready[:] = kept[::-1]
 
     def _receive(self, entry: list[Any]) -> dict[str, Any]:
         while entry[2]:  # replies arrive in request order: take the earlier ones first

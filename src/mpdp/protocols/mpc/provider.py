@@ -187,6 +187,16 @@ class CorrelationProvider(TripleSource):
         """Announce the next correlations, in the order they will be asked for, so that a provider can
         fetch them in one exchange (the dealer does). The default does nothing."""
 
+    def retain(self, specs: Sequence[CorrelationSpec]) -> None:
+        """Drop prefetched correlations beyond ``specs`` (a multiset: those the program may still ask for).
+
+        Prefetched correlations that no operation asks for (a planned block whose shapes changed since its
+        plan was recorded) would otherwise stay queued for the rest of the session, and every later lookup
+        would pass over them. Every computing party must call it at the same point of the same program, with
+        the same ``specs``: the queues then stay equal, as requests require. A dropped correlation is never
+        used (nothing is revealed); one asked for later is fetched anew. The default queues nothing.
+        """
+
 
 def _product_shape(spec: CorrelationSpec) -> tuple[int, ...]:
     return draw_shape(spec, "c")[1:] if spec.ring_bits == 128 else draw_shape(spec, "c")
@@ -221,7 +231,12 @@ class WithTriplesFrom(CorrelationProvider):
         return self.rest.dabit(ring, shape)
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
-        # masked products are composed here (triples from ``triples``): the rest supplies their parts
+        self.rest.prefetch(self._rest_specs(specs))
+
+    @staticmethod
+    def _rest_specs(specs: Sequence[CorrelationSpec]) -> list[CorrelationSpec]:
+        """The correlations ``rest`` supplies for ``specs``: masked products are composed here (triples from
+        ``triples``), so the rest supplies their other parts."""
         rest: list[CorrelationSpec] = []
         for s in specs:
             if s.kind == "square_wrap":
@@ -231,7 +246,10 @@ class WithTriplesFrom(CorrelationProvider):
                                             shift=s.shift))
             elif s.kind not in ("mul", "matmul"):
                 rest.append(s)
-        self.rest.prefetch(rest)
+        return rest
+
+    def retain(self, specs: Sequence[CorrelationSpec]) -> None:
+        self.rest.retain(self._rest_specs(specs))
 
     def close(self) -> None:
         self.triples.close()
