@@ -210,3 +210,38 @@ def test_retain_drops_the_oldest_unwanted_correlations_and_their_replies_are_sti
         kept, value = run.results[name]
         assert kept == [("square", (3,))]
         assert value == pytest.approx(30.0, abs=1e-3)
+
+
+def test_a_full_table_of_requests_replaces_the_least_recently_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With room for two remembered requests, A B A C A C B: C takes B's number (B was requested least
+    recently), so the next A and C travel as numbers, and B, asked again, travels in full (a table frozen at
+    its first two requests would have sent both Cs in full and B by number). Both sides keep the same table:
+    replies keep their lengths, and a product computed afterwards is right."""
+    import mpdp.protocols.mpc.dealer as dealer_module
+    from mpdp.crypto.correlations import spec
+
+    monkeypatch.setattr(dealer_module, "_REMEMBER_MAX", 2)
+    order = "ABACACB"
+
+    def role(comm: Comm) -> tuple[list[int], float]:
+        provider = DealerProvider(comm)
+        sent = []
+        with MPCSession(comm, provider=provider, parties=("alice", "bob")) as s:
+            bits = s.fmt.ring.bits
+            lists = {name: [spec("square", bits, (n,))] * 8 for name, n in zip("ABC", (3, 4, 5), strict=True)}
+            for name in order:
+                before = comm.traffic.sent_to.get("dealer", 0)
+                provider.prefetch(lists[name])
+                provider.receive_prefetched()
+                provider.retain([])
+                sent.append(comm.traffic.sent_to.get("dealer", 0) - before)
+            x = s.input("alice", np.array([1.0, 2.0, 3.0]) if comm.name == "alice" else None, bound=8.0)
+            value = float((x * x).sum().reveal())
+        return sent, value
+
+    run = run_protocol({"alice": role, "bob": role, "dealer": TrustedDealer()}, rng=RandomSource.seeded(9))
+    sent, value = run.results["alice"]
+    assert value == pytest.approx(14.0, abs=1e-3)
+    by_number = [n < 200 for n in sent]  # a number: ~90 bytes; eight specs: ~1,100
+    # A, B in full; A by number; C in full (replacing B); A, C by number; B in full again
+    assert by_number == [False, False, True, False, True, True, False]
