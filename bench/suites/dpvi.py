@@ -390,8 +390,8 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
     if quick:  # a few seconds: a 5% subsample
         data = data.rows(np.arange(0, data.n, 20))
     seed = RandomSource.seeded("bench-dpvi-training")
-    same = {"epochs": epochs, "batch_size": BATCH, "clip": 2.0, "epsilon": None, "noise_multiplier": 1.0,
-            "public_seed": seed.spawn("public").bytes(32)}
+    same: dict[str, Any] = {"epochs": epochs, "batch_size": BATCH, "clip": 2.0, "epsilon": None,
+                            "noise_multiplier": 1.0, "public_seed": seed.spawn("public").bytes(32)}
     mpc = VerticalDPVI(rng=seed.spawn("root"), **same).fit(data, groups)
     base = DPVI(rng=seed.spawn("root"), **same).fit(data)
     mpc_steps, float_steps = np.asarray(mpc.trace_.step_seconds), np.asarray(base.trace_.step_seconds)
