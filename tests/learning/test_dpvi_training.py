@@ -88,3 +88,31 @@ def test_training_without_noise_improves_the_fit() -> None:
     first = -model.log_likelihood(trace.epochs[0].mu, values).mean()
     last = -model.log_likelihood(posterior.mu, values).mean()
     assert last < first
+
+
+def test_ahead_is_told_each_next_minibatch_size_and_changes_nothing_else() -> None:
+    """``train(..., ahead=)`` hears the size of the minibatch after the one about to be stepped (``None`` before the
+    last step), before that step; drawing the minibatches one step early leaves them, and the fit, unchanged."""
+    model, values = _model_and_values(200)
+    settings = DPVISettings(epochs=2, batch_size=30, clip=5.0, noise_multiplier=0.0)
+    plan = BatchPlan.of(len(values), settings)
+
+    def fit(ahead: object) -> tuple[np.ndarray, list[int], list[tuple[str, int | None]]]:
+        events: list[tuple[str, int | None]] = []
+        inner = FloatStep(model, values, clip=settings.clip, noise_multiplier=0.0, rng=RandomSource.seeded(9))
+
+        def step(theta: np.ndarray, batch: np.ndarray) -> np.ndarray:
+            events.append(("step", int(batch.size)))
+            return inner(theta, batch)
+
+        tell = (lambda size: events.append(("ahead", size))) if ahead else None
+        posterior, trace = train(model, settings, plan, step, rng=RandomSource.seeded(10), ahead=tell)
+        return posterior.mu, trace.batch_sizes, events
+
+    plain_mu, plain_sizes, _ = fit(False)
+    mu, sizes, events = fit(True)
+    assert sizes == plain_sizes and len(set(sizes)) > 1  # Poisson sizes vary: the test can tell them apart
+    np.testing.assert_array_equal(mu, plain_mu)
+    told = [size for kind, size in events if kind == "ahead"]
+    assert told == [*sizes[1:], None]
+    assert [kind for kind, _ in events] == ["ahead", "step"] * len(sizes)  # each told before its step

@@ -154,16 +154,28 @@ class Trace:
 
 def train(model: MixtureModel, settings: DPVISettings, plan: BatchPlan, step: Step, *,
           rng: RandomSource, on_epoch: Callable[[int, MeanFieldGaussian], None] | None = None,
-          ) -> tuple[MeanFieldGaussian, Trace]:
-    """Run DPVI; ``rng`` is *public* randomness (initialisation, minibatches, ``eta``), the same at every party."""
+          ahead: Callable[[int | None], None] | None = None) -> tuple[MeanFieldGaussian, Trace]:
+    """Run DPVI; ``rng`` is *public* randomness (initialisation, minibatches, ``eta``), the same at every party.
+
+    ``ahead``, if given, is told the size of the minibatch after the one about to be stepped (``None`` before
+    the last step), just before each step: the MPC parties request that step's correlations during this one
+    (:meth:`~mpdp.learning.dpvi_parties.DataParty.secure_step`'s ``next_batch_size``). The minibatches are
+    drawn one step early, from the same stream in the same order.
+    """
     posterior = MeanFieldGaussian.initial(model.dim, rng=rng.spawn("init"), mu_scale=settings.init_mu_scale,
                                           std=settings.init_std)
     adam = Adam([(model.dim,), (model.dim,)], settings.adam)
     trace = Trace()
     q = plan.sampling_rate
     etas = rng.spawn("eta")
-    for t, batch in enumerate(plan.batches(rng.spawn("batches"))):
+    batches = plan.batches(rng.spawn("batches"))
+    upcoming = next(batches, None)
+    t = -1
+    while upcoming is not None:
+        t, batch, upcoming = t + 1, upcoming, next(batches, None)
         theta, eta = posterior.draw(etas)
+        if ahead is not None:
+            ahead(None if upcoming is None else int(upcoming.size))
         start = time.perf_counter()
         noisy = step(theta, batch)
         trace.step_seconds.append(time.perf_counter() - start)
