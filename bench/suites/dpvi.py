@@ -42,6 +42,11 @@ Every timed iteration draws a fresh posterior sample ``theta`` (the same sequenc
 training does: the public bounds, hence the step's correlation shapes and any cache keyed by ``theta``, change
 from one iteration to the next.
 
+* ``training``: a real training's iterations, :class:`~mpdp.learning.dpvi.VerticalDPVI` ``.fit`` (greenlets)
+  against :class:`~mpdp.learning.dpvi.DPVI` ``.fit`` (non-partitioned float64), 3 epochs of Adult, same settings,
+  public seed and noise multiplier: mean seconds per step from each fit's trace. Unlike the rows above (one
+  minibatch size, the initial posterior) it has Poisson minibatch sizes (one correlation plan per size), the
+  posterior's updates and public bounds that drift as the model sharpens.
 * ``mpc cpu, tail in Z_2^128``: party 0's thread CPU with the whole step after the normalisation in Z_2^128
   (``GradientPrecision(tail_fmt=None)``), which ``plan_step`` falls back to once training has sharpened the
   model. On Adult (the thetas of one float trajectory, seed 7) the tail serves epochs 1-3; from epoch 4 the
@@ -146,6 +151,23 @@ per step in three more alternated pairs (parties as processes, 60 steps) was 10.
 no consistent order. Timing again cannot resolve a 4% change here.
 ``VerticalDPVI(fork_services=True)`` (``mpdp run dpvi --option runner=fork-services``) now runs the row
 "greenlets, dealer in its own process" for users with a core to spare.
+
+Measured 2026-11-22/23 (session 10), lead. Real trainings were much slower than these rows: with Poisson
+minibatch sizes (one correlation plan per size) and public bounds that drift as the model sharpens, a plan
+recorded earlier prefetched correlations of stale shapes, which stayed queued in the dealer client for good
+(~1,500 after 3,600 steps on Adult) while every lookup passed over them: the step grew from ~20 to ~110 ms by the
+fourth epoch. ``PlannedProvider`` now drops what a block prefetched and did not use (``retain``), the dealer's
+table of requests remembered by number replaces its least recently used entry instead of freezing at 256 (a
+request sent in full costs +8% of a step's instructions), and training requests each step's correlations during
+the step before. The new row ``training`` (3 epochs of Adult, alternated on an idle host): 21.6-22.3 ms per MPC
+step at the session's start (2db463e; 13.5x the float fit's step, last epoch 18.7x; 38.8 rounds per step)
+against 12.2-14.2 ms (7.9-8.3x, last epoch 6.8-8.2x; 36.9 rounds). A full-scale Figure 3 repetition: 1,409 s ->
+266 s. The rows above are unchanged: callgrind (10 steps, all parties in one thread, numpy 2.4.6) 58.74 M ->
+58.85 M instructions per step (float step 14.4 M, so 4.1x), tail in Z_2^128 89.17 M -> 89.30 M (6.2x).
+``OPENBLAS_NUM_THREADS=1 python -m bench dpvi`` on the idle host (load 0.0), float step 2.0 ms: greenlets 7.1x
+(threads 7.0x), online phase as greenlets 5.0x, parties as processes 5.3x, online phase as processes 5.4x, party
+0's thread CPU 3.1x (tail in Z_2^128 3.5x), the dealer in its own process 8.4x (1.19x the greenlets row: on this
+host the replies' trip between processes costs what the dealer's share saves).
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for

@@ -18,8 +18,10 @@
 Both figures use Adult with 2 parties, demographic vs financial attributes (income with the financial party),
 K = 10, minibatches of 100, about 33 epochs. The paper prints its curves only as figures, so the tables carry
 no paper numbers. The paper ran Figure 3 on a fixed-point simulation without encryption (CrypTen was 48x
-slower); here every partitioned run is real MPC, which makes the full reproductions long (hours): ``--quick``
-runs a 5% subsample for two epochs.
+slower); here every partitioned run is real MPC: a full-scale repetition (33 epochs, ~12,000 steps of each run)
+takes ~4.5 minutes of one core (session 10; 20-50 minutes before stale correlations stopped piling up in the
+dealer client, see :mod:`mpdp.protocols.mpc.planning`), the ten repetitions ~45 minutes. ``--quick`` runs a 5%
+subsample for two epochs.
 
 Measured (seeded, on a shared 2-core machine)
 ---------------------------------------------
@@ -68,8 +70,13 @@ Measured (seeded, on a shared 2-core machine)
   delta = 1e-5; 94 min wall beside another training on 2 cores): final test NLL 9.41931 (MPC) vs 9.41929
   (float64), +0.0002%; at epochs 1 / 5 / 10 / 20 / 33: 11.837 / 10.072 / 9.689 / 9.570 / 9.419, the float run's to
   three decimals at every epoch (non-private: 8.077). With the floor, session 3's identical-noise run had ended
-  2.5% behind. Figure 3's ten repetitions with noise from the parties have not been rerun without the floor (25-50
-  min of one core each); its per-seed spread comes from the independent noise.
+  2.5% behind.
+* Figure 3 without the floor, full scale, noise from the parties. ``mpdp reproduce 002-fig3 --seed 2026 --json``
+  (session 10, commit c53b386; the ten repetitions in 40 min on one core, the other busy): final test NLL 9.291
+  +- 0.145 (MPC) vs 9.173 +- 0.128 (float64), **+1.28%**; at epochs 1 / 5 / 10 / 20: +0.40% / -0.22% / -0.15% /
+  +0.30%. Single repetitions (``--repetitions 1 --seed S``, S = 1..9, sessions 6-10, commits from 8269287 to
+  cfdf56a): +1.78%, +0.20%, +0.46%, -0.27%, +1.53%, +0.05%, -0.38%, +0.76%, -1.34%; means 9.297 vs 9.270,
+  +0.29%. Every repetition is within 2%; the spread comes from the independent noise.
 """
 
 from __future__ import annotations
@@ -115,7 +122,7 @@ OPTIONS: dict[str, str] = {
     "renormalize": "true (default) or false: no renormalization constants (paper 002 Figure 2's failure)",
     "baseline": "true (default): also train the non-partitioned float DPVI and non-private VI",
     "runner": "'greenlets' (default: every party in this thread), 'fork-services' (the dealer and any noise "
-              "party in processes of their own: faster with a core to spare) or 'processes' (every party forked)",
+              "party in processes of their own; not faster on a 2-core host) or 'processes' (every party forked)",
 }
 #: How ``--option runner=`` runs the MPC parties (:class:`~mpdp.learning.dpvi.VerticalDPVI`'s ``processes`` and
 #: ``fork_services``).
