@@ -34,7 +34,8 @@ Measured (seeded, on a shared 2-core machine)
   (float64): -0.08% at the end. With noise from the parties (independent of the float run's): 10.961, 10.643,
   10.403 vs 10.929, 10.645, 10.314 (+0.87%), and in ``notebooks/002_dpvi.ipynb`` 10.118 vs 10.193 (-0.74%;
   re-executed in session 5 without the floor, with the Z_2^64 tail and today's comparisons: 10.234 vs 10.193,
-  +0.40%, 144 ms per MPC step on a loaded host).
+  +0.40%, 144 ms per MPC step on a loaded host; in session 10: 10.310 vs 10.193, +1.15%, 14 ms per MPC step
+  against the float step's 1.7 ms, 16 s of MPC).
 * Full scale, ``mpdp reproduce 002-fig2 --seed 2026`` (33 epochs, one repetition, noise multiplier 2.03, identical
   trusted noise; run on commit 4e9c786, before the division-free step, 2.1 h wall at load 2-12): test NLL at
   epochs 1 / 5 / 10 / 20 / 33 is 11.845 / 10.793 / 9.672 / 9.544 / 9.545 (MPC) vs 11.850 / 10.728 / 10.223 /
