@@ -225,13 +225,15 @@ class DataParty(Party):
         with session:
             following: list[int | None] = [None]  # the next minibatch's size, told by train before each step
 
+            def tell(size: int | None) -> None:
+                following[0] = size
+
             def step(theta: FloatArray, batch: IntArray) -> FloatArray:
-                # that step's correlations are requested during this one: with the dealer in its own process
-                # (fork_services) it computes them while the parties compute this step
+                # the next step's correlations are requested during this one (no dealer round trip at its start;
+                # a dealer in its own process computes them while the parties compute this step)
                 return self.secure_step(session, provider, theta, batch, next_batch_size=following[0])
 
-            posterior, trace = train(setup.model, setup.settings, setup.plan, step, rng=public,
-                                     ahead=lambda size: following.__setitem__(0, size))
+            posterior, trace = train(setup.model, setup.settings, setup.plan, step, rng=public, ahead=tell)
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
             comm.send(setup.noise_party, {"dim": 0, "bits": 64}, label=_NOISE_REQUEST)  # tell the noise party to stop
         return PartyOutcome(posterior, trace)
