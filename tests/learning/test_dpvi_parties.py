@@ -77,3 +77,45 @@ def test_the_noise_party_shares_in_the_steps_ring_and_refuses_malformed_requests
                 {"dim": -1, "bits": 64}, [5, 64]):
         with pytest.raises(MalformedMessageError, match="noise request"):
             run_protocol({"alice": leader(bad), "bob": other, "noise": NoiseParty(setup)}, rng=RandomSource.seeded(3))
+
+
+def test_secure_steps_with_drifting_plans_leave_only_the_next_plan_queued() -> None:
+    """Steps as training runs them: minibatch sizes that vary (one plan per size), thetas whose scale moves the
+    public bounds (plans recorded earlier go stale), the next step's plan requested ahead. After every step the
+    dealer client holds at most the correlations of the next step's plan, never the leftovers of stale ones
+    (which once piled up over a training and made its steps 5x slower); the parties' queues stay equal."""
+    from mpdp.protocols.mpc import TrustedDealer
+
+    model = MixtureModel(FEATURES, components=3)
+    rng = RandomSource.seeded(11)
+    n = 30
+    values = np.column_stack([10 * rng.random(n), rng.integers(0, 3, n), 2 * rng.random(n) - 1, rng.integers(0, 2, n)])
+    setup = VerticalSetup(model, ("alice", "bob"), (("a", "c"), ("b", "d")), n,
+                          DPVISettings(epochs=1, batch_size=5, clip=1.0, noise_multiplier=0.0))
+    sizes = [5, 6, 5, 6, 5, 7, 5, 6, 5]
+    scales = [0.1, 0.1, 3.0, 3.0, 0.1, 3.0, 3.0, 0.1, 0.1]  # bounds (hence plans) move with theta's scale
+    thetas = [s * standard_normal(model.dim, rng=rng.spawn(f"theta{i}")) for i, s in enumerate(scales)]
+
+    def role(name: str, columns: slice) -> Any:
+        party = DataParty(name, setup, values[:, columns])
+
+        def run(comm: Any) -> list[tuple[int, int]]:
+            session, provider = party.open_session(comm)
+            queued = []
+            with session:
+                for i, (size, theta) in enumerate(zip(sizes, thetas, strict=True)):
+                    upcoming = sizes[i + 1] if i + 1 < len(sizes) else None
+                    party.secure_step(session, provider, theta, np.arange(size, dtype=np.int64),
+                                      next_batch_size=upcoming)
+                    plan = provider.plans.get(("dpvi.step", upcoming), []) if upcoming is not None else []
+                    queued.append((len(provider.inner._ready), len(plan)))  # type: ignore[attr-defined]
+            return queued
+        return run
+
+    run = run_protocol({"alice": role("alice", slice(0, 2)), "bob": role("bob", slice(2, 4)),
+                        "dealer": TrustedDealer(parties=("alice", "bob"))}, rng=RandomSource.seeded(12))
+    queued = run.results["alice"]
+    assert queued == run.results["bob"]
+    assert all(held <= plan for held, plan in queued)
+    assert queued[-1][0] == 0
+    assert any(held > 0 for held, _ in queued)  # the ahead requests did queue the next plans
