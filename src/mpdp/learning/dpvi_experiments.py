@@ -75,9 +75,9 @@ Measured (seeded, on a shared 2-core machine)
 * Figure 3 without the floor, full scale, noise from the parties. ``mpdp reproduce 002-fig3 --seed 2026 --json``
   (session 10, commit c53b386; the ten repetitions in 40 min on one core, the other busy): final test NLL 9.291
   +- 0.145 (MPC) vs 9.173 +- 0.128 (float64), **+1.28%**; at epochs 1 / 5 / 10 / 20: +0.40% / -0.22% / -0.15% /
-  +0.30%. Single repetitions (``--repetitions 1 --seed S``, S = 1..9, sessions 6-10, commits from 8269287 to
-  533ba7a): +1.78%, +0.20%, +0.46%, -0.27%, +1.53%, +0.05%, -0.38%, +0.76%, -1.34%; means 9.297 vs 9.270,
-  +0.29%. Every repetition is within 2%; the spread comes from the independent noise.
+  +0.30%. Single repetitions (``--repetitions 1 --seed S``, S = 1..10, sessions 6-10, commits from 8269287 to
+  264493e): +1.78%, +0.20%, +0.46%, -0.27%, +1.53%, +0.05%, -0.38%, +0.76%, -1.34%, +0.36%; means 9.290 vs
+  9.262, +0.30%. Every repetition is within 2%; the spread comes from the independent noise.
 """
 
 from __future__ import annotations
