@@ -21,13 +21,18 @@ FEATURES = (BetaFeature("a", (0.0, 10.0)), CategoricalFeature("c", ("x", "y", "z
             CategoricalFeature("d", ("u", "v")))
 
 
-def test_local_input_is_the_blocks_computation_on_its_minibatch() -> None:
+def _two_parties(seed: int, n: int, batch_size: int) -> tuple[MixtureModel, RandomSource, np.ndarray, VerticalSetup]:
+    """A K = 3 model of FEATURES, ``n`` random records, alice holding (a, c) and bob (b, d)."""
     model = MixtureModel(FEATURES, components=3)
-    rng = RandomSource.seeded(1)
-    n = 20
+    rng = RandomSource.seeded(seed)
     values = np.column_stack([10 * rng.random(n), rng.integers(0, 3, n), 2 * rng.random(n) - 1, rng.integers(0, 2, n)])
     setup = VerticalSetup(model, ("alice", "bob"), (("a", "c"), ("b", "d")), n,
-                          DPVISettings(epochs=1, batch_size=4, clip=1.0, noise_multiplier=0.0))
+                          DPVISettings(epochs=1, batch_size=batch_size, clip=1.0, noise_multiplier=0.0))
+    return model, rng, values, setup
+
+
+def test_local_input_is_the_blocks_computation_on_its_minibatch() -> None:
+    model, rng, values, setup = _two_parties(1, 20, 4)
     party = DataParty("bob", setup, values[:, 2:])
     # the party's own copy of the agreement: equal, with its own model (and so its own theta-derived tables)
     assert party.setup == setup and party.setup.model is not setup.model
@@ -86,12 +91,7 @@ def test_secure_steps_with_drifting_plans_leave_only_the_next_plan_queued() -> N
     (which once piled up over a training and made its steps 5x slower); the parties' queues stay equal."""
     from mpdp.protocols.mpc import TrustedDealer
 
-    model = MixtureModel(FEATURES, components=3)
-    rng = RandomSource.seeded(11)
-    n = 30
-    values = np.column_stack([10 * rng.random(n), rng.integers(0, 3, n), 2 * rng.random(n) - 1, rng.integers(0, 2, n)])
-    setup = VerticalSetup(model, ("alice", "bob"), (("a", "c"), ("b", "d")), n,
-                          DPVISettings(epochs=1, batch_size=5, clip=1.0, noise_multiplier=0.0))
+    model, rng, values, setup = _two_parties(11, 30, 5)
     sizes = [5, 6, 5, 6, 5, 7, 5, 6, 5]
     scales = [0.1, 0.1, 3.0, 3.0, 0.1, 3.0, 3.0, 0.1, 0.1]  # bounds (hence plans) move with theta's scale
     thetas = [s * standard_normal(model.dim, rng=rng.spawn(f"theta{i}")) for i, s in enumerate(scales)]
