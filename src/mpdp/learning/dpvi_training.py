@@ -17,6 +17,7 @@ noisy sums are the only thing that depends on the data.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -168,14 +169,13 @@ def train(model: MixtureModel, settings: DPVISettings, plan: BatchPlan, step: St
     trace = Trace()
     q = plan.sampling_rate
     etas = rng.spawn("eta")
-    batches = plan.batches(rng.spawn("batches"))
-    upcoming = next(batches, None)
-    t = -1
-    while upcoming is not None:
-        t, batch, upcoming = t + 1, upcoming, next(batches, None)
+    # each minibatch with the size of the one after it (None after the last): the same stream, one step early
+    batches, later = itertools.tee(plan.batches(rng.spawn("batches")))
+    next_sizes = itertools.chain((int(b.size) for b in itertools.islice(later, 1, None)), [None])
+    for t, (batch, upcoming) in enumerate(zip(batches, next_sizes, strict=True)):
         theta, eta = posterior.draw(etas)
         if ahead is not None:
-            ahead(None if upcoming is None else int(upcoming.size))
+            ahead(upcoming)
         start = time.perf_counter()
         noisy = step(theta, batch)
         trace.step_seconds.append(time.perf_counter() - start)
