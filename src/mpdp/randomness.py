@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
 from typing import Any, SupportsIndex
 
@@ -141,7 +142,7 @@ class RandomSource:
     def uint64(self, shape: Shape) -> npt.NDArray[np.uint64]:
         """Uniform 64-bit words; also the elements of the ring Z_2^64."""
         dims = _as_shape(shape)
-        count = int(np.prod(dims, dtype=np.int64))
+        count = math.prod(dims)
         if self._produced + count * _U64_BYTES > _REKEY_BYTES:
             self._nonce_index += 1
             self._produced = 0
@@ -168,7 +169,7 @@ class RandomSource:
     def bits(self, shape: Shape) -> npt.NDArray[np.uint8]:
         """Uniform bits (0 or 1) as uint8."""
         dims = _as_shape(shape)
-        count = int(np.prod(dims, dtype=np.int64))
+        count = math.prod(dims)
         raw = np.frombuffer(self.bytes((count + 7) // 8), dtype=np.uint8)
         return np.unpackbits(raw, count=count, bitorder="little").reshape(dims)
 
@@ -189,7 +190,7 @@ class RandomSource:
                 explain("modulus", modulus, "1 <= modulus <= 2^64", "use randbelow() for larger moduli")
             )
         dims = _as_shape(shape)
-        count = int(np.prod(dims, dtype=np.int64))
+        count = math.prod(dims)
         if modulus & (modulus - 1) == 0:  # a power of two: masking is exact
             words = self.uint64(count)
             if modulus < 1 << 64:

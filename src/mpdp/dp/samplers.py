@@ -70,7 +70,7 @@ def shape_and_count(shape: Shape | None) -> tuple[tuple[int, ...], int]:
     dims = (int(shape),) if not isinstance(shape, tuple) else tuple(int(s) for s in shape)
     if any(d < 0 for d in dims):
         raise ParameterError(explain("size", shape, "non-negative dimensions", "pass e.g. size=(3, 4)"))
-    return dims, int(np.prod(dims, dtype=np.int64))
+    return dims, math.prod(dims)
 
 
 def _shaped(values: npt.NDArray[Any], dims: tuple[int, ...]) -> Any:

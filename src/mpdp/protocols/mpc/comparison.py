@@ -34,6 +34,7 @@ Exact for every value in the ring (no domain restriction beyond the format's cap
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,7 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
     in one dealer exchange).
     """
     shape = c_low.shape[1:]
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if n == 0:
         return np.zeros(shape, dtype=np.uint64)
     # G: r has a 1 where c has a 0; P: equal bits. XOR with the public c is done by the leader only.
@@ -267,7 +268,7 @@ def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArr
     two words), consuming the AND triples of :func:`_pair_circuit_specs` after the pairs' one.
     """
     shape = c_low.shape[1:]
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if n == 0:
         return np.zeros(shape, dtype=np.uint64)
     one = np.uint64(1)
@@ -299,7 +300,7 @@ def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArr
 def _pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[int, ...]) -> list[CorrelationSpec]:
     """The AND triples :func:`open_with_pairs` (``pair_shape``: ``r_low``'s) and :func:`less_than_public_pairs`
     consume, in order."""
-    count = -(-int(np.prod(shape, dtype=np.int64)) // 64)
+    count = -(-math.prod(shape) // 64)
     if count == 0:
         return [CorrelationSpec("and", 64, pair_shape)]
     return [CorrelationSpec("and", 64, pair_shape), *_circuit_specs(words, shape)[1:]]
@@ -310,7 +311,7 @@ _less_than_public = less_than_public  # the former private name, kept until ever
 
 def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
     """The AND triples :func:`less_than_public` consumes, in order: one bit-sliced word array per tree level."""
-    count = -(-int(np.prod(shape, dtype=np.int64)) // 64)
+    count = -(-math.prod(shape) // 64)
     if count == 0:
         return []
     width = 64 * words

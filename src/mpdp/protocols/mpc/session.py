@@ -30,6 +30,7 @@ shares. Operands from different sessions are refused the same way.
 from __future__ import annotations
 
 import itertools
+import math
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -249,7 +250,7 @@ class MPCSession:
                 raise MalformedMessageError(explain(f"bits from {src}", getattr(v, "shape", v),
                                                     f"{packed.shape} packed bytes", "check the peer"))
             total = np.bitwise_xor(v, total, out=v)
-        count = int(np.prod(shape))
+        count = math.prod(shape)
         return np.unpackbits(total, count=count).reshape(shape)
 
     # -- creating shared values ---------------------------------------------------------------------------
