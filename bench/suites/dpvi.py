@@ -169,6 +169,44 @@ against 12.2-14.2 ms (7.9-8.3x, last epoch 6.8-8.2x; 36.9 rounds). A full-scale 
 0's thread CPU 3.1x (tail in Z_2^128 3.5x), the dealer in its own process 8.4x (1.19x the greenlets row: on this
 host the replies' trip between processes costs what the dealer's share saves).
 
+Measured 2026-11-23 (session 11), lead: where the remaining time goes, and what did not pay. Callgrind with the
+instrumentation off until the timed loop (``valgrind --instr-atstart=no`` and ``callgrind_control -i on`` at the
+loop's start, 20 s a run instead of 2.5 min), 10 steps, all parties in one thread: 58.8 M -> 58.2 M instructions
+per step (-1.0%: shape sizes by ``math.prod`` instead of ``np.prod``, which builds an array from the tuple).
+Findings, each measured:
+
+* One opening round costs 13 us for both parties together (2,000 openings of 100 words as greenlets; 17 us for
+  3,000 words): the 34 rounds' transport is ~0.45 ms of a ~10 ms step. Rounds are not the cost; the work around
+  each round is (providers, combines, codec, ~7,100 C-level and ~6,100 Python calls per step for all parties).
+* :func:`~mpdp.protocols.mpc.bits.at_least` costs about the same for 1, 10 or 40 thresholds over 100 values
+  (0.87, 0.82, 0.92 ms per call for both parties and the dealer, each call its own planned block): its cost is
+  the fixed work of its seven rounds, not the thresholds. The two calls per step (the normalisation of ``S_i``
+  and the clipping's buckets) are ~24% of the step's samples (py-spy).
+* Quarter powers with a degree-2 polynomial for the clipping factor (one product round fewer, twice the
+  thresholds) are still dearer: +2.4% instructions (595.7 M against 582.0 M for 10 steps).
+* Reading openings as read-only views of the received bytes instead of copies (the sums into fresh arrays):
+  no gain (583.2 M against 582.0 M); not kept.
+* ``plan_step`` is 66 us per party and step; the theta tables are built once per party and step, as a party on
+  its own machine would (the float step builds them too).
+* Parties as processes: py-spy puts ~23% of the parties' samples in ``epoll`` waits, ~9% in ``sendmsg`` and
+  ~7% reading frames: the socket transport, which the in-memory rows do not pay.
+* A real training's first use of each Poisson minibatch size runs without a plan: 53 of 452 steps in the first
+  epoch of Adult, 14.6 ms against 11.1 ms, 3.6% of the epoch.
+* Drawing the Poisson minibatch (``RandomSource.random(n) < q`` over Adult's 45,222 records) takes ~0.57 ms per
+  step, in the float fit and the MPC fit alike.
+* A private-operand matrix product (each party's statistics ``T_j`` are known to it: one Beaver product per
+  block with the owner's mask known to the owner, no sharing of ``T``) would remove ~40% of the uint64 matmul
+  work (8.6% of the step's instructions: ~3%) and more in the Z_2^128 tail, where the owner's small-integer
+  ``T`` needs a third of the limb products (``Z2_128.matmul_sum`` is 10.9% of that step's samples: ~5%). It
+  needs a new correlation kind whose draw plan depends on the owner; not attempted this session.
+
+``OPENBLAS_NUM_THREADS=1 python -m bench dpvi``, two runs, load 1.0: greenlets 7.2-7.5x (threads 7.8-7.9x),
+online phase as greenlets 6.1-6.3x, parties as processes 5.9-6.4x, online phase as processes 5.1-5.2x, party 0's
+thread CPU 3.5x (tail in Z_2^128 4.9-5.2x), the dealer in its own process 6.6x, training 7.4-8.1x. Reaching 5x
+with every party in one process needs about a third less work per step; what is left to remove is spread over
+hundreds of small numpy calls per round, so it needs a step program with far fewer of them (fused kernels or
+compiled code), not another local saving.
+
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
 a deployment with one machine per party, and the CPU column is less disturbed by other jobs.
