@@ -306,9 +306,6 @@ def _pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[in
     return [CorrelationSpec("and", 64, pair_shape), *_circuit_specs(words, shape)[1:]]
 
 
-_less_than_public = less_than_public  # the former private name, kept until every branch has merged the new one
-
-
 def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
     """The AND triples :func:`less_than_public` consumes, in order: one bit-sliced word array per tree level."""
     count = -(-math.prod(shape) // 64)
