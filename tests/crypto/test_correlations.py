@@ -16,7 +16,7 @@ def _dealt(spec: CorrelationSpec, n: int, seed: int = 0) -> list[dict[str, np.nd
     streams = [RandomSource.seeded(f"{seed}-{i}") for i in range(n)]
     fix = deal(spec, streams)
     mirrors = [RandomSource.seeded(f"{seed}-{i}") for i in range(n)]
-    parts = [draw(spec, s) for s in mirrors]
+    parts = [draw(spec, s, index=i) for i, s in enumerate(mirrors)]
     parts[0].update(fix)
     return parts
 
@@ -214,7 +214,7 @@ def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bit
     with pytest.raises(ParameterError, match="own"):
         deal(spec, streams)
     fix = deal(spec, streams, own=RandomSource.seeded("dealer"))
-    parts = [draw(spec, RandomSource.seeded(f"m-{i}"), first=i == 0) for i in range(3)]
+    parts = [draw(spec, RandomSource.seeded(f"m-{i}"), index=i) for i in range(3)]
     parts[0].update(fix)
     a = _sum(ring, [p["a"] for p in parts])
     b = a if kind == "square_wrap" else _sum(ring, [p["b"] for p in parts])
@@ -231,6 +231,46 @@ def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bit
         CorrelationSpec(kind, 64, (5, 3), shape_b, out_ring_bits=128, shift=20)
 
 
+@pytest.mark.parametrize("owner", [0, 1, 2])
+@pytest.mark.parametrize(("bits", "out_bits"), [(64, 64), (128, 128), (128, 64)])
+def test_owned_products_mask_the_owners_operand_with_its_own_part(owner: int, bits: int, out_bits: int) -> None:
+    # A is the owner's part alone, B the others' parts (the owner draws none), c = A @ B + r with r's wrap parts
+    ring, out = ring_for_bits(bits), ring_for_bits(out_bits)
+    spec = CorrelationSpec("matmul_owned_wrap", bits, (4, 3), (3, 2), out_ring_bits=out_bits, shift=20, owner=owner)
+    streams = [RandomSource.seeded(f"o-{i}") for i in range(3)]
+    fix = deal(spec, streams, own=RandomSource.seeded("dealer"))
+    parts = [draw(spec, RandomSource.seeded(f"o-{i}"), index=i) for i in range(3)]
+    assert ["a" in p for p in parts] == [i == owner for i in range(3)]
+    assert ["b" in p for p in parts] == [i != owner for i in range(3)]
+    parts[0].update(fix)
+    a = parts[owner]["a"]
+    b = _sum(ring, [p["b"] for p in parts if "b" in p])
+    r = ring.to_object(ring.sub(_sum(ring, [p["c"] for p in parts]), ring.matmul(a, b)), signed=False)
+    msb = out.to_object(_sum(out, [p["msb"] for p in parts]), signed=False)
+    low = out.to_object(_sum(out, [p["low"] for p in parts]), signed=False)
+    assert len({int(v) for v in r.ravel()}) == r.size
+    assert all(m == v >> (bits - 1) for m, v in zip(msb.ravel(), r.ravel(), strict=True))
+    half = 1 << (bits - 1)
+    assert all(lo == ((v % half) >> 20) % (1 << out_bits) for lo, v in zip(low.ravel(), r.ravel(), strict=True))
+    with pytest.raises(ParameterError, match="owner"):  # beyond the parties
+        deal(CorrelationSpec("matmul_owned_wrap", bits, (4, 3), (3, 2), shift=20, owner=3), streams,
+             own=RandomSource.seeded("dealer"))
+
+
+def test_only_owned_kinds_name_an_owner_and_it_travels_on_the_wire() -> None:
+    with pytest.raises(ParameterError, match="owner"):
+        CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20)
+    with pytest.raises(ParameterError, match="owner"):
+        CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=20, owner=1)
+    owned = CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20, owner=1)
+    assert CorrelationSpec.from_wire(owned.to_wire()) == owned
+    assert owned != CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20, owner=0)
+    plain = CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=20)
+    assert "owner" not in plain.to_wire() and CorrelationSpec.from_wire(plain.to_wire()) == plain
+    with pytest.raises(MalformedMessageError):
+        CorrelationSpec.from_wire({**owned.to_wire(), "owner": "1"})
+
+
 _MIXED = [  # every kind, one-word and two-word rings, narrow rings, conversions both ways, broadcasting
     CorrelationSpec("mul", 64, (3, 4), (4,)), CorrelationSpec("mul", 12, (2, 5), (2, 1)),
     CorrelationSpec("mul", 128, (3, 1), (3, 4)), CorrelationSpec("matmul", 64, (3, 4), (4, 2)),
@@ -245,6 +285,8 @@ _MIXED = [  # every kind, one-word and two-word rings, narrow rings, conversions
     CorrelationSpec("mul_wrap", 128, (3, 2), (3, 1), out_ring_bits=64, shift=101),
     CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=24), CorrelationSpec("matmul_wrap", 128, (2, 3), (3, 2)),
     CorrelationSpec("square_wrap", 30, (5,), shift=10), CorrelationSpec("square_wrap", 128, (2, 2), shift=127),
+    CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=24, owner=0),
+    CorrelationSpec("matmul_owned_wrap", 128, (2, 3), (3, 2), out_ring_bits=64, shift=90, owner=0),
     CorrelationSpec("mul", 64, (), ()), CorrelationSpec("wrap", 128, (), shift=3),  # 0-d: the ring-method path
 ]
 
@@ -254,7 +296,7 @@ def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
     from mpdp.crypto.correlations import _fast, _fast_corrections, _ring_corrections
 
     for i, spec in enumerate(_MIXED):
-        parts = [draw(spec, RandomSource.seeded(f"w-{i}-{j}"), first=j == 0) for j in range(n)]
+        parts = [draw(spec, RandomSource.seeded(f"w-{i}-{j}"), index=j) for j in range(n)]
         r = spec.ring.random(RandomSource.seeded(f"r-{i}"), draw_shape(spec, "c")[1:] if spec.ring_bits == 128
                              else draw_shape(spec, "c")) if spec.kind.endswith("_wrap") else None
         want = _ring_corrections(spec, parts, r)
@@ -281,7 +323,7 @@ def test_a_batch_draws_and_deals_exactly_what_spec_by_spec_calls_do(prg: bool) -
     specs = _MIXED * 2
     work = CorrelationBatch(specs)
     streams = [source(f"s{i}") for i in range(3)]
-    parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
+    parts = [work.draw(s, index=i) for i, s in enumerate(streams)]
     masks = work.masks(source("own"))
     words = np.concatenate([work.corrections(parts, masks, lo, hi) for lo, hi in ((0, 5), (5, 6), (6, len(specs)))])
     assert words.shape == (work.reply_offsets[-1],) and words.dtype == np.uint64
@@ -293,7 +335,7 @@ def test_a_batch_draws_and_deals_exactly_what_spec_by_spec_calls_do(prg: bool) -
     mirrors = [source(f"s{i}") for i in range(3)]
     for i, spec in enumerate(specs):
         for j, m in enumerate(mirrors):
-            want = draw(spec, m, first=j == 0)
+            want = draw(spec, m, index=j)
             assert want.keys() == parts[j][i].keys()
             assert all(np.array_equal(want[k], parts[j][i][k]) and want[k].dtype == parts[j][i][k].dtype
                        for k in want), (spec, j)

@@ -29,6 +29,10 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
             one when the truncation also leaves the ring): a Beaver product then yields shares of
             ``x y + r`` directly, ready to open for its truncation, and ``r`` is never shared (one
             uniform element per value fewer than a triple plus a wrap mask)
+``owned``   ``matmul_owned_wrap``: ``matmul_wrap`` for a left operand one party (``owner``) holds in the
+            clear: ``A`` is drawn by the owner alone (it knows all of it), ``B`` by the other parties
+            alone (the owner's share of it is zero), ``c = A @ B + r`` shared by all
+            (:func:`mpdp.protocols.mpc.arithmetic.matmul_owned`: the owner never shares its matrix)
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -54,9 +58,12 @@ from mpdp.errors import MalformedMessageError, ParameterError, explain
 __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationBatch", "CorrelationSpec", "batch", "convert_unsigned",
            "deal", "draw", "draw_shape", "matmul_shape", "spec"]
 
-KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap")
+KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap",
+         "matmul_owned_wrap")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
-             "square_wrap": "square"}
+             "square_wrap": "square", "matmul_owned_wrap": "matmul"}
+OWNED = frozenset({"matmul_owned_wrap"})
+"""The kinds whose first operand's mask belongs to one party, ``CorrelationSpec.owner`` (its position)."""
 MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2 GiB of words)
 
 
@@ -97,7 +104,8 @@ class CorrelationSpec:
     """What to deal: the kind, its ring(s) and shape(s).
 
     ``shape`` is the shape of the (first) operand; ``shape_b`` the second operand's for ``mul``/``matmul``;
-    ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped).
+    ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped); ``owner``, the position of
+    the party holding the left operand among the computing parties, the :data:`OWNED` kinds (-1 elsewhere).
     """
 
     kind: str
@@ -106,15 +114,16 @@ class CorrelationSpec:
     shape_b: tuple[int, ...] = ()
     out_ring_bits: int = 0
     shift: int = 0
+    owner: int = -1
 
     def __init__(self, kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (),
-                 out_ring_bits: int = 0, shift: int = 0) -> None:
+                 out_ring_bits: int = 0, shift: int = 0, owner: int = -1) -> None:
         # Protocols build the same few specs thousands of times (every operation names its correlation): a spec
         # whose fields were validated before takes the normalised fields of then instead of re-validating,
         # written in one go (the fields of a frozen instance, set once here, as a generated __init__ would).
         fields = self.__dict__
         try:
-            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
             known = _VALIDATED.get(key)
         except TypeError:  # unhashable fields (e.g. a list shape): validate and normalise below
             key, known = None, None
@@ -122,10 +131,11 @@ class CorrelationSpec:
             fields.update(known)
             return
         fields.update(kind=kind, ring_bits=ring_bits, shape=shape, shape_b=shape_b, out_ring_bits=out_ring_bits,
-                      shift=shift)
+                      shift=shift, owner=owner)
         self._validate()
         # the hash of the fields, once (specs key the plans, layouts and remembered requests of every step)
-        fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift))
+        fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift,
+                                self.owner))
         if key is not None:
             if len(_VALIDATED) >= _MAX_VALIDATED:
                 _VALIDATED.clear()
@@ -160,8 +170,12 @@ class CorrelationSpec:
             except ValueError as exc:
                 raise ParameterError(explain("mul shapes", (self.shape, self.shape_b), "broadcastable shapes",
                                              "reshape the operands")) from exc
-        if self.kind in ("matmul", "matmul_wrap"):
+        if self.kind in ("matmul", "matmul_wrap", "matmul_owned_wrap"):
             matmul_shape(self.shape, self.shape_b)
+        owned = self.kind in OWNED
+        if type(self.owner) is not int or (self.owner < 0 if owned else self.owner != -1):
+            raise ParameterError(explain("owner", self.owner, f"{'a party position >= 0' if owned else '-1'} for "
+                                         f"{self.kind}", "name the operand's holder for matmul_owned_wrap only"))
 
     @property
     def product(self) -> str:
@@ -177,41 +191,48 @@ class CorrelationSpec:
         return ring_for_bits(self.out_ring_bits)
 
     def to_wire(self) -> dict[str, Any]:
-        return {"kind": self.kind, "ring_bits": self.ring_bits, "shape": list(self.shape),
+        wire = {"kind": self.kind, "ring_bits": self.ring_bits, "shape": list(self.shape),
                 "shape_b": list(self.shape_b), "out_ring_bits": self.out_ring_bits, "shift": self.shift}
+        if self.owner != -1:  # only the owned kinds carry it (the others' requests are as before)
+            wire["owner"] = self.owner
+        return wire
 
     @classmethod
     def from_wire(cls, wire: Any) -> CorrelationSpec:
-        if not isinstance(wire, dict) or set(wire) != {"kind", "ring_bits", "shape", "shape_b", "out_ring_bits",
-                                                       "shift"}:
+        if not isinstance(wire, dict) or set(wire) - {"owner"} != _WIRE_KEYS:
             raise MalformedMessageError(explain("correlation request", wire, "a CorrelationSpec wire dict",
                                                 "run the same mpdp version on every party"))
-        exact = all(type(wire[k]) is int for k in ("ring_bits", "out_ring_bits", "shift")) and all(
+        ints = ("ring_bits", "out_ring_bits", "shift", "owner") if "owner" in wire else \
+            ("ring_bits", "out_ring_bits", "shift")
+        exact = all(type(wire[k]) is int for k in ints) and all(
             type(wire[k]) is list and all(type(d) is int for d in wire[k]) for k in ("shape", "shape_b"))
         if type(wire["kind"]) is not str or not exact:
             raise MalformedMessageError(explain("correlation request", wire, "a str kind and int fields",
                                                 "run the same mpdp version on every party"))
         try:
             return cls(wire["kind"], wire["ring_bits"], tuple(wire["shape"]), tuple(wire["shape_b"]),
-                       wire["out_ring_bits"], wire["shift"])
+                       wire["out_ring_bits"], wire["shift"], wire.get("owner", -1))
         except (ParameterError, TypeError) as exc:
             raise MalformedMessageError(f"invalid correlation request {wire!r}: {exc}") from exc
 
 
+_WIRE_KEYS = frozenset({"kind", "ring_bits", "shape", "shape_b", "out_ring_bits", "shift"})
+
+
 def spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (), out_ring_bits: int = 0,
-         shift: int = 0) -> CorrelationSpec:
+         shift: int = 0, owner: int = -1) -> CorrelationSpec:
     """``CorrelationSpec(...)``, one shared (immutable) object per distinct spec: the engine names the
     correlation of every operation, often twice (a planning wrapper and the provider), thousands of times."""
     try:
-        return _shared_spec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+        return _shared_spec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
     except TypeError:  # unhashable fields (a list shape): an unshared spec, which normalises them
-        return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+        return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
 
 
 @functools.lru_cache(maxsize=4096)
 def _shared_spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...], out_ring_bits: int,
-                 shift: int) -> CorrelationSpec:
-    return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift)
+                 shift: int, owner: int) -> CorrelationSpec:
+    return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
 
 
 _VALIDATED: dict[tuple[Any, ...], dict[str, Any]] = {}  # the normalised fields of validated specs
@@ -234,17 +255,19 @@ def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:
 
 CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", "low"), "compare": ("bits",),
              "and": ("c",), "dabit": ("s",), "mul_wrap": ("c", "msb", "low"), "matmul_wrap": ("c", "msb", "low"),
-             "square_wrap": ("c", "msb", "low")}
+             "square_wrap": ("c", "msb", "low"), "matmul_owned_wrap": ("c", "msb", "low")}
 """The parts of each kind that party 0 receives from the dealer instead of drawing them."""
 
 
-def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -> dict[str, npt.NDArray[Any]]:
-    """One party's uniform parts of the correlation, expanded from its dealer stream.
+def draw(spec: CorrelationSpec, stream: UniformSource, *, index: int) -> dict[str, npt.NDArray[Any]]:
+    """The uniform parts of the correlation of the party at position ``index`` among the computing parties,
+    expanded from its dealer stream.
 
-    With ``first`` (party 0) the parts the dealer corrects (:data:`CORRECTED`) are not drawn.
+    Party 0 does not draw the parts the dealer corrects (:data:`CORRECTED`); in the :data:`OWNED` kinds only
+    the owner draws ``a`` and only the others draw ``b``.
     """
     out: dict[str, npt.NDArray[Any]] = {}
-    for name, how, shape, bits in _draw_plan(spec, first):
+    for name, how, shape, bits in _draw_plan(spec, index):
         if how == 0:  # uniform words (Z_2^128 limbs as Z2_128.random draws them, XOR-shared words)
             out[name] = stream.uint64(shape)
         elif how == 1:  # elements of a one-word ring (Z2k.random)
@@ -255,10 +278,11 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, first: bool = False) -
 
 
 @functools.lru_cache(maxsize=4096)
-def _draw_plan(spec: CorrelationSpec, first: bool) -> tuple[tuple[str, int, tuple[int, ...], int], ...]:
-    """What :func:`draw` expands, in stream order: ``(name, how, array shape, bits)`` per part (``how``: 0
-    uniform words, 1 elements of the one-word ring of ``bits``, 2 bits), the corrected parts skipped for
-    ``first``: exactly the draws of ``Ring.random`` and the stream's ``uint64``/``bits``.
+def _draw_plan(spec: CorrelationSpec, index: int) -> tuple[tuple[str, int, tuple[int, ...], int], ...]:
+    """What :func:`draw` expands for the party at ``index``, in stream order: ``(name, how, array shape, bits)``
+    per part (``how``: 0 uniform words, 1 elements of the one-word ring of ``bits``, 2 bits), the corrected parts
+    skipped for party 0 and, in the :data:`OWNED` kinds, ``a`` for all but the owner and ``b`` for the owner:
+    exactly the draws of ``Ring.random`` and the stream's ``uint64``/``bits``.
     The order is the protocol's: changing it changes every party's and the dealer's parts."""
     ring, shape, kind = spec.ring, spec.shape, spec.kind
     parts: list[tuple[str, Ring, tuple[int, ...]] | tuple[str, None, tuple[int, ...]]] = []
@@ -278,7 +302,9 @@ def _draw_plan(spec: CorrelationSpec, first: bool) -> tuple[tuple[str, int, tupl
         parts += [("a", None, shape), ("b", None, shape), ("c", None, shape)]
     else:  # dabit
         parts += [("bit", None, shape), ("s", ring, shape)]
-    skip = CORRECTED[kind] if first else ()
+    skip = CORRECTED[kind] if index == 0 else ()
+    if kind in OWNED:
+        skip = (*skip, "b" if index == spec.owner else "a")
     plan = []
     for name, part_ring, part_shape in parts:
         if name in skip:
@@ -347,7 +373,10 @@ def deal(spec: CorrelationSpec, streams: Sequence[UniformSource], *,
     if spec.kind.endswith("_wrap") and own is None:
         raise ParameterError(explain("own", None, f"the dealer's own random stream for {spec.kind}",
                                      "pass own=AesCtrPrg(secret key)"))
-    parts = [draw(spec, s, first=i == 0) for i, s in enumerate(streams)]
+    if spec.kind in OWNED and spec.owner >= len(streams):
+        raise ParameterError(explain("owner", spec.owner, f"a party position below {len(streams)}",
+                                     "name one of the computing parties"))
+    parts = [draw(spec, s, index=i) for i, s in enumerate(streams)]
     r = spec.ring.random(own, _c_shape(spec)) if own is not None and spec.kind.endswith("_wrap") else None
     names = CORRECTED[spec.kind]
     dests = tuple(np.empty(draw_shape(spec, name), dtype=np.uint64) for name in names)
@@ -372,8 +401,9 @@ def _ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray
     """:func:`_corrections` by the ring's methods: the reference (and the path for 0-d operands)."""
     ring, kind = spec.ring, spec.kind
 
-    def total(name: str, r: Ring = ring) -> RingArray:
-        return _ring_sum(r, [p[name] for p in parts])
+    def total(name: str, r: Ring = ring) -> RingArray:  # over the parties that draw the part (OWNED: a or b)
+        drawn = [p[name] for p in parts if name in p]
+        return _ring_sum(r, drawn) if drawn else r.zeros({"a": spec.shape, "b": spec.shape_b}[name])
 
     def others(name: str, r: Ring = ring) -> RingArray:
         rest = [p[name] for p in parts[1:]]
@@ -441,16 +471,18 @@ def _fast_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray
     kind, bits, out_bits, rest = spec.kind, spec.ring_bits, spec.out_ring_bits, parts[1:]
     first = parts[0]
 
-    def total(name: str) -> RingArray:  # a fresh array: the sum of every party's part, reduced
-        x = first[name]
-        if not rest:
+    def total(name: str) -> RingArray:  # a fresh array: the sum of the part over the parties that draw it
+        drawn = [p[name] for p in parts if name in p] if kind in OWNED else [p[name] for p in parts]
+        if not drawn:  # an owned product's B with no party but the owner: zero
+            return np.zeros(draw_shape(spec, name), dtype=np.uint64)
+        x = drawn[0]
+        if len(drawn) == 1:
             return x.copy()
-        o = rest[0][name]
+        o = drawn[1]
         out: RingArray = np.add(x, o)
         if bits == 128:
             np.add(out[1], np.less(out[0], o[0]), out=out[1])  # carry
-        for p in rest[1:]:
-            o = p[name]
+        for o in drawn[2:]:
             np.add(out, o, out=out)
             if bits == 128:
                 np.add(out[1], np.less(out[0], o[0]), out=out[1])
@@ -582,7 +614,7 @@ class CorrelationBatch:
 
     def __init__(self, specs: Sequence[CorrelationSpec]) -> None:
         self.specs = tuple(specs)
-        self._draw_layouts: dict[bool, tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
+        self._draw_layouts: dict[int, tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
                                                                ...], ...]]] = {}
         own: list[tuple[int, int, tuple[int, ...], int] | None] = []
         pos = 0
@@ -613,27 +645,28 @@ class CorrelationBatch:
     def __len__(self) -> int:
         return len(self.specs)
 
-    def _draw_layout(self, first: bool) -> tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
-                                                                    ...], ...]]:
-        known = self._draw_layouts.get(first)
+    def _draw_layout(self, index: int) -> tuple[int, tuple[tuple[tuple[str, int, int, int, tuple[int, ...], int],
+                                                                   ...], ...]]:
+        known = self._draw_layouts.get(index)
         if known is None:
             pos, per_spec = 0, []
             for s in self.specs:
                 entry = []
-                for name, how, shape, bits in _draw_plan(s, first):
+                for name, how, shape, bits in _draw_plan(s, index):
                     count = math.prod(shape)
                     words = (count + 63) // 64 if how == 2 else count
                     entry.append((name, how, pos, pos + words, shape, bits if how == 1 else count))
                     pos += words
                 per_spec.append(tuple(entry))
-            known = self._draw_layouts[first] = (pos, tuple(per_spec))
+            known = self._draw_layouts[index] = (pos, tuple(per_spec))
         return known
 
-    def draw(self, stream: UniformSource, *, first: bool = False) -> list[dict[str, npt.NDArray[Any]]]:
-        """Every correlation's parts from ``stream`` (:func:`draw` for each spec, in order)."""
+    def draw(self, stream: UniformSource, *, index: int) -> list[dict[str, npt.NDArray[Any]]]:
+        """Every correlation's parts from ``stream``, the party at ``index``'s (:func:`draw` for each spec, in
+        order)."""
         if type(stream) is not AesCtrPrg:
-            return [draw(s, stream, first=first) for s in self.specs]
-        total, per_spec = self._draw_layout(first)
+            return [draw(s, stream, index=index) for s in self.specs]
+        total, per_spec = self._draw_layout(index)
         words = stream.uint64(total)
         out = []
         for entry in per_spec:

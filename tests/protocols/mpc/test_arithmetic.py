@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -213,3 +215,78 @@ def test_mul_constants_equals_mul_int_and_caches_read_only(ring: Ring, values: t
     assert np.array_equal(mul_constants(ring, share, values, (3, 1)), want)
     assert np.array_equal(mul_constants(ring, share, values, (3, 1)), want)  # from the cache
     assert not _constants(ring, values, (3, 1)).flags.writeable
+
+
+@pytest.mark.parametrize("provider", ["dealer", "planned", "composed"])
+@pytest.mark.parametrize("parties", [2, 3])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_matmul_owned_matches_the_product_of_shared_operands(provider: str, parties: int,
+                                                             fmt: FixedPointFormat) -> None:
+    # each party's own block X_j (never shared) times a shared y: within one ulp of the plaintext product, in two
+    # rounds, with a dealer's owned products and with the fallback of providers that deal none (composed)
+    from mpdp.protocols.mpc import DealerProvider, TrustedDealer, WithTriplesFrom
+    from mpdp.protocols.mpc.arithmetic import matmul_owned
+    from mpdp.protocols.mpc.planning import PlannedProvider
+    from mpdp.runtime import run_protocol
+
+    names = ("alice", "bob", "carol")[:parties]
+    rows = (4, 0, 3)[:parties] if parties == 3 else (4, 3)
+    blocks = {name: np.sin(np.arange(rows[j] * 6.0) + j).reshape(rows[j], 6) * (j + 1) for j, name in enumerate(names)}
+    bounds = [float(j + 1) for j in range(parties)]
+    y = np.cos(np.arange(12.0)).reshape(6, 2)
+
+    def role(comm: Any) -> tuple[list[np.ndarray], int, int]:
+        dealer = DealerProvider(comm)
+        chosen = {"dealer": dealer, "planned": PlannedProvider(dealer),
+                  "composed": WithTriplesFrom(dealer, rest=dealer)}[provider]
+        with MPCSession(comm, provider=chosen, parties=dealer.parties, fmt=fmt) as s:
+            shared = s.input("alice", y if comm.name == "alice" else None, bound=1.0)
+            stacked = np.concatenate(list(blocks.values()))  # every block as one shared matrix (alice's input)
+            x = s.input("alice", stacked if comm.name == "alice" else None, bound=max(bounds))
+            x @ shared  # (the first request's logical rounds differ)
+
+            def to_peers() -> int:
+                return sum(v for k, v in comm.traffic.sent_to.items() if k != "dealer")
+
+            rounds, sent = comm.traffic.rounds, to_peers()
+            x @ shared  # the product of shared operands: its rounds (dealer round trips included) and bytes
+            rounds, sent = comm.traffic.rounds - rounds, to_peers() - sent
+            before, sent_before = comm.traffic.rounds, to_peers()
+            out = matmul_owned(shared, blocks[comm.name], [b.shape for b in blocks.values()], bounds)
+            assert comm.traffic.rounds - before == rounds
+            owned = to_peers() - sent_before
+            return [o.reveal() for o in out], sent, owned
+
+    roles: dict[str, Any] = {name: role for name in names}
+    roles["dealer"] = TrustedDealer()
+    run = run_protocol(roles, rng=RandomSource.seeded(3))
+    results = run.results["alice"][0]
+    for name in names[1:]:
+        np.testing.assert_equal(run.results[name][0], results)
+    ye = _grid(fmt, y)
+    for out, x in zip(results, blocks.values(), strict=True):
+        assert out.shape == (x.shape[0], 2)
+        assert np.all(np.abs(out - _grid(fmt, x) @ ye) < fmt.resolution)
+    if provider != "composed":  # each party sends its own block's d only, not a share of every block
+        for name in names:
+            shared_bytes, owned_bytes = run.results[name][1:]
+            assert owned_bytes < shared_bytes
+
+
+def test_matmul_owned_refuses_bad_blocks() -> None:
+    from mpdp.protocols.mpc.arithmetic import matmul_owned
+
+    def program(s: MPCSession) -> None:
+        y = s.input("alice", np.ones((3, 2)) if s.comm.name == "alice" else None, bound=1.0)
+        mine = np.full((2, 3), 5.0) if s.comm.name == "alice" else np.zeros((1, 3))
+        matmul_owned(y, mine, [(2, 3), (1, 3)], [4.0, 1.0])  # alice's block breaks its public bound
+
+    with pytest.raises(DomainError, match="declare a larger bound"):
+        run_mpc(program)
+
+    def wrong_shape(s: MPCSession) -> None:
+        y = s.input("alice", np.ones((3, 2)) if s.comm.name == "alice" else None, bound=1.0)
+        matmul_owned(y, np.zeros((2, 4)), [(2, 4), (2, 4)], [1.0, 1.0])
+
+    with pytest.raises(ShapeMismatchError):
+        run_mpc(wrong_shape)

@@ -43,11 +43,11 @@ from mpdp.crypto.beaver import beaver_combine, square_combine, wrap_shift_output
 from mpdp.crypto.correlations import CorrelationSpec, matmul_shape
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray
-from mpdp.errors import ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
 
-__all__ = ["convert", "matmul", "matmul_public", "mul", "mul_public", "mul_split", "square", "truncate",
+__all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_public", "mul_split", "square", "truncate",
            "wrap_shift_many"]
 
 
@@ -242,6 +242,94 @@ def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     if ring.shape(z) != shape:  # pragma: no cover - guarded by matmul_shape
         raise ShapeMismatchError(explain("matmul result", ring.shape(z), f"{shape}", "report this bug"))
     return _finish(x, z, scale, bound, sid)
+
+
+def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tuple[int, int]],
+                 bounds: Sequence[float]) -> list[SharedFixedPoint]:
+    """``X_j @ y`` for every computing party ``j``'s own matrix ``X_j``, which ``j`` holds in the clear and never
+    shares (``mine``: this party's; ``shapes`` and the bounds ``|X_j| <= bounds[j]`` are public, one per party in
+    the session's order). Two rounds for all the parties' products together, as one :func:`matmul`.
+
+    With a provider that deals owned products (:attr:`~mpdp.protocols.mpc.provider.CorrelationProvider.
+    deals_owned_products`: a dealer), each block ``j`` takes a ``matmul_owned_wrap`` correlation: ``A`` (the mask
+    of ``X_j``) known to ``j`` alone, ``B`` (the mask of ``y``) shared by the others (``j``'s share is zero),
+    ``C = A @ B + r``. In one exchange ``j`` sends ``d = X_j - A`` to the others and each other party ``k``
+    sends ``j`` its ``y_k - B_k``, so that ``j`` knows ``e = y - B``; then
+
+        X_j @ y = X_j @ e + d @ B + C - r
+
+    ``j`` computes ``X_j @ e`` (it knows ``X_j`` and ``e``), each other party ``k`` its ``d @ B_k``, everyone
+    adds its share of ``C``, and the sum masked by ``r`` is opened for the wrap-corrected truncation, as in
+    :func:`matmul`. Against a product of shared operands (``X_j`` input as shares, then a matrix triple) this
+    draws and sends no shares of ``X_j``, half the opened words (``d`` from its owner only, ``e`` to it only)
+    and half the local products (one per party and block instead of two). Security: ``d`` is uniform to the
+    others (``A`` is known to ``j`` and the dealer only), ``y_k - B_k`` uniform to ``j`` (``B_k`` is ``k``'s),
+    the opened sum uniform to all (``r`` is the dealer's); semi-honest, the dealer colluding with nobody, as
+    every dealt correlation. Accuracy: that of :func:`matmul` (one stochastic rounding below ``2^-f``).
+
+    Other providers (triples from homomorphic encryption): the blocks stacked, each party's rows its own and
+    zero elsewhere (a sharing no one draws), times ``y`` by :func:`matmul`: the same rounds and result.
+    """
+    session, fmt, ring = y.session, y.fmt, y.ring
+    parties = session.parties
+    me = parties.index(session.comm.name)
+    if len(shapes) != len(parties) or len(bounds) != len(parties):
+        raise ShapeMismatchError(explain("shapes and bounds", (len(shapes), len(bounds)),
+                                         f"one per computing party ({len(parties)})", "list every party's block"))
+    if len(y.shape) != 2:
+        raise ShapeMismatchError(explain("y", y.shape, "a matrix (2-D)", "reshape the right operand"))
+    blocks: list[tuple[int, ...]] = [tuple(int(d) for d in shape) for shape in shapes]
+    for shape in blocks:
+        matmul_shape(shape, y.shape)  # ShapeMismatchError unless (m, inner) with inner = y's rows
+        if len(shape) != 2:
+            raise ShapeMismatchError(explain("block shape", shape, f"(rows, {y.shape[0]})", "pass matrices"))
+    if not all(math.isfinite(b) and 0 <= b <= fmt.max_value for b in bounds):
+        raise ParameterError(explain("bounds", list(bounds), f"numbers in [0, {fmt.max_value:g}]",
+                                     "declare public bounds on |X_j| the format holds"))
+    x = np.asarray(mine, dtype=np.float64)
+    if x.shape != blocks[me]:
+        raise ShapeMismatchError(explain(f"{session.comm.name}'s matrix", x.shape, f"the public shape {blocks[me]}",
+                                         "pass this party's block"))
+    worst = float(np.max(np.abs(x))) if x.size else 0.0
+    if not worst <= bounds[me]:
+        raise DomainError(explain(f"{session.comm.name}'s matrix", f"max |x| = {worst:.6g}",
+                                  f"|x| <= bound = {bounds[me]:g}", "clip the values or declare a larger bound"))
+    inner = y.shape[0]
+    scale = fmt.frac_bits + y.scale
+    out_bounds = [float(b) * y.bound * inner for b in bounds]
+    for b in out_bounds:
+        _need(fmt, b, scale, "matrix product")
+    encoded = fmt.encode(x, name=f"{session.comm.name}'s matrix")
+    if scale <= fmt.frac_bits or not session.provider.deals_owned_products:
+        rows = [encoded if j == me else ring.zeros(shape) for j, shape in enumerate(blocks)]
+        stacked = ring.combine(rows, lambda arrays: np.concatenate(arrays, axis=-2))
+        product = matmul(SharedFixedPoint(session, stacked, fmt=fmt, scale=fmt.frac_bits,
+                                          bound=float(max(bounds, default=0.0)), sharing_id=session.new_id()), y)
+        starts = np.cumsum([0] + [shape[0] for shape in blocks])
+        return [product[int(lo):int(hi)].assume_bound(b + fmt.resolution)
+                for lo, hi, b in zip(starts[:-1], starts[1:], out_bounds, strict=True)]
+    drop = scale - fmt.frac_bits
+    provider = session.provider
+    provider.prefetch([CorrelationSpec("matmul_owned_wrap", ring.bits, shape, y.shape, out_ring_bits=ring.bits,
+                                       shift=drop, owner=j) for j, shape in enumerate(blocks)])
+    masks = [provider.owned_product(j, ring, shape, y.shape, drop) for j, shape in enumerate(blocks)]
+    d = ring.sub(encoded, masks[me].mask)
+    peers = {p: k for k, p in enumerate(parties) if k != me}
+    got = session.exchange(ring, {p: [d, ring.sub(y.share, masks[k].mask)] for p, k in peers.items()},
+                           {p: [blocks[k], y.shape] for p, k in peers.items()}, sharing_id=session.new_id(),
+                           label="mpc.matmul_owned")
+    e = y.share  # y - B: this party's share of y (its share of B is zero) and the others' y_k - B_k
+    for p in peers:
+        e = ring.add(e, got[p][1])
+    masked = []
+    for j, t in enumerate(masks):
+        z = ring.matmul(encoded, e) if j == me else ring.matmul(got[parties[j]][0], t.mask)
+        z = ring.add(z, t.c)
+        masked.append(ring.add_int(z, 1 << (ring.bits - 2)) if session.leader else z)
+    opened = session.open(ring, masked, sharing_id=session.new_id(), label="mpc.trunc")
+    return [SharedFixedPoint(session, wrap_shift_output(ring, ring, c, t.msb, t.low, drop, leader=session.leader),
+                             fmt=fmt, scale=fmt.frac_bits, bound=b + fmt.resolution, sharing_id=session.new_id())
+            for c, t, b in zip(opened, masks, out_bounds, strict=True)]
 
 
 def mul_split(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:

@@ -63,6 +63,7 @@ from mpdp.protocols.mpc.provider import (
     CorrelationProvider,
     DaBit,
     MaskedProduct,
+    OwnedProduct,
     SquarePair,
     WrapMask,
 )
@@ -188,6 +189,10 @@ class TrustedDealer(Party):
                 work = known.use(request)
             elif isinstance(request, list):
                 specs = tuple(CorrelationSpec.from_wire(w) for w in request)
+                if any(s.owner >= len(parties) for s in specs):
+                    raise MalformedMessageError(explain("correlation owner", max(s.owner for s in specs),
+                                                        f"a position among the {len(parties)} computing parties",
+                                                        "reject the sender"))
                 work = batch(specs)
                 known.add(specs, work)
             else:
@@ -197,7 +202,7 @@ class TrustedDealer(Party):
                                                     "reject the sender"))
             # Every stream is expanded for the whole request at once (one keystream call each), then the
             # corrections are computed chunk by chunk, each chunk sent as soon as it is ready.
-            parts = [work.draw(s, first=i == 0) for i, s in enumerate(streams)]
+            parts = [work.draw(s, index=i) for i, s in enumerate(streams)]
             masks = work.masks(own)
             for chunk in reply_chunks(len(work), whole=whole):
                 comm.send(parties[0], work.corrections(parts, masks, chunk.start, chunk.stop), label=_REPLY)
@@ -278,7 +283,8 @@ class DealerProvider(CorrelationProvider):
             self._known.add(key, work)
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
-        entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, first=first), strict=True)]
+        entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, index=self.index),
+                                                             strict=True)]
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
             self._replies.extend((entries[chunk], work, chunk.start)
@@ -379,6 +385,19 @@ class DealerProvider(CorrelationProvider):
         p = self.parts(_spec(kind + "_wrap", ring.bits, a_shape, () if square else b_shape,
                             out_ring_bits=(out_ring or ring).bits, shift=shift))
         return MaskedProduct(p["a"], p["a"] if square else p["b"], p["c"], p["msb"], p["low"])
+
+    @property
+    def deals_owned_products(self) -> bool:
+        return True
+
+    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
+                      *, out_ring: Ring | None = None) -> OwnedProduct:
+        if not 0 <= owner < len(self.parties):
+            raise ParameterError(explain("owner", owner, f"a position among the {len(self.parties)} computing parties",
+                                         "pass the operand holder's index in the session's parties"))
+        p = self.parts(_spec("matmul_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
+                             shift=shift, owner=owner))
+        return OwnedProduct(p["a"] if owner == self.index else p["b"], p["c"], p["msb"], p["low"])
 
     def close(self) -> None:
         if not self._closed:

@@ -32,6 +32,7 @@ from mpdp.protocols.mpc.provider import (
     CorrelationProvider,
     DaBit,
     MaskedProduct,
+    OwnedProduct,
     SquarePair,
     WrapMask,
 )
@@ -144,6 +145,18 @@ class PlannedProvider(CorrelationProvider):
         if self._recording is not None:
             self._recording.append(spec)
         return self.inner.masked_product(kind, ring, a_shape, b_shape, shift, out_ring=out_ring)
+
+    @property
+    def deals_owned_products(self) -> bool:
+        return self.inner.deals_owned_products
+
+    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
+                      *, out_ring: Ring | None = None) -> OwnedProduct:
+        spec = _spec("matmul_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
+                     shift=shift, owner=owner)
+        if self._recording is not None:
+            self._recording.append(spec)
+        return self.inner.owned_product(owner, ring, a_shape, b_shape, shift, out_ring=out_ring)
 
     def close(self) -> None:
         self.inner.close()

@@ -15,7 +15,11 @@ Two levels
 :class:`CorrelationProvider`
     A ``TripleSource`` that also supplies square pairs, wrap masks (truncation and ring conversion),
     comparison masks, bitwise AND triples and daBits. The trusted dealer
-    (:class:`~mpdp.protocols.mpc.dealer.DealerProvider`) implements all of them.
+    (:class:`~mpdp.protocols.mpc.dealer.DealerProvider`) implements all of them, and also *owned products*
+    (:meth:`~CorrelationProvider.owned_product`: a matrix product whose left operand one party holds in the
+    clear, :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`), which cannot be composed from the others:
+    :attr:`~CorrelationProvider.deals_owned_products` says whether a provider deals them, and the protocol
+    falls back to a product of shared operands where it does not.
 
 To plug in a new triple source, subclass :class:`TripleSource`, implement the two methods so that they
 return this party's additive shares ``(a, b, c)`` in ``ring`` (arrays as described in
@@ -50,6 +54,7 @@ __all__ = [
     "CorrelationProvider",
     "DaBit",
     "MaskedProduct",
+    "OwnedProduct",
     "SquarePair",
     "TripleSource",
     "WithTriplesFrom",
@@ -94,6 +99,19 @@ class MaskedProduct:
 
     a: RingArray = field(repr=False)
     b: RingArray = field(repr=False)
+    c: RingArray = field(repr=False)
+    msb: RingArray = field(repr=False)
+    low: RingArray = field(repr=False)
+
+
+@dataclass(frozen=True)
+class OwnedProduct:
+    """A :class:`MaskedProduct` of ``X @ y`` whose left operand ``X`` one computing party, the owner, holds in
+    the clear (spec kind ``matmul_owned_wrap``). The owner's ``mask`` is the whole mask ``A`` of ``X``; every
+    other party's ``mask`` is its share of the mask ``B`` of ``y`` (the owner's share of ``B`` is zero);
+    ``c = A @ B + r``, ``msb`` and ``low`` are shared by all, as in :class:`MaskedProduct`."""
+
+    mask: RingArray = field(repr=False)
     c: RingArray = field(repr=False)
     msb: RingArray = field(repr=False)
     low: RingArray = field(repr=False)
@@ -182,6 +200,19 @@ class CorrelationProvider(TripleSource):
             raise ParameterError(explain("kind", kind, "'mul', 'matmul' or 'square'", "name the product"))
         mask = self.wrap_mask(ring, out_ring or ring, out, shift)
         return MaskedProduct(a, b, ring.add(c, mask.r), mask.msb, mask.low)
+
+    @property
+    def deals_owned_products(self) -> bool:
+        """Whether :meth:`owned_product` is available (a dealer deals them; composing them from triples and
+        masks is not possible, so protocols fall back to a product of shared operands)."""
+        return False
+
+    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
+                      *, out_ring: Ring | None = None) -> OwnedProduct:
+        """An :class:`OwnedProduct` for ``X @ y`` (``X`` of ``a_shape`` held by the party at position ``owner``,
+        ``y`` of ``b_shape``) truncated by ``shift`` bits into ``out_ring`` (default ``ring``)."""
+        raise ParameterError(explain("provider", type(self).__name__, "a provider that deals owned products",
+                                     "check deals_owned_products first (a TrustedDealer's DealerProvider deals them)"))
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
         """Announce the next correlations, in the order they will be asked for, so that a provider can

@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -175,6 +175,34 @@ class MPCSession:
                     raise _shape_error(v, mine, what)
                 totals[i] = ring.add(mine, v)
         return totals
+
+    def exchange(self, ring: Ring, outgoing: Mapping[str, Sequence[RingArray]],
+                 shapes: Mapping[str, Sequence[tuple[int, ...]]], *, sharing_id: bytes,
+                 label: str) -> dict[str, list[RingArray]]:
+        """Send every peer its own arrays, ``outgoing[peer]`` (elements of ``ring``), and receive from every peer
+        the arrays it sent this party, of the public ``shapes[peer]`` (one round; :meth:`open` when every peer
+        is sent the same arrays and they are summed). Refuses a peer's array of another shape or outside
+        ``ring``."""
+        comm = self.comm
+        if set(outgoing) != set(self.peers):
+            raise ParameterError(explain("outgoing", sorted(outgoing), f"arrays for each peer of {self.peers}",
+                                         "pass one list per peer"))
+        for p in self.peers:
+            comm.send_opening(p, sharing_id, [np.asarray(v, dtype=_UINT64) for v in outgoing[p]], label=label)
+        received = {}
+        for p in self.peers:
+            count = len(shapes[p])
+            got, body = comm.recv_opening(p, sharing_id, count, label=label)
+            values = self._check_reply(p, body, sharing_id, count) if got is None else got
+            checked = []
+            for v, shape in zip(values, shapes[p], strict=True):
+                v = ring.check(v, f"array from {p}")
+                if ring.shape(v) != tuple(shape):
+                    raise MalformedMessageError(explain(f"array from {p}", ring.shape(v), f"shape {tuple(shape)}",
+                                                        "the parties run different programs: check the peer"))
+                checked.append(v)
+            received[p] = checked
+        return received
 
     def open_to(self, ring: Ring, shares: Sequence[RingArray], receiver: str, *, sharing_id: bytes,
                 label: str) -> list[RingArray] | None:
