@@ -55,16 +55,17 @@ from one iteration to the next.
   the step runs all in Z_2^128: over a 33-epoch training, most steps cost this row's CPU.
 
 Rounds per iteration: 34 (35 before session 8, 38 before session 7, 78 at the start of session 3): none for the
-inputs (factors in Z_2^128, norms and statistics in the tail format: seeded,
-:meth:`~mpdp.protocols.mpc.session.MPCSession.input_seeded`), 2 the products across parties, 7 the normalisation of
-``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product giving ``q~ = q 2^-k`` and ``(q -
-pi S) 2^-k`` (truncated straight into the tail), 4 the squared norm and ``S~^2``, 15 the clipped weights ``q~ /
-sqrt(max(S~^2, n~))`` (comparisons with half powers of two, the maximum, ``z = m 2^-k`` and ``v root``, then the
-degree-3 polynomial with ``t^2`` and ``v root t`` in one product and one last product), 2 the matrix product, 1 the
-truncation onto the grid and 1 the opening. Once the gradient map's constants outgrow the tail (they reach the
-hundreds as training proceeds: after about three epochs on Adult), one more round lifts the weighted sums back into
-Z_2^128 for the map, the noise and the opening; this bench's thetas (the initial posterior's) keep them in the tail
-(session 8).
+inputs (factors in Z_2^128, norms in the tail format: seeded,
+:meth:`~mpdp.protocols.mpc.session.MPCSession.input_seeded`; the statistics are not shared), 2 the products across
+parties, 7 the normalisation of ``S_i`` (comparisons with 40 powers of two against one opened mask), 2 the product
+giving ``q~ = q 2^-k`` and ``(q - pi S) 2^-k`` (truncated straight into the tail), 4 the squared norm and ``S~^2``,
+15 the clipped weights ``q~ / sqrt(max(S~^2, n~))`` (comparisons with half powers of two, the maximum, ``z = m
+2^-k`` and ``v root``, then the degree-3 polynomial with ``t^2`` and ``v root t`` in one product and one last
+product), 2 the matrix product (each party's own statistics times the shared weights,
+:func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`), 1 the truncation onto the grid and 1 the opening. Once the
+gradient map's constants outgrow the tail (they reach the hundreds as training proceeds: after about three epochs on
+Adult), one more round lifts the weighted sums back into Z_2^128 for the map, the noise and the opening; this
+bench's thetas (the initial posterior's) keep them in the tail (session 8).
 
 Measured 2026-11-22 (session 4), lead, ``OPENBLAS_NUM_THREADS=1 python -m bench dpvi``, load 4.5 (a test suite
 and an experiment running beside it): party 0's thread CPU 18 ms per iteration against the float step's 3.9 ms

@@ -22,8 +22,8 @@ default, see :class:`GradientPrecision`):
    ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
    _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
    ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``); that product's truncation delivers ``q~`` and ``v``
-   in the tail format directly (no extra round), and the parties share their ``N_ikj`` and statistics in it
-   in the input round;
+   in the tail format directly (no extra round), and the parties share their ``N_ikj`` in it in the input
+   round (the statistics are never shared, step 4);
 2. the whole per-example gradient's squared norm over ``C'^2`` is
    ``n_i = sum_k r_ik^2 sum_j N_ikj + sum_(k < K) (r_ik - pi_k)^2 / C'^2``
    (components' and parties' coordinates are disjoint, and ``d log p / d beta_k = r_ik - pi_k``); computed is
@@ -31,7 +31,10 @@ default, see :class:`GradientPrecision`):
 3. the clipping factor ``c_i = 1 / sqrt(max(n_i, 1)) = S~ / sqrt(max(S~^2, n~))`` and the weights
    ``w_ik = c_i r_ik = q~_ik / sqrt(max(S~^2, n~))``: one inverse square root of a maximum whose bucket
    comes from comparisons (:func:`~mpdp.protocols.mpc.clipping.inv_sqrt_max`), applied to ``(q~, S~)``;
-4. ``M = T^T w`` (one secure matrix product), ``s_k = sum_i w_ik``, ``sum_i c_i``; lifted back into ``fmt``
+4. ``M = T^T w``, party ``j``'s rows ``T^(j)T w`` from its own statistics in the clear
+   (:func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`: the product's two rounds for every party at once; no
+   share of ``T`` is drawn or sent, and each party computes one local product per block instead of two),
+   ``s_k = sum_i w_ik``, ``sum_i c_i``; lifted back into ``fmt``
    (one round, exact) when the map's constants need the wide ring's capacity: they grow with the model's
    parameters (into the hundreds after three epochs on Adult). While they are small (early training), the
    map, the noise and the opening stay in the tail's ring (:attr:`StepPublic.release_fmt`, chosen by
@@ -92,7 +95,7 @@ from mpdp.crypto.renormalization import RenormalizationParams
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.arithmetic import convert
+from mpdp.protocols.mpc.arithmetic import convert, matmul_owned
 from mpdp.protocols.mpc.clipping import ClipFactorParams, inv_sqrt_max
 from mpdp.protocols.mpc.functions import _mul, _normalise, mul_known
 from mpdp.protocols.mpc.session import MPCSession
@@ -461,17 +464,19 @@ Shares = list[SharedFixedPoint]
 
 
 def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
-                  tail: FixedPointFormat) -> tuple[Shares, Shares, Shares]:
-    """Every party's ``(factors, sq_norms, stats)``: the factors in ``fmt``, the rest in ``tail``. Seeded inputs
+                  tail: FixedPointFormat) -> tuple[Shares, Shares]:
+    """Every party's ``(factors, sq_norms)``: the factors in ``fmt``, the norms in ``tail``. Seeded inputs
     (:meth:`~mpdp.protocols.mpc.session.MPCSession.input_seeded`: the shapes and bounds are public), so no
-    message and no round: the others' shares come from the keys each pair agreed on at the session's first step."""
+    message and no round: the others' shares come from the keys each pair agreed on at the session's first step.
+    The statistics are not shared: each party multiplies its own into the weights
+    (:func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`)."""
     K, B = public.components, public.batch
     me = session.parties.index(session.comm.name)
     row = _check_input(mine, public, me)
     if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
         row[:, :K] *= public.weights
     split = tail != fmt
-    factors, norms, stats = [], [], []
+    factors, norms = [], []
     # ids in the parties' order, own input sent first: every party's input travels in the same round
     ids = [session.new_id() for _ in session.parties]
     tail_ids = [session.new_id() for _ in session.parties] if split else ids
@@ -479,27 +484,25 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt
 
     def share(j: int, values: FloatArray | None) -> tuple[SharedFixedPoint, SharedFixedPoint]:
         owner = session.parties[j]
-        width = K + public.stat_counts[j]  # the rest: squared norms and statistics
         if not split:
-            both = session.input_seeded(owner, values, shape=(B, K + width), bound=bounds[j], fmt=fmt,
+            both = session.input_seeded(owner, values, shape=(B, 2 * K), bound=bounds[j], fmt=fmt,
                                         sharing_id=ids[j])
             return both[:, :K], both[:, K:]
         head = session.input_seeded(owner, None if values is None else values[:, :K], shape=(B, K), bound=1.0,
                                     fmt=fmt, sharing_id=ids[j])
-        rest = session.input_seeded(owner, None if values is None else values[:, K:], shape=(B, width),
+        rest = session.input_seeded(owner, None if values is None else values[:, K:], shape=(B, K),
                                     bound=bounds[j], fmt=tail, sharing_id=tail_ids[j])
         return head, rest
 
-    own = share(me, row)
+    own = share(me, row[:, : 2 * K])
     for j, owner in enumerate(session.parties):
         head, rest = own if j == me else share(j, None)
         factors.append(head.assume_bound(float(public.weights.max()) if j == 0 else 1.0))
-        norms.append(rest[:, :K].assume_bound(public.sq_norm_bounds[j]))
-        stats.append(rest[:, K:].assume_bound(public.stat_bounds[j]))
-        if head.shape != (B, K) or rest.shape != (B, K + public.stat_counts[j]):  # pragma: no cover
-            raise ShapeMismatchError(explain(f"{owner}'s input", (head.shape, rest.shape),
-                                             "(B, K) and (B, K + statistics)", "report this"))
-    return factors, norms, stats
+        norms.append(rest.assume_bound(public.sq_norm_bounds[j]))
+        if head.shape != (B, K) or rest.shape != (B, K):  # pragma: no cover
+            raise ShapeMismatchError(explain(f"{owner}'s input", (head.shape, rest.shape), "(B, K) and (B, K)",
+                                             "report this"))
+    return factors, norms
 
 
 def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
@@ -538,7 +541,7 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
         raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
                                          "plan the step for this session's parties"))
     pi = public.weights
-    factors, norms, stats = _share_inputs(session, public, mine, fmt, tail)
+    factors, norms = _share_inputs(session, public, mine, fmt, tail)
 
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
     q = factors[0]
@@ -576,9 +579,12 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     out = inv_sqrt_max(prods[:, K].assume_bound(1.0 + 4 * K * tail.resolution), n_tilde,
                        concatenate([qt, st], axis=1), public.clip_params, low_exp=NORM_LOW_EXP)
     w, c = out[:, :K].assume_bound(1.0 + 1e-3), out[:, K].assume_bound(1.0 + 1e-3)
-    # 4. the statistics' weighted sums
-    T = concatenate(stats, axis=1) if len(stats) > 1 else stats[0]
-    M = T.T @ w  # (statistics, K)
+    # 4. the statistics' weighted sums, T_j^T w per party j: its statistics T_j stay its own (never shared)
+    bounds = public.stat_bounds
+    me = session.parties.index(session.comm.name)
+    own = np.clip(mine.stats, -bounds[me], bounds[me])  # (within 1e-9 of the bound already, _check_input)
+    blocks = matmul_owned(w, own.T, [(count, B) for count in public.stat_counts], bounds)
+    M = concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0]  # (statistics, K)
     s = w.sum(axis=0)
     total_c = c.sum(axis=0).reshape((1,))
     # 5. the public linear map, on raw shares, one truncation onto the release grid
