@@ -7,7 +7,8 @@ package is the interactive part, run by parties exchanging messages through :cla
 * :class:`SharedFixedPoint` – an array of shared fixed-point numbers with numpy-like operators;
 * :class:`CorrelationProvider` / :class:`TripleSource` – the pluggable source of Beaver triples and other
   correlations; :class:`TrustedDealer` + :class:`DealerProvider` implement it with a dealer party;
-* :mod:`~mpdp.protocols.mpc.arithmetic` – products, truncation, ring conversion, split multiplication.
+* :mod:`~mpdp.protocols.mpc.arithmetic` – products, truncation, ring conversion, split multiplication, and
+  products with a matrix one party holds in the clear (:func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`).
 """
 
 from mpdp.protocols.mpc.dealer import DealerProvider, TrustedDealer
