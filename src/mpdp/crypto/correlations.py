@@ -29,10 +29,11 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
             one when the truncation also leaves the ring): a Beaver product then yields shares of
             ``x y + r`` directly, ready to open for its truncation, and ``r`` is never shared (one
             uniform element per value fewer than a triple plus a wrap mask)
-``owned``   ``matmul_owned_wrap``: ``matmul_wrap`` for a left operand one party (``owner``) holds in the
-            clear: ``A`` is drawn by the owner alone (it knows all of it), ``B`` by the other parties
-            alone (the owner's share of it is zero), ``c = A @ B + r`` shared by all
-            (:func:`mpdp.protocols.mpc.arithmetic.matmul_owned`: the owner never shares its matrix)
+``owned``   ``matmul_owned_wrap``, ``mul_owned_wrap``: ``matmul_wrap`` and ``mul_wrap`` for a left operand
+            one party (``owner``) holds in the clear: ``A`` is drawn by the owner alone (it knows all of it),
+            ``B`` by the other parties alone (the owner's share of it is zero), ``c = A @ B + r`` (``A * B
+            + r``) shared by all (:func:`mpdp.protocols.mpc.arithmetic.matmul_owned` and ``mul_owned``: the
+            owner never shares its operand)
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -59,10 +60,10 @@ __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationBatch", "Correlatio
            "deal", "draw", "draw_shape", "matmul_shape", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap",
-         "matmul_owned_wrap")
+         "matmul_owned_wrap", "mul_owned_wrap")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
-             "square_wrap": "square", "matmul_owned_wrap": "matmul"}
-OWNED = frozenset({"matmul_owned_wrap"})
+             "square_wrap": "square", "matmul_owned_wrap": "matmul", "mul_owned_wrap": "mul"}
+OWNED = frozenset({"matmul_owned_wrap", "mul_owned_wrap"})
 """The kinds whose first operand's mask belongs to one party, ``CorrelationSpec.owner`` (its position)."""
 MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2 GiB of words)
 
@@ -164,7 +165,7 @@ class CorrelationSpec:
             raise ParameterError(explain("out_ring_bits", self.out_ring_bits, f"<= {self.ring_bits} for {self.kind}",
                                          "truncate within the product's ring or into a narrower one; widen with a "
                                          "'wrap' conversion"))
-        if self.kind in ("mul", "mul_wrap"):
+        if self.kind in ("mul", "mul_wrap", "mul_owned_wrap"):
             try:
                 np.broadcast_shapes(self.shape, self.shape_b)
             except ValueError as exc:
@@ -175,7 +176,7 @@ class CorrelationSpec:
         owned = self.kind in OWNED
         if type(self.owner) is not int or (self.owner < 0 if owned else self.owner != -1):
             raise ParameterError(explain("owner", self.owner, f"{'a party position >= 0' if owned else '-1'} for "
-                                         f"{self.kind}", "name the operand's holder for matmul_owned_wrap only"))
+                                         f"{self.kind}", "name the operand's holder for the owned kinds only"))
 
     @property
     def product(self) -> str:
@@ -255,7 +256,8 @@ def convert_unsigned(a: RingArray, src: Ring, dst: Ring) -> RingArray:
 
 CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", "low"), "compare": ("bits",),
              "and": ("c",), "dabit": ("s",), "mul_wrap": ("c", "msb", "low"), "matmul_wrap": ("c", "msb", "low"),
-             "square_wrap": ("c", "msb", "low"), "matmul_owned_wrap": ("c", "msb", "low")}
+             "square_wrap": ("c", "msb", "low"), "matmul_owned_wrap": ("c", "msb", "low"),
+             "mul_owned_wrap": ("c", "msb", "low")}
 """The parts of each kind that party 0 receives from the dealer instead of drawing them."""
 
 

@@ -290,3 +290,71 @@ def test_matmul_owned_refuses_bad_blocks() -> None:
 
     with pytest.raises(ShapeMismatchError):
         run_mpc(wrong_shape)
+
+
+@pytest.mark.parametrize("provider", ["dealer", "planned", "composed"])
+@pytest.mark.parametrize("parties", [2, 3])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_mul_owned_multiplies_private_operands_never_shared(provider: str, parties: int, fmt: FixedPointFormat) -> None:
+    # the last party's values, shared trivially (its share the values, the others' zero), times the first party's
+    # and then times a shared value: within one ulp per product, with a shared product's rounds and fewer bytes
+    from mpdp.protocols.mpc import DealerProvider, TrustedDealer, WithTriplesFrom
+    from mpdp.protocols.mpc.arithmetic import mul_owned
+    from mpdp.protocols.mpc.planning import PlannedProvider
+    from mpdp.runtime import run_protocol
+
+    names = ("alice", "bob", "carol")[:parties]
+    x = np.linspace(-3, 3, 12).reshape(4, 3)
+    z = np.cos(np.arange(12.0)).reshape(4, 3)
+
+    def role(comm: Any) -> tuple[np.ndarray, np.ndarray, int, int]:
+        dealer = DealerProvider(comm)
+        chosen = {"dealer": dealer, "planned": PlannedProvider(dealer),
+                  "composed": WithTriplesFrom(dealer, rest=dealer)}[provider]
+        with MPCSession(comm, provider=chosen, parties=dealer.parties, fmt=fmt) as s:
+            last = s.parties[-1]
+            trivial = fmt.encode(z) if comm.name == last else fmt.ring.zeros(z.shape)
+            y = s.from_shares(trivial, bound=1.0)
+            a = s.input("alice", x if comm.name == "alice" else None, bound=3.0)
+            a * y  # (the first request's logical rounds differ)
+            rounds, sent = comm.traffic.rounds, comm.traffic.bytes_sent
+            a * y  # a product of shared operands: its rounds and bytes
+            rounds, sent = comm.traffic.rounds - rounds, comm.traffic.bytes_sent - sent
+            before, sent_before = comm.traffic.rounds, comm.traffic.bytes_sent
+            both = mul_owned(y, x if comm.name == "alice" else None, "alice", 3.0)
+            assert comm.traffic.rounds - before == rounds
+            owned = comm.traffic.bytes_sent - sent_before
+            again = mul_owned(both, z if comm.name == last else None, last, 1.0)
+            return both.reveal(), again.reveal(), sent, owned
+
+    roles: dict[str, Any] = {name: role for name in names}
+    roles["dealer"] = TrustedDealer()
+    run = run_protocol(roles, rng=RandomSource.seeded(5))
+    both, again, _, _ = run.results["alice"]
+    for name in names[1:]:
+        np.testing.assert_equal(run.results[name][:2], (both, again))
+    xe, ze = _grid(fmt, x), _grid(fmt, z)
+    assert np.all(np.abs(both - xe * ze) < fmt.resolution)
+    assert np.all(np.abs(again - xe * ze * ze) < 2 * fmt.resolution)
+    if provider != "composed" and parties == 2:
+        for name in names:
+            shared_bytes, owned_bytes = run.results[name][2:]
+            assert owned_bytes < shared_bytes
+
+
+def test_mul_owned_refuses_data_in_the_wrong_place() -> None:
+    from mpdp.protocols.mpc.arithmetic import mul_owned
+
+    def elsewhere(s: MPCSession) -> None:
+        y = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=1.0)
+        mul_owned(y, np.ones(3), "alice", 1.0)  # bob passes values too
+
+    with pytest.raises(ParameterError, match="None elsewhere"):
+        run_mpc(elsewhere)
+
+    def too_large(s: MPCSession) -> None:
+        y = s.input("alice", np.ones(3) if s.comm.name == "alice" else None, bound=1.0)
+        mul_owned(y, np.full(3, 2.0) if s.comm.name == "bob" else None, "bob", 1.0)
+
+    with pytest.raises(DomainError, match="declare a larger bound"):
+        run_mpc(too_large)

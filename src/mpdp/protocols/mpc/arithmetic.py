@@ -47,8 +47,8 @@ from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismat
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
 
-__all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_public", "mul_split", "square", "truncate",
-           "wrap_shift_many"]
+__all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_owned", "mul_public", "mul_split",
+           "square", "truncate", "wrap_shift_many"]
 
 
 
@@ -308,28 +308,97 @@ def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tupl
         starts = np.cumsum([0] + [shape[0] for shape in blocks])
         return [product[int(lo):int(hi)].assume_bound(b + fmt.resolution)
                 for lo, hi, b in zip(starts[:-1], starts[1:], out_bounds, strict=True)]
-    drop = scale - fmt.frac_bits
-    provider = session.provider
-    provider.prefetch([CorrelationSpec("matmul_owned_wrap", ring.bits, shape, y.shape, out_ring_bits=ring.bits,
-                                       shift=drop, owner=j) for j, shape in enumerate(blocks)])
-    masks = [provider.owned_product(j, ring, shape, y.shape, drop) for j, shape in enumerate(blocks)]
-    d = ring.sub(encoded, masks[me].mask)
-    peers = {p: k for k, p in enumerate(parties) if k != me}
-    got = session.exchange(ring, {p: [d, ring.sub(y.share, masks[k].mask)] for p, k in peers.items()},
-                           {p: [blocks[k], y.shape] for p, k in peers.items()}, sharing_id=session.new_id(),
-                           label="mpc.matmul_owned")
-    e = y.share  # y - B: this party's share of y (its share of B is zero) and the others' y_k - B_k
-    for p in peers:
-        e = ring.add(e, got[p][1])
+    return _owned_products("matmul", y, encoded, list(enumerate(blocks)), out_bounds)
+
+
+def mul_owned(y: SharedFixedPoint, mine: npt.ArrayLike | None, owner: str, bound: float) -> SharedFixedPoint:
+    """``x * y`` (elementwise, ``x`` of ``y``'s shape) for an ``x`` that ``owner`` holds in the clear and never
+    shares (``mine``: its values at the owner, None elsewhere; ``|x| <= bound``, public): the two rounds of
+    :func:`mul`, one array sent by each party instead of two, one local product instead of a Beaver
+    combination, no share of ``x`` drawn. The protocol, its security and accuracy are :func:`matmul_owned`'s
+    (a ``mul_owned_wrap`` correlation). A ``y`` that another party holds in the clear may be passed shared
+    trivially (its share the values, the others' zero): the owners' products, as the DPVI step's factors.
+    Providers that deal no owned products: ``x`` shared trivially, times ``y`` by :func:`mul`."""
+    session, fmt, ring = y.session, y.fmt, y.ring
+    if owner not in session.parties:
+        raise ParameterError(explain("owner", owner, f"one of {session.parties}", "name a computing party"))
+    o = session.parties.index(owner)
+    if not (math.isfinite(bound) and 0 <= bound <= fmt.max_value):
+        raise ParameterError(explain("bound", bound, f"a number in [0, {fmt.max_value:g}]",
+                                     "declare a public bound on |x| the format holds"))
+    mine_here = session.comm.name == owner
+    if (mine is None) == mine_here:
+        raise ParameterError(explain("mine", "values" if mine is not None else None,
+                                     f"{owner}'s values at {owner}, None elsewhere",
+                                     "pass the owner's data there only"))
+    if mine_here:
+        x = np.asarray(mine, dtype=np.float64)
+        if x.shape != y.shape:
+            raise ShapeMismatchError(explain(f"{owner}'s values", x.shape, f"y's shape {y.shape}",
+                                             "pass one value per element of y"))
+        worst = float(np.max(np.abs(x))) if x.size else 0.0
+        if not worst <= bound:
+            raise DomainError(explain(f"{owner}'s values", f"max |x| = {worst:.6g}", f"|x| <= bound = {bound:g}",
+                                      "clip the values or declare a larger bound"))
+    scale, out_bound = fmt.frac_bits + y.scale, float(bound) * y.bound
+    _need(fmt, out_bound, scale, "product")
+    encoded = fmt.encode(x, name=f"{owner}'s values") if mine_here else ring.zeros(y.shape)
+    if scale <= fmt.frac_bits or not session.provider.deals_owned_products:
+        return SharedFixedPoint(session, encoded, fmt=fmt, scale=fmt.frac_bits, bound=float(bound),
+                                sharing_id=session.new_id()) * y
+    (out,) = _owned_products("mul", y, encoded if mine_here else None, [(o, y.shape)], [out_bound])
+    return out
+
+
+def _owned_products(kind: str, y: SharedFixedPoint, mine: RingArray | None,
+                    owners: Sequence[tuple[int, tuple[int, ...]]], bounds: Sequence[float]) -> list[SharedFixedPoint]:
+    """``X_j @ y`` (``kind`` "matmul") or ``X_j * y`` ("mul") for each ``(j, shape of X_j)`` in ``owners`` (party
+    positions, each at most once), ``mine`` this party's encoded ``X`` if it is among them: one exchange and one
+    opening for the truncation, with owned-product correlations (see :func:`matmul_owned`)."""
+    session, fmt, ring = y.session, y.fmt, y.ring
+    parties, provider = session.parties, session.provider
+    me = parties.index(session.comm.name)
+    if mine is None and any(j == me for j, _ in owners):  # pragma: no cover - the public functions pass it
+        raise ParameterError(explain("mine", None, "this party's encoded operand", "report this bug"))
+    x = y.share if mine is None else mine  # (x is used only where this party owns a block)
+    drop = y.scale  # the product's scale f + y.scale, truncated to f
+    provider.prefetch([CorrelationSpec(kind + "_owned_wrap", ring.bits, shape, y.shape, out_ring_bits=ring.bits,
+                                       shift=drop, owner=j) for j, shape in owners])
+    masks = [provider.owned_product(kind, j, ring, shape, y.shape, drop) for j, shape in owners]
+    # between this party and peer k, per block in order: the owner's d = X - A one way and the other's y - B the other
+    outgoing: dict[str, list[RingArray]] = {}
+    expect: dict[str, list[tuple[int, ...]]] = {}
+    for (j, shape), t in zip(owners, masks, strict=True):
+        if j == me:
+            d = ring.sub(x, t.mask)
+            for p in parties:
+                if p != session.comm.name:
+                    outgoing.setdefault(p, []).append(d)
+                    expect.setdefault(p, []).append(y.shape)
+        else:
+            outgoing.setdefault(parties[j], []).append(ring.sub(y.share, t.mask))
+            expect.setdefault(parties[j], []).append(shape)
+    got = session.exchange(ring, outgoing, expect, sharing_id=session.new_id(), label=f"mpc.{kind}_owned")
+    taken = dict.fromkeys(got, 0)  # per peer: how many of its arrays are read
+    product = ring.matmul if kind == "matmul" else ring.mul
     masked = []
-    for j, t in enumerate(masks):
-        z = ring.matmul(encoded, e) if j == me else ring.matmul(got[parties[j]][0], t.mask)
+    for (j, _), t in zip(owners, masks, strict=True):
+        if j == me:  # y - B: this party's share of y (its share of B is zero) and the others' y_k - B_k
+            e = y.share
+            for p in got:
+                e = ring.add(e, got[p][taken[p]])
+                taken[p] += 1
+            z = product(x, e)
+        else:
+            owner = parties[j]
+            z = product(got[owner][taken[owner]], t.mask)
+            taken[owner] += 1
         z = ring.add(z, t.c)
         masked.append(ring.add_int(z, 1 << (ring.bits - 2)) if session.leader else z)
     opened = session.open(ring, masked, sharing_id=session.new_id(), label="mpc.trunc")
     return [SharedFixedPoint(session, wrap_shift_output(ring, ring, c, t.msb, t.low, drop, leader=session.leader),
                              fmt=fmt, scale=fmt.frac_bits, bound=b + fmt.resolution, sharing_id=session.new_id())
-            for c, t, b in zip(opened, masks, out_bounds, strict=True)]
+            for c, t, b in zip(opened, masks, bounds, strict=True)]
 
 
 def mul_split(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:

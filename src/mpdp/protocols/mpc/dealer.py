@@ -390,12 +390,14 @@ class DealerProvider(CorrelationProvider):
     def deals_owned_products(self) -> bool:
         return True
 
-    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
-                      *, out_ring: Ring | None = None) -> OwnedProduct:
+    def owned_product(self, kind: str, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                      shift: int, *, out_ring: Ring | None = None) -> OwnedProduct:
         if not 0 <= owner < len(self.parties):
             raise ParameterError(explain("owner", owner, f"a position among the {len(self.parties)} computing parties",
                                          "pass the operand holder's index in the session's parties"))
-        p = self.parts(_spec("matmul_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
+        if kind not in ("mul", "matmul"):
+            raise ParameterError(explain("kind", kind, "'mul' or 'matmul'", "name the product"))
+        p = self.parts(_spec(kind + "_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
                              shift=shift, owner=owner))
         return OwnedProduct(p["a"] if owner == self.index else p["b"], p["c"], p["msb"], p["low"])
 

@@ -150,13 +150,13 @@ class PlannedProvider(CorrelationProvider):
     def deals_owned_products(self) -> bool:
         return self.inner.deals_owned_products
 
-    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
-                      *, out_ring: Ring | None = None) -> OwnedProduct:
-        spec = _spec("matmul_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
+    def owned_product(self, kind: str, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                      shift: int, *, out_ring: Ring | None = None) -> OwnedProduct:
+        spec = _spec(kind + "_owned_wrap", ring.bits, a_shape, b_shape, out_ring_bits=(out_ring or ring).bits,
                      shift=shift, owner=owner)
         if self._recording is not None:
             self._recording.append(spec)
-        return self.inner.owned_product(owner, ring, a_shape, b_shape, shift, out_ring=out_ring)
+        return self.inner.owned_product(kind, owner, ring, a_shape, b_shape, shift, out_ring=out_ring)
 
     def close(self) -> None:
         self.inner.close()

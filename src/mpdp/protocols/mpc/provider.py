@@ -16,8 +16,8 @@ Two levels
     A ``TripleSource`` that also supplies square pairs, wrap masks (truncation and ring conversion),
     comparison masks, bitwise AND triples and daBits. The trusted dealer
     (:class:`~mpdp.protocols.mpc.dealer.DealerProvider`) implements all of them, and also *owned products*
-    (:meth:`~CorrelationProvider.owned_product`: a matrix product whose left operand one party holds in the
-    clear, :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`), which cannot be composed from the others:
+    (:meth:`~CorrelationProvider.owned_product`: a product whose left operand one party holds in the clear,
+    :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned` and ``mul_owned``), which cannot be composed from the others:
     :attr:`~CorrelationProvider.deals_owned_products` says whether a provider deals them, and the protocol
     falls back to a product of shared operands where it does not.
 
@@ -106,10 +106,11 @@ class MaskedProduct:
 
 @dataclass(frozen=True)
 class OwnedProduct:
-    """A :class:`MaskedProduct` of ``X @ y`` whose left operand ``X`` one computing party, the owner, holds in
-    the clear (spec kind ``matmul_owned_wrap``). The owner's ``mask`` is the whole mask ``A`` of ``X``; every
-    other party's ``mask`` is its share of the mask ``B`` of ``y`` (the owner's share of ``B`` is zero);
-    ``c = A @ B + r``, ``msb`` and ``low`` are shared by all, as in :class:`MaskedProduct`."""
+    """A :class:`MaskedProduct` of ``X @ y`` (or ``X * y``) whose left operand ``X`` one computing party, the
+    owner, holds in the clear (spec kinds ``matmul_owned_wrap``, ``mul_owned_wrap``). The owner's ``mask`` is
+    the whole mask ``A`` of ``X``; every other party's ``mask`` is its share of the mask ``B`` of ``y`` (the
+    owner's share of ``B`` is zero); ``c = A @ B + r``, ``msb`` and ``low`` are shared by all, as in
+    :class:`MaskedProduct`."""
 
     mask: RingArray = field(repr=False)
     c: RingArray = field(repr=False)
@@ -207,10 +208,11 @@ class CorrelationProvider(TripleSource):
         masks is not possible, so protocols fall back to a product of shared operands)."""
         return False
 
-    def owned_product(self, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...], shift: int,
-                      *, out_ring: Ring | None = None) -> OwnedProduct:
-        """An :class:`OwnedProduct` for ``X @ y`` (``X`` of ``a_shape`` held by the party at position ``owner``,
-        ``y`` of ``b_shape``) truncated by ``shift`` bits into ``out_ring`` (default ``ring``)."""
+    def owned_product(self, kind: str, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                      shift: int, *, out_ring: Ring | None = None) -> OwnedProduct:
+        """An :class:`OwnedProduct` for ``X @ y`` (``kind`` ``"matmul"``) or ``X * y`` (``"mul"``), ``X`` of
+        ``a_shape`` held by the party at position ``owner``, ``y`` of ``b_shape``, truncated by ``shift`` bits
+        into ``out_ring`` (default ``ring``)."""
         raise ParameterError(explain("provider", type(self).__name__, "a provider that deals owned products",
                                      "check deals_owned_products first (a TrustedDealer's DealerProvider deals them)"))
 

@@ -179,18 +179,22 @@ class MPCSession:
     def exchange(self, ring: Ring, outgoing: Mapping[str, Sequence[RingArray]],
                  shapes: Mapping[str, Sequence[tuple[int, ...]]], *, sharing_id: bytes,
                  label: str) -> dict[str, list[RingArray]]:
-        """Send every peer its own arrays, ``outgoing[peer]`` (elements of ``ring``), and receive from every peer
-        the arrays it sent this party, of the public ``shapes[peer]`` (one round; :meth:`open` when every peer
-        is sent the same arrays and they are summed). Refuses a peer's array of another shape or outside
-        ``ring``."""
+        """Send each peer in ``outgoing`` its own arrays, ``outgoing[peer]`` (elements of ``ring``), and receive
+        from each peer in ``shapes`` the arrays it sent this party, of the public ``shapes[peer]`` (one round;
+        :meth:`open` when every peer is sent the same arrays and they are summed). Every party must name the
+        same pairs (a peer this party sends to expects it among its own ``shapes``). Refuses a peer's array of
+        another shape or outside ``ring``."""
         comm = self.comm
-        if set(outgoing) != set(self.peers):
-            raise ParameterError(explain("outgoing", sorted(outgoing), f"arrays for each peer of {self.peers}",
-                                         "pass one list per peer"))
+        if not set(outgoing) <= set(self.peers) or not set(shapes) <= set(self.peers):
+            raise ParameterError(explain("peers", sorted({*outgoing, *shapes}), f"peers among {self.peers}",
+                                         "exchange with the session's other computing parties"))
         for p in self.peers:
-            comm.send_opening(p, sharing_id, [np.asarray(v, dtype=_UINT64) for v in outgoing[p]], label=label)
+            if p in outgoing:
+                comm.send_opening(p, sharing_id, [np.asarray(v, dtype=_UINT64) for v in outgoing[p]], label=label)
         received = {}
         for p in self.peers:
+            if p not in shapes:
+                continue
             count = len(shapes[p])
             got, body = comm.recv_opening(p, sharing_id, count, label=label)
             values = self._check_reply(p, body, sharing_id, count) if got is None else got
