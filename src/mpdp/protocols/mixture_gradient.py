@@ -95,7 +95,7 @@ from mpdp.crypto.renormalization import RenormalizationParams
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.arithmetic import convert, matmul_owned
+from mpdp.protocols.mpc.arithmetic import convert, matmul_owned, mul_owned
 from mpdp.protocols.mpc.clipping import ClipFactorParams, inv_sqrt_max
 from mpdp.protocols.mpc.functions import _mul, _normalise, mul_known
 from mpdp.protocols.mpc.session import MPCSession
@@ -464,49 +464,45 @@ Shares = list[SharedFixedPoint]
 
 
 def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
-                  tail: FixedPointFormat) -> tuple[Shares, Shares]:
-    """Every party's ``(factors, sq_norms)``: the factors in ``fmt``, the norms in ``tail``. Seeded inputs
+                  tail: FixedPointFormat) -> tuple[SharedFixedPoint, Shares]:
+    """``q_ik = pi_k prod_j e_ikj`` in ``fmt`` and every party's ``sq_norms`` in ``tail``.
+
+    The factors are never shared: the last party's enter shared trivially (its share the values, the others'
+    zero, nothing drawn or sent) and every other party's are multiplied in as owned operands
+    (:func:`~mpdp.protocols.mpc.arithmetic.mul_owned`; party 0's carry ``pi``): the two rounds of a product per
+    party after the last, as a product of shared factors. The norms are seeded inputs
     (:meth:`~mpdp.protocols.mpc.session.MPCSession.input_seeded`: the shapes and bounds are public), so no
     message and no round: the others' shares come from the keys each pair agreed on at the session's first step.
-    The statistics are not shared: each party multiplies its own into the weights
+    The statistics are not shared either: each party multiplies its own into the weights
     (:func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`)."""
     K, B = public.components, public.batch
-    me = session.parties.index(session.comm.name)
+    parties = session.parties
+    me = parties.index(session.comm.name)
     row = _check_input(mine, public, me)
     if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
         row[:, :K] *= public.weights
-    split = tail != fmt
-    factors, norms = [], []
-    # ids in the parties' order, own input sent first: every party's input travels in the same round
-    ids = [session.new_id() for _ in session.parties]
-    tail_ids = [session.new_id() for _ in session.parties] if split else ids
-    bounds = [max(1.0, public.sq_norm_bounds[j], public.stat_bounds[j]) for j in range(len(session.parties))]
+    ids = [session.new_id() for _ in parties]
+    norms = []
+    for j, owner in enumerate(parties):
+        bound = public.sq_norm_bounds[j]
+        values = np.minimum(row[:, K:], bound) if j == me else None  # (within 1e-9 of it already, _check_input)
+        shared = session.input_seeded(owner, values, shape=(B, K), bound=max(1.0, bound), fmt=tail, sharing_id=ids[j])
+        norms.append(shared.assume_bound(bound))
 
-    def share(j: int, values: FloatArray | None) -> tuple[SharedFixedPoint, SharedFixedPoint]:
-        owner = session.parties[j]
-        if not split:
-            both = session.input_seeded(owner, values, shape=(B, 2 * K), bound=bounds[j], fmt=fmt,
-                                        sharing_id=ids[j])
-            return both[:, :K], both[:, K:]
-        head = session.input_seeded(owner, None if values is None else values[:, :K], shape=(B, K), bound=1.0,
-                                    fmt=fmt, sharing_id=ids[j])
-        rest = session.input_seeded(owner, None if values is None else values[:, K:], shape=(B, K),
-                                    bound=bounds[j], fmt=tail, sharing_id=tail_ids[j])
-        return head, rest
+    def bound_of(j: int) -> float:
+        return float(public.weights.max()) if j == 0 else 1.0
 
-    own = share(me, row[:, : 2 * K])
-    for j, owner in enumerate(session.parties):
-        head, rest = own if j == me else share(j, None)
-        factors.append(head.assume_bound(float(public.weights.max()) if j == 0 else 1.0))
-        norms.append(rest.assume_bound(public.sq_norm_bounds[j]))
-        if head.shape != (B, K) or rest.shape != (B, K):  # pragma: no cover
-            raise ShapeMismatchError(explain(f"{owner}'s input", (head.shape, rest.shape), "(B, K) and (B, K)",
-                                             "report this"))
-    return factors, norms
+    factors, last = row[:, :K], len(parties) - 1
+    q = session.from_shares(fmt.encode(factors) if me == last else fmt.ring.zeros((B, K)), bound=bound_of(last),
+                            fmt=fmt)
+    for j in range(last - 1, -1, -1):
+        q = mul_owned(q, factors if me == j else None, parties[j], bound_of(j))
+    return q.assume_bound(float(public.weights.max())), norms
 
 
 def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
-    """This party's contribution as one ``(B, 2K + s_j)`` array, refused if it breaks the public bounds."""
+    """This party's factors and norms as one ``(B, 2K)`` array, refused if they (or its statistics) break the
+    public bounds."""
     K, B = public.components, public.batch
     expected = {"factors": (B, K), "sq_norms": (B, K), "stats": (B, public.stat_counts[me])}
     for name, shape in expected.items():
@@ -525,7 +521,7 @@ def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
     if np.any(np.abs(mine.stats) > public.stat_bounds[me] * (1 + 1e-9)):
         raise DomainError(explain("stats", float(np.max(np.abs(mine.stats))), f"|t| <= {public.stat_bounds[me]:.6g}",
                                   "keep the statistics within their public bound"))
-    return np.concatenate([mine.factors, mine.sq_norms, mine.stats], axis=1)
+    return np.concatenate([mine.factors, mine.sq_norms], axis=1)
 
 
 def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInput,
@@ -541,12 +537,8 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
         raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
                                          "plan the step for this session's parties"))
     pi = public.weights
-    factors, norms = _share_inputs(session, public, mine, fmt, tail)
-
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
-    q = factors[0]
-    for f in factors[1:]:
-        q = (q * f).assume_bound(float(pi.max()))
+    q, norms = _share_inputs(session, public, mine, fmt, tail)
     total = q.sum(axis=1).assume_bound(1.0 + 1e-9)
     (scale,) = _normalise(total, precision.sum_low_exp(), 1, False, [lambda k: 2.0**-k])
     # q 2^-k and (q - pi' S) 2^-k (pi' = pi on PI_BITS fractional bits, combined exactly) in one product
