@@ -208,22 +208,25 @@ with every party in one process needs about a third less work per step; what is 
 hundreds of small numpy calls per round, so it needs a step program with far fewer of them (fused kernels or
 compiled code), not another local saving.
 
-Measured 2026-11-23 (session 12), lead: the private-operand matrix product session 11 proposed. Each party's
-statistics ``T_j`` enter ``M = T^T w`` through :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned` (a dealt
-``matmul_owned_wrap``: the mask of ``T_j`` known to ``j`` alone, the mask of ``w`` shared by the others), so
-``T`` is never input as shares: no keystream for its shares, each party one local ``uint64`` matmul per block
-instead of a joined one of twice the inner size, and each party opens its own block's masked ``T_j`` only.
-Callgrind (10 steps, all parties in one thread): 581.7 M -> 558.1 M instructions per step (-4.1%; numpy's
-``ULONG_matmul`` 9.6% -> 5.9% of the step); tail in Z_2^128 887.1 M -> 853.3 M (-3.8%). Party 0 sends 540 kB
-per step (567 kB). Same rounds (34); the released sums move by the stochastic roundings only (other
-correlations), within :func:`~mpdp.protocols.mixture_gradient.gradient_error_bound`. ``OPENBLAS_NUM_THREADS=1
-python -m bench dpvi``, two runs, load 0.5-0.8, float step 1.3-1.4 ms: greenlets 6.7-8.0x (threads 7.6-7.7x),
-online phase as greenlets 5.5-6.5x, parties as processes 5.9-8.0x, online phase as processes 4.7-6.2x, party
-0's thread CPU 3.4-3.5x (tail in Z_2^128 4.9-5.5x), training 7.7-7.9x: the host's fast and slow states again
-span more than the change. In a real training (1 epoch, a third of Adult) a step whose minibatch size has been
-seen before costs 9.2 ms when the next size is new (no request ahead) and 10.5 ms with the next step's
-request (the dealer's work for it), against ~13.5 ms for a size's first step (13-14 requests to the dealer
-as the operations run).
+Measured 2026-11-23 (session 12), lead: private operands stay private. Each party's statistics ``T_j`` enter
+``M = T^T w`` through :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned` (a dealt ``matmul_owned_wrap``: the
+mask of ``T_j`` known to ``j`` alone, the mask of ``w`` shared by the others), so ``T`` is never input as
+shares: no keystream for its shares, each party one local ``uint64`` matmul per block instead of a joined one
+of twice the inner size, and each party opens its own block's masked ``T_j`` only (the product session 11
+proposed). The parties' factors ``e_ikj`` likewise multiply as owned operands
+(:func:`~mpdp.protocols.mpc.arithmetic.mul_owned`: the last party's shared trivially, the others' multiplied
+in). Callgrind (10 steps, all parties in one thread): 581.7 M -> 558.1 M -> 547.7 M instructions per step
+(-5.8%; numpy's ``ULONG_matmul`` 9.6% -> 5.9% of the step after the first); tail in Z_2^128 887.1 M -> 853.3
+M -> 844.1 M (-4.8%). Party 0 sends 540 kB per step after the first (567 kB). Same rounds (34); the
+released sums move by the stochastic roundings only (other correlations), within
+:func:`~mpdp.protocols.mixture_gradient.gradient_error_bound`. ``OPENBLAS_NUM_THREADS=1 python -m bench
+dpvi`` after the first change, two runs, load 0.5-0.8, float step 1.3-1.4 ms: greenlets 6.7-8.0x (threads
+7.6-7.7x), online phase as greenlets 5.5-6.5x, parties as processes 5.9-8.0x, online phase as processes
+4.7-6.2x, party 0's thread CPU 3.4-3.5x (tail in Z_2^128 4.9-5.5x), training 7.7-7.9x: the host's fast and
+slow states again span more than the change. In a real training (1 epoch, a third of Adult) a step whose
+minibatch size has been seen before costs 9.2 ms when the next size is new (no request ahead) and 10.5 ms
+with the next step's request (the dealer's work for it), against ~13.5 ms for a size's first step (13-14
+requests to the dealer as the operations run).
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for

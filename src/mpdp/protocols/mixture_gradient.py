@@ -16,8 +16,9 @@ Under MPC (every value below is secret-shared: up to the normalisation in the hi
 with f = 48 by default; from it on, where every value is of order 1, in the tail format, Z_2^64 with f = 24 by
 default, see :class:`GradientPrecision`):
 
-1. ``q_ik = pi_k prod_j e_ikj`` (secure products; party 0 multiplies the public ``pi`` into its own factors
-   before sharing them) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
+1. ``q_ik = pi_k prod_j e_ikj`` (secure products of the parties' own factors, which are never shared:
+   :func:`~mpdp.protocols.mpc.arithmetic.mul_owned`; party 0 multiplies the public ``pi`` into its own factors
+   first) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
    responsibilities are ``r_ik = q_ik / S_i``, but no division is computed: the normalisation finds
    ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
    _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
