@@ -286,20 +286,12 @@ def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tupl
     if not all(math.isfinite(b) and 0 <= b <= fmt.max_value for b in bounds):
         raise ParameterError(explain("bounds", list(bounds), f"numbers in [0, {fmt.max_value:g}]",
                                      "declare public bounds on |X_j| the format holds"))
-    x = np.asarray(mine, dtype=np.float64)
-    if x.shape != blocks[me]:
-        raise ShapeMismatchError(explain(f"{session.comm.name}'s matrix", x.shape, f"the public shape {blocks[me]}",
-                                         "pass this party's block"))
-    worst = float(np.max(np.abs(x))) if x.size else 0.0
-    if not worst <= bounds[me]:
-        raise DomainError(explain(f"{session.comm.name}'s matrix", f"max |x| = {worst:.6g}",
-                                  f"|x| <= bound = {bounds[me]:g}", "clip the values or declare a larger bound"))
+    encoded = _own_operand(fmt, mine, blocks[me], bounds[me], f"{session.comm.name}'s matrix")
     inner = y.shape[0]
     scale = fmt.frac_bits + y.scale
     out_bounds = [float(b) * y.bound * inner for b in bounds]
     for b in out_bounds:
         _need(fmt, b, scale, "matrix product")
-    encoded = fmt.encode(x, name=f"{session.comm.name}'s matrix")
     if scale <= fmt.frac_bits or not session.provider.deals_owned_products:
         rows = [encoded if j == me else ring.zeros(shape) for j, shape in enumerate(blocks)]
         stacked = ring.combine(rows, lambda arrays: np.concatenate(arrays, axis=-2))
@@ -331,23 +323,28 @@ def mul_owned(y: SharedFixedPoint, mine: npt.ArrayLike | None, owner: str, bound
         raise ParameterError(explain("mine", "values" if mine is not None else None,
                                      f"{owner}'s values at {owner}, None elsewhere",
                                      "pass the owner's data there only"))
-    if mine_here:
-        x = np.asarray(mine, dtype=np.float64)
-        if x.shape != y.shape:
-            raise ShapeMismatchError(explain(f"{owner}'s values", x.shape, f"y's shape {y.shape}",
-                                             "pass one value per element of y"))
-        worst = float(np.max(np.abs(x))) if x.size else 0.0
-        if not worst <= bound:
-            raise DomainError(explain(f"{owner}'s values", f"max |x| = {worst:.6g}", f"|x| <= bound = {bound:g}",
-                                      "clip the values or declare a larger bound"))
+    encoded = ring.zeros(y.shape) if mine is None else _own_operand(fmt, mine, y.shape, bound, f"{owner}'s values")
     scale, out_bound = fmt.frac_bits + y.scale, float(bound) * y.bound
     _need(fmt, out_bound, scale, "product")
-    encoded = fmt.encode(x, name=f"{owner}'s values") if mine_here else ring.zeros(y.shape)
     if scale <= fmt.frac_bits or not session.provider.deals_owned_products:
         return SharedFixedPoint(session, encoded, fmt=fmt, scale=fmt.frac_bits, bound=float(bound),
                                 sharing_id=session.new_id()) * y
     (out,) = _owned_products("mul", y, encoded if mine_here else None, [(o, y.shape)], [out_bound])
     return out
+
+
+def _own_operand(fmt: FixedPointFormat, values: npt.ArrayLike, shape: tuple[int, ...], bound: float,
+                 what: str) -> RingArray:
+    """This party's clear operand of an owned product, encoded in ``fmt``; refused unless it has the public
+    ``shape`` and stays within the public ``bound``."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.shape != shape:
+        raise ShapeMismatchError(explain(what, x.shape, f"the public shape {shape}", "pass this party's operand"))
+    worst = float(np.max(np.abs(x))) if x.size else 0.0
+    if not worst <= bound:
+        raise DomainError(explain(what, f"max |x| = {worst:.6g}", f"|x| <= bound = {bound:g}",
+                                  "clip the values or declare a larger bound"))
+    return fmt.encode(x, name=what)
 
 
 def _owned_products(kind: str, y: SharedFixedPoint, mine: RingArray | None,
