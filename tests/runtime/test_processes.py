@@ -269,3 +269,29 @@ def test_bursts_of_frames_of_every_size_arrive_whole_and_in_order() -> None:
     threads, forked = _both({"alice": role, "bob": role}, 8)
     assert forked.results == threads.results
     assert forked.results["alice"][-2] == forked.results["bob"][-1]
+
+
+def test_a_receive_polls_its_socket_briefly_before_it_sleeps() -> None:
+    # a frame already there is taken by the poll; with none, the poll gives up after _SPIN and the caller sleeps
+    import socket
+    import struct
+
+    from mpdp.runtime.processes import _SPIN, _SocketEndpoint
+
+    mine, theirs = socket.socketpair()
+    control, runner = socket.socketpair()
+    endpoint = _SocketEndpoint("alice", {"bob": mine}, control, 5.0, 1 << 20)
+    try:
+        link = endpoint._links["bob"]
+        start = time.perf_counter()
+        assert not endpoint._spin(link)
+        assert time.perf_counter() - start >= _SPIN
+        theirs.sendall(struct.pack("<Q", 3) + b"abc")
+        assert endpoint._spin(link) and list(link.inbox.frames) == [b"abc"]
+        assert endpoint.recv("bob", 1.0) == b"abc"
+        theirs.close()  # the peer has gone: the poll stops at the end of the stream
+        assert not endpoint._spin(link) and link.inbox.eof
+    finally:
+        endpoint.close()  # its sockets and selector
+        for s in (theirs, runner):
+            s.close()
