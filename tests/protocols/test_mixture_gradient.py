@@ -33,7 +33,7 @@ from mpdp.protocols.mixture_gradient import (
     gradient_error_bound,
     release,
 )
-from mpdp.protocols.mpc import MPCSession, TrustedDealer
+from mpdp.protocols.mpc import MPCSession, TrustedDealer, WithTriplesFrom
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
@@ -55,16 +55,21 @@ def _setup(model: MixtureModel, n: int, clip: float, precision: GradientPrecisio
 
 
 def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
-                 batches: list[np.ndarray], *, lift_map: bool = False) -> list[tuple[np.ndarray, Any]]:
+                 batches: list[np.ndarray], *, lift_map: bool = False,
+                 composed: bool = False) -> list[tuple[np.ndarray, Any]]:
     """The noise-free released sum of each batch, in the model's order, with each step's public plan (with
-    ``lift_map``, the gradient map forced into the wide ring whatever the plan chose)."""
+    ``lift_map``, the gradient map forced into the wide ring whatever the plan chose; with ``composed``, the
+    dealer's correlations through a provider that deals no owned products, as triples from HE would)."""
     columns = {"alice": values[:, :2], "bob": values[:, 2:]}
 
     def role(name: str) -> Any:
         party = DataParty(name, setup, columns[name])
 
         def run(comm: Any) -> list[tuple[np.ndarray, Any]]:
-            session, _provider = party.open_session(comm)
+            session, provider = party.open_session(comm)
+            if composed:
+                session = MPCSession(comm, provider=WithTriplesFrom(provider, rest=provider), parties=setup.parties,
+                                     fmt=setup.precision.fmt)
             out = []
             with session:
                 for batch in batches:
@@ -138,6 +143,24 @@ def test_secure_gradient_equals_float_within_bound(seed: int, components: int, b
     # the fixed-point margin is tiny at f = 48 (beyond the clipping factor's polynomial error) and small at f = 24
     eps_c = public.clip_params.max_error_bound(public.tail, NORM_LOW_EXP)
     assert public.clip <= 1.0 and public.clip > 1.0 - (eps_c + 1e-5 if all_wide else TAIL_MAX_CLIP_LOSS)
+
+
+@pytest.mark.parametrize("all_wide", [False, True])
+def test_providers_without_owned_products_give_the_step_within_the_same_bound(all_wide: bool) -> None:
+    # the parties' factors and statistics then enter as trivially shared operands of ordinary products
+    model = MixtureModel(FEATURES, components=3)
+    values = _data(4, 12)
+    theta = 0.3 * standard_normal(model.dim, rng=RandomSource.seeded(5))
+    setup = _setup(model, 12, clip=1.0, precision=GradientPrecision(tail_fmt=None) if all_wide else None)
+    idx = np.arange(0, 12, 2, dtype=np.int64)
+    ((secure, public),) = _secure_sums(setup, values, theta, [idx], composed=True)
+    ((owned, _),) = _secure_sums(setup, values, theta, [idx])
+    reference, _, min_sum = _float_sum(setup, values, theta, idx, public.clip)
+    order = np.concatenate([np.arange(2)] + [b.indices for b in setup.blocks()])
+    bound = gradient_error_bound(public, setup.precision, min_sum=min_sum)
+    assert np.all(np.abs(secure[order] - reference[order]) <= bound)
+    assert np.all(np.abs(owned[order] - reference[order]) <= bound)
+    assert not np.array_equal(secure, owned)  # other correlations: other roundings
 
 
 @settings(max_examples=20)
