@@ -226,7 +226,12 @@ dpvi`` after the first change, two runs, load 0.5-0.8, float step 1.3-1.4 ms: gr
 slow states again span more than the change. In a real training (1 epoch, a third of Adult) a step whose
 minibatch size has been seen before costs 9.2 ms when the next size is new (no request ahead) and 10.5 ms
 with the next step's request (the dealer's work for it), against ~13.5 ms for a size's first step (13-14
-requests to the dealer as the operations run).
+requests to the dealer as the operations run). Forked parties now poll their socket for up to 100 us before
+sleeping (:mod:`mpdp.runtime.processes`): ~15 voluntary context switches per step -> 1, the online phase as
+processes 6.4-6.7 -> 5.6-5.8 ms per step (three alternated pairs). At the session's end (all three changes),
+same command, load 0.5, float step 1.35 ms: greenlets 7.3x (threads 7.8x), online phase as greenlets 6.1x,
+parties as processes 5.4x, online phase as processes 4.1x, party 0's thread CPU 3.5x (tail in Z_2^128 4.7x),
+the dealer in its own process 6.5x, training 7.0x (last epoch 7.9x); party 0 sends 524 kB per step.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
