@@ -56,8 +56,8 @@ from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Z2_128, Ring, RingArray, UniformSource, Z2k, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, explain
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "CorrelationBatch", "CorrelationSpec", "batch", "convert_unsigned",
-           "deal", "draw", "draw_shape", "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "CorrelationBatch", "CorrelationSpec", "batch",
+           "convert_unsigned", "deal", "draw", "draw_shape", "matmul_shape", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap",
          "matmul_owned_wrap", "mul_owned_wrap")
