@@ -49,9 +49,18 @@ def _data(seed: int, n: int) -> np.ndarray:
     return values
 
 
-def _setup(model: MixtureModel, n: int, clip: float, precision: GradientPrecision | None = None) -> VerticalSetup:
+def _setup(model: MixtureModel, n: int, clip: float, precision: GradientPrecision | None = None,
+           groups: tuple[tuple[str, ...], ...] = GROUPS) -> VerticalSetup:
     settings = DPVISettings(epochs=1, batch_size=1, clip=clip, noise_multiplier=0.0)
-    return VerticalSetup(model, ("alice", "bob"), GROUPS, n, settings, precision=precision or GradientPrecision())
+    names = ("alice", "bob", "carol")[: len(groups)]
+    return VerticalSetup(model, names, groups, n, settings, precision=precision or GradientPrecision())
+
+
+def _columns(setup: VerticalSetup, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Each party's columns of ``values`` (in FEATURES order), by the features the setup gives it."""
+    order = [f.name for f in FEATURES]
+    return {name: values[:, [order.index(f) for f in group]]
+            for name, group in zip(setup.parties, setup.features, strict=True)}
 
 
 def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
@@ -60,7 +69,7 @@ def _secure_sums(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray,
     """The noise-free released sum of each batch, in the model's order, with each step's public plan (with
     ``lift_map``, the gradient map forced into the wide ring whatever the plan chose; with ``composed``, the
     dealer's correlations through a provider that deals no owned products, as triples from HE would)."""
-    columns = {"alice": values[:, :2], "bob": values[:, 2:]}
+    columns = _columns(setup, values)
 
     def role(name: str) -> Any:
         party = DataParty(name, setup, columns[name])
@@ -95,9 +104,9 @@ def _float_sum(setup: VerticalSetup, values: np.ndarray, theta: np.ndarray, batc
     model = setup.model
     K = model.components
     pi = model.weights(theta)
-    params = setup.precision.renormalization(2)
+    params = setup.precision.renormalization(len(setup.parties))
     blocks = setup.blocks()
-    cols = [values[batch][:, :2], values[batch][:, 2:]]
+    cols = list(_columns(setup, values[batch]).values())
     q = np.tile(pi, (batch.size, 1))
     for block, v in zip(blocks, cols, strict=True):
         logs = block.log_densities(theta, block.encode(v))
@@ -161,6 +170,23 @@ def test_providers_without_owned_products_give_the_step_within_the_same_bound(al
     assert np.all(np.abs(secure[order] - reference[order]) <= bound)
     assert np.all(np.abs(owned[order] - reference[order]) <= bound)
     assert not np.array_equal(secure, owned)  # other correlations: other roundings
+
+
+@pytest.mark.parametrize("all_wide", [False, True])
+def test_three_parties_chain_their_owned_factors_within_the_bound(all_wide: bool) -> None:
+    # the factors' products chain through two owned products (carol's shared trivially, bob's then alice's
+    # multiplied in) and the statistics' weighted sums take three owned blocks
+    model = MixtureModel(FEATURES, components=3)
+    values = _data(8, 12)
+    theta = 0.5 * standard_normal(model.dim, rng=RandomSource.seeded(9))
+    setup = _setup(model, 12, clip=1.0, precision=GradientPrecision(tail_fmt=None) if all_wide else None,
+                   groups=(("a",), ("c", "b"), ("d",)))
+    idx = np.arange(1, 12, 2, dtype=np.int64)
+    ((secure, public),) = _secure_sums(setup, values, theta, [idx])
+    reference, _, min_sum = _float_sum(setup, values, theta, idx, public.clip)
+    order = np.concatenate([np.arange(2)] + [b.indices for b in setup.blocks()])
+    bound = gradient_error_bound(public, setup.precision, min_sum=min_sum)
+    assert np.all(np.abs(secure[order] - reference[order]) <= bound)
 
 
 @settings(max_examples=20)
