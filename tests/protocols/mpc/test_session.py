@@ -292,3 +292,36 @@ def test_narrow_ring_openings_refuse_words_beyond_the_ring() -> None:
 
     with pytest.raises(ParameterError, match="residues"):
         run_mpc(program)
+
+
+@pytest.mark.parametrize("tamper", ["none", "id", "shape", "count", "ring"])
+def test_exchanges_check_what_each_peer_sends(tamper: str) -> None:
+    # each party sends its peer its own arrays; what comes back is checked for the sharing id, the count, the
+    # public shape and the ring (a 12-bit ring refuses words beyond 2^12) before anyone uses it
+    from mpdp.crypto.ring import Z2k
+
+    ring = Z2k(12)
+
+    def program(s: MPCSession) -> Any:
+        peer = "bob" if s.comm.name == "alice" else "alice"
+        sharing_id = s.new_id()
+        mine = [np.full((2, 3), 7, dtype=np.uint64)]
+        if s.comm.name == "bob":
+            if tamper == "id":
+                sharing_id = bytes(16)
+            elif tamper == "shape":
+                mine = [np.zeros((3, 2), dtype=np.uint64)]
+            elif tamper == "count":
+                mine = mine * 2
+            elif tamper == "ring":
+                mine = [np.full((2, 3), 1 << 40, dtype=np.uint64)]
+        got = s.exchange(ring, {peer: mine}, {peer: [(2, 3)]}, sharing_id=sharing_id, label="mpc.exchange")
+        return got[peer][0]
+
+    if tamper == "none":
+        assert first(run_mpc(program)).tolist() == [[7, 7, 7], [7, 7, 7]]
+        return
+    expected = {"id": KeyMismatchError, "shape": MalformedMessageError, "count": MalformedMessageError,
+                "ring": ParameterError}[tamper]  # (the ring's check, as in open: "not residues of Z_2^12")
+    with pytest.raises(expected):
+        run_mpc(program)
