@@ -466,7 +466,8 @@ Shares = list[SharedFixedPoint]
 
 def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
                   tail: FixedPointFormat) -> tuple[SharedFixedPoint, Shares]:
-    """``q_ik = pi_k prod_j e_ikj`` in ``fmt`` and every party's ``sq_norms`` in ``tail``.
+    """``q_ik = pi_k prod_j e_ikj`` in ``fmt`` and every party's ``sq_norms`` in ``tail``, from this party's
+    checked input (:func:`_check_input`).
 
     The factors are never shared: the last party's enter shared trivially (its share the values, the others'
     zero, nothing drawn or sent) and every other party's are multiplied in as owned operands
@@ -479,21 +480,19 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt
     K, B = public.components, public.batch
     parties = session.parties
     me = parties.index(session.comm.name)
-    row = _check_input(mine, public, me)
-    if me == 0:  # party 0 multiplies the public weights into its factors: pi_k e_ik0 (no truncation later)
-        row[:, :K] *= public.weights
+    factors = mine.factors * public.weights if me == 0 else mine.factors  # party 0's carry pi: pi_k e_ik0
     ids = [session.new_id() for _ in parties]
     norms = []
     for j, owner in enumerate(parties):
         bound = public.sq_norm_bounds[j]
-        values = np.minimum(row[:, K:], bound) if j == me else None  # (within 1e-9 of it already, _check_input)
+        values = mine.sq_norms if j == me else None
         shared = session.input_seeded(owner, values, shape=(B, K), bound=max(1.0, bound), fmt=tail, sharing_id=ids[j])
         norms.append(shared.assume_bound(bound))
 
     def bound_of(j: int) -> float:
         return float(public.weights.max()) if j == 0 else 1.0
 
-    factors, last = row[:, :K], len(parties) - 1
+    last = len(parties) - 1
     q = session.from_shares(fmt.encode(factors) if me == last else fmt.ring.zeros((B, K)), bound=bound_of(last),
                             fmt=fmt)
     for j in range(last - 1, -1, -1):
@@ -501,9 +500,9 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt
     return q.assume_bound(float(public.weights.max())), norms
 
 
-def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
-    """This party's factors and norms as one ``(B, 2K)`` array, refused if they (or its statistics) break the
-    public bounds."""
+def _check_input(mine: PartyInput, public: StepPublic, me: int) -> PartyInput:
+    """This party's contribution, refused if it breaks the public bounds; its norms and statistics clipped to
+    their bounds exactly (they may exceed them by a relative 1e-9 of float64 rounding)."""
     K, B = public.components, public.batch
     expected = {"factors": (B, K), "sq_norms": (B, K), "stats": (B, public.stat_counts[me])}
     for name, shape in expected.items():
@@ -522,7 +521,9 @@ def _check_input(mine: PartyInput, public: StepPublic, me: int) -> FloatArray:
     if np.any(np.abs(mine.stats) > public.stat_bounds[me] * (1 + 1e-9)):
         raise DomainError(explain("stats", float(np.max(np.abs(mine.stats))), f"|t| <= {public.stat_bounds[me]:.6g}",
                                   "keep the statistics within their public bound"))
-    return np.concatenate([mine.factors, mine.sq_norms], axis=1)
+    norm_bound, stat_bound = public.sq_norm_bounds[me], public.stat_bounds[me]
+    return PartyInput(factors=mine.factors, sq_norms=np.minimum(mine.sq_norms, norm_bound),
+                      stats=np.clip(mine.stats, -stat_bound, stat_bound))
 
 
 def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInput,
@@ -538,6 +539,8 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
         raise ShapeMismatchError(explain("public.maps", len(public.maps), f"{P} (one per computing party)",
                                          "plan the step for this session's parties"))
     pi = public.weights
+    me = session.parties.index(session.comm.name)
+    mine = _check_input(mine, public, me)
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
     q, norms = _share_inputs(session, public, mine, fmt, tail)
     total = q.sum(axis=1).assume_bound(1.0 + 1e-9)
@@ -573,10 +576,7 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
                        concatenate([qt, st], axis=1), public.clip_params, low_exp=NORM_LOW_EXP)
     w, c = out[:, :K].assume_bound(1.0 + 1e-3), out[:, K].assume_bound(1.0 + 1e-3)
     # 4. the statistics' weighted sums, T_j^T w per party j: its statistics T_j stay its own (never shared)
-    bounds = public.stat_bounds
-    me = session.parties.index(session.comm.name)
-    own = np.clip(mine.stats, -bounds[me], bounds[me])  # (within 1e-9 of the bound already, _check_input)
-    blocks = matmul_owned(w, own.T, [(count, B) for count in public.stat_counts], bounds)
+    blocks = matmul_owned(w, mine.stats.T, [(count, B) for count in public.stat_counts], public.stat_bounds)
     M = concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0]  # (statistics, K)
     s = w.sum(axis=0)
     total_c = c.sum(axis=0).reshape((1,))
