@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.ring import Z2_128, Ring, Z2k, _narrow, ring_for_bits
-from mpdp.errors import ParameterError, ShapeMismatchError
+from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
 RINGS = [Z2k(64), Z2_128(), Z2k(13)]
@@ -66,6 +66,25 @@ def test_wide_ring_holds_values_beyond_64_bits() -> None:
     ring = Z2_128()
     v = np.array([2.0**100, -(2.0**110) - 2.0**60])
     assert list(ring.to_object(ring.from_rounded_float(v))) == [2**100, -(2**110) - 2**60]
+
+
+@pytest.mark.parametrize("ring", [Z2k(12), Z2k(64), Z2_128()], ids=str)
+def test_check_blames_the_caller_or_the_sender(ring: Ring) -> None:
+    # the same invalid array is this party's argument error (ParameterError: "reduce the shares"), or with
+    # received=True the sending party's (MalformedMessageError: check the peer), never accepted
+    bad = [np.zeros(3, dtype=np.int64)]  # not uint64 words
+    if isinstance(ring, Z2k) and ring.bits < 64:
+        bad.append(np.full(3, 1 << 40, dtype=np.uint64))  # words beyond the ring
+    if isinstance(ring, Z2_128):
+        bad.append(np.zeros(3, dtype=np.uint64))  # not (low, high) limbs
+    for value in bad:
+        with pytest.raises(ParameterError) as argument:
+            ring.check(value, "x")
+        assert not isinstance(argument.value, MalformedMessageError)
+        with pytest.raises(MalformedMessageError, match="sender"):
+            ring.check(value, "x", received=True)
+    good = ring.zeros((3,))
+    assert ring.check(good, "x", received=True) is good
 
 
 def test_invalid_rings_are_refused() -> None:

@@ -29,12 +29,12 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
 
 __all__ = ["Z2_128", "Ring", "RingArray", "UniformSource", "Z2k", "ring_for_bits"]
 
@@ -299,8 +299,19 @@ class Ring(abc.ABC):
         """Uniform elements."""
 
     @abc.abstractmethod
-    def check(self, a: Any, what: str) -> RingArray:
-        """``a`` as a valid element array of this ring, or :class:`~mpdp.errors.ParameterError`."""
+    def check(self, a: Any, what: str, *, received: bool = False) -> RingArray:
+        """``a`` as a valid element array of this ring, or :class:`~mpdp.errors.ParameterError`; with
+        ``received``, for values another party sent, :class:`~mpdp.errors.MalformedMessageError` (the peer's
+        message is at fault, not this party's arguments)."""
+
+    @staticmethod
+    def _refuse(what: str, got: Any, expected: str, fix: str, received: bool) -> NoReturn:
+        """Raise the error :meth:`check` names: ``ParameterError`` with ``fix``, or for ``received`` values
+        ``MalformedMessageError`` pointing at the sender."""
+        if received:
+            raise MalformedMessageError(explain(what, got, expected, "the sender's values are not of this ring: "
+                                                "check that every party runs the same program and mpdp version"))
+        raise ParameterError(explain(what, got, expected, fix))
 
     @abc.abstractmethod
     def apply(self, a: RingArray, fn: Any) -> RingArray:
@@ -466,11 +477,11 @@ class Z2k(Ring):
     def random(self, rng: UniformSource, shape: tuple[int, ...]) -> RingArray:
         return rng.ring(shape, self.bits)
 
-    def check(self, a: Any, what: str) -> RingArray:
+    def check(self, a: Any, what: str, *, received: bool = False) -> RingArray:
         if not isinstance(a, np.ndarray) or a.dtype != np.uint64:
-            raise ParameterError(explain(what, type(a).__name__, f"a uint64 array of {self!r}", "pass ring shares"))
+            self._refuse(what, type(a).__name__, f"a uint64 array of {self!r}", "pass ring shares", received)
         if self._mask is not None and np.any(a > self._mask):
-            raise ParameterError(explain(what, "words >= 2^bits", f"residues of {self!r}", "reduce the shares"))
+            self._refuse(what, "words >= 2^bits", f"residues of {self!r}", "reduce the shares", received)
         return a
 
     def apply(self, a: RingArray, fn: Any) -> RingArray:
@@ -607,12 +618,10 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
     def random(self, rng: UniformSource, shape: tuple[int, ...]) -> RingArray:
         return rng.uint64((2, *shape))
 
-    def check(self, a: Any, what: str) -> RingArray:
+    def check(self, a: Any, what: str, *, received: bool = False) -> RingArray:
         if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.ndim < 1 or a.shape[0] != 2:
-            raise ParameterError(
-                explain(what, getattr(a, "shape", type(a).__name__), "a uint64 array of shape (2, ...)",
-                        "pass Z_2^128 shares (low and high limbs)")
-            )
+            self._refuse(what, getattr(a, "shape", type(a).__name__), "a uint64 array of shape (2, ...)",
+                         "pass Z_2^128 shares (low and high limbs)", received)
         return a
 
     def apply(self, a: RingArray, fn: Any) -> RingArray:

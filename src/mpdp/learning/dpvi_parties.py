@@ -290,7 +290,9 @@ class DataParty(Party):
             draws = np.asarray(discrete_gaussian(variance, (dim,), rng=session.comm.rng), dtype=np.int64)
             return ring.from_int(draws)
         share = session.comm.recv(setup.noise_party, label=_NOISE_SHARE)
-        return ring.check(share, "noise share") if ring.shape(share) == (dim,) else _bad_noise(share, dim)
+        if ring.shape(share) != (dim,):
+            _bad_noise(share, dim)
+        return ring.check(share, "noise share", received=True)
 
     def _step(self, session: MPCSession, theta: FloatArray, batch: IntArray) -> FloatArray:
         setup = self.setup

@@ -173,7 +173,7 @@ def _open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise:
     comm.broadcast(own, label="noisy-share", to=others)
     total = own
     for name, theirs in comm.gather(others, label="noisy-share").items():
-        theirs = ring.check(theirs, f"noisy share from {name}")
+        theirs = ring.check(theirs, f"noisy share from {name}", received=True)
         if ring.shape(theirs) != ring.shape(own):
             raise MalformedMessageError(explain(f"noisy share from {name}", ring.shape(theirs),
                                                 str(ring.shape(own)), f"reject {name}"))

@@ -329,7 +329,7 @@ def _check_rows(msg: Any, src: str, k: int, spec: AggregationSpec) -> tuple[npt.
             raise MalformedMessageError(explain(f"shares from {src}", getattr(shares, "shape", shares),
                                                 f"({len(rows)}, {spec.width}) residues mod 2^61 - 1", f"reject {src}"))
         return rows, shares
-    shares = ring.check(shares, f"shares from {src}")
+    shares = ring.check(shares, f"shares from {src}", received=True)
     if ring.shape(shares) != (len(rows), spec.width):
         raise MalformedMessageError(explain(f"shares from {src}", ring.shape(shares), f"({len(rows)}, {spec.width})",
                                             f"reject {src}"))
@@ -475,7 +475,7 @@ def aggregation_server(comm: Comm, spec: AggregationSpec) -> AggregateResult | A
                 raise
             continue
         if spec.threshold is None:
-            part = ring.check(got, f"partial sum from {agg}")
+            part = ring.check(got, f"partial sum from {agg}", received=True)
         elif isinstance(got, np.ndarray) and got.dtype == np.uint64 and not np.any(got >= np.uint64(_P61)):
             part = got
         else:

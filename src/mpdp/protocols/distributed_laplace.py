@@ -231,7 +231,7 @@ def laplace_aggregation_server(comm: Comm, spec: AggregationSpec, *, scale: Any,
     for agg in spec.aggregators:
         if agg == spec.server:
             continue
-        part = ring.check(comm.recv(agg, label="laplace.share"), f"noisy share from {agg}")
+        part = ring.check(comm.recv(agg, label="laplace.share"), f"noisy share from {agg}", received=True)
         if ring.shape(part) != (spec.width,):
             raise MalformedMessageError(explain(f"noisy share from {agg}", ring.shape(part), f"({spec.width},)",
                                                 f"check {agg}"))

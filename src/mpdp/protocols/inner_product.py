@@ -257,10 +257,7 @@ def _stream(key: bytes, seeded: bool, label: str) -> RandomSource:
 
 def _check_ring(value: Any, spec: CrossProductSpec, shape: tuple[int, ...], what: str) -> RingArray:
     ring = spec.fmt.ring
-    try:
-        out = ring.check(value, what)
-    except ParameterError as exc:
-        raise MalformedMessageError(str(exc)) from exc
+    out = ring.check(value, what, received=True)
     if ring.shape(out) != shape:
         raise MalformedMessageError(explain(what, ring.shape(out), str(shape), "the peer is out of step"))
     return out

@@ -170,7 +170,7 @@ class MPCSession:
                     totals[i] = np.add(mine, v, out=v)  # = ring.check(v) and ring.add(mine, v)
                     continue
                 what = f"share from {src}"
-                v = ring.check(v, what)
+                v = ring.check(v, what, received=True)
                 if v.shape != mine.shape:
                     raise _shape_error(v, mine, what)
                 totals[i] = ring.add(mine, v)
@@ -200,7 +200,7 @@ class MPCSession:
             values = self._check_reply(p, body, sharing_id, count) if got is None else got
             checked = []
             for v, shape in zip(values, shapes[p], strict=True):
-                v = ring.check(v, f"array from {p}")
+                v = ring.check(v, f"array from {p}", received=True)
                 if ring.shape(v) != tuple(shape):
                     raise MalformedMessageError(explain(f"array from {p}", ring.shape(v), f"shape {tuple(shape)}",
                                                         "the parties run different programs: check the peer"))
@@ -224,7 +224,7 @@ class MPCSession:
             what = f"share from {src}"
             for i, v in enumerate(values):
                 mine = totals[i]
-                v = ring.check(v, what)
+                v = ring.check(v, what, received=True)
                 if v.shape != mine.shape:
                     raise _shape_error(v, mine, what)
                 totals[i] = ring.add(mine, v)
@@ -258,7 +258,7 @@ class MPCSession:
             what = f"share from {src}"
             for i in range(count):
                 mine = totals[i]
-                v = ring.check(values[i], what)
+                v = ring.check(values[i], what, received=True)
                 if v.shape != mine.shape:
                     raise _shape_error(v, mine, what)
                 totals[i] = ring.add(mine, v)
@@ -325,8 +325,8 @@ class MPCSession:
             raise ParameterError(explain(f"bound declared by {owner}", declared, f"the bound passed here ({bound})",
                                          "pass the same public bound on every party, or None to accept the owner's"))
         _check_bound(declared, fmt)
-        return SharedFixedPoint(self, ring.check(share, f"share from {owner}"), fmt=fmt, scale=fmt.frac_bits,
-                                bound=declared, sharing_id=sharing_id)
+        return SharedFixedPoint(self, ring.check(share, f"share from {owner}", received=True), fmt=fmt,
+                                scale=fmt.frac_bits, bound=declared, sharing_id=sharing_id)
 
     def input_seeded(self, owner: str, values: Any = None, *, shape: tuple[int, ...], bound: float,
                      fmt: FixedPointFormat | None = None, sharing_id: bytes | None = None) -> SharedFixedPoint:
