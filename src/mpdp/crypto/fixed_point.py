@@ -120,8 +120,9 @@ class FixedPointFormat:
         s = self.frac_bits if scale_bits is None else scale_bits
         values = np.asarray(x, dtype=np.float64)
         if values.size:
-            # min and max: two passes without temporaries (NaN propagates through both, inf shows in one)
-            lo, hi = float(values.min()), float(values.max())
+            # min and max: two passes without temporaries (NaN propagates through both, inf shows in one); the
+            # ufuncs' reductions called directly (ndarray.min/max go through numpy's Python-level wrappers)
+            lo, hi = float(np.minimum.reduce(values, axis=None)), float(np.maximum.reduce(values, axis=None))
             if not (np.isfinite(lo) and np.isfinite(hi)):
                 raise EncodingOverflowError(
                     explain(name, "NaN or infinite entries", "finite numbers", "clean or clip the data before encoding")

@@ -149,10 +149,10 @@ class _GeometricPlan:
         """V = #{v >= 1 : U < exp(-v m gamma)} for the 53-bit prefixes of ``words``, exactly."""
         table = self.table
         prefix = words >> np.uint64(_SPARE_BITS)
-        below_or_equal = np.searchsorted(table, prefix, side="right")  # thresholds <= prefix (incl. the 0)
+        below_or_equal = table.searchsorted(prefix, side="right")  # thresholds <= prefix (incl. the 0)
         counts = (table.size - below_or_equal).astype(np.int64)
         # A threshold equal to the prefix leaves U versus exp(-v m gamma) open: resolve it with more bits.
-        ties = np.flatnonzero(table[np.maximum(below_or_equal - 1, 0)] == prefix)
+        ties = (table[np.maximum(below_or_equal - 1, 0)] == prefix).nonzero()[0]  # 1-D: np.flatnonzero's result
         step = self.gamma * self.m
         for idx in ties:
             lazy = LazyUniform(int(prefix[idx]), PREFIX_BITS, rng)

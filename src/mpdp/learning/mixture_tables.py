@@ -229,7 +229,7 @@ class BlockTables:
     @cached_property
     def sq_norm_bound(self) -> float:
         terms = self.tables.bound_terms[:, self.layout.bound_features]
-        return float(np.max(terms.sum(axis=1))) if terms.size else 0.0
+        return float(np.maximum.reduce(np.add.reduce(terms, axis=1))) if terms.size else 0.0
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,7 @@ class StatMap:
             raise ShapeMismatchError(explain("StatMap arrays", [self.stat.shape, self.comp.shape,
                                              self.coef_stat.shape, self.coef_sum.shape], "four vectors of one length",
                                              "build it with FeatureBlock.stat_map"))
-        if not (np.all(np.isfinite(self.coef_stat)) and np.all(np.isfinite(self.coef_sum))):
+        if not (_all_finite(self.coef_stat) and _all_finite(self.coef_sum)):
             raise ParameterError(explain("StatMap coefficients", "NaN or inf", "finite numbers",
                                          "the model's parameters overflowed; lower the learning rate"))
 
@@ -510,20 +510,35 @@ def _check_input(mine: PartyInput, public: StepPublic, me: int) -> PartyInput:
         if not isinstance(value, np.ndarray) or value.shape != shape:
             raise ShapeMismatchError(explain(name, getattr(value, "shape", value), f"{shape}",
                                              "pass one row per minibatch record"))
-        if not np.all(np.isfinite(value)):
+        if not _all_finite(value):
             raise DomainError(explain(name, "NaN or inf", "finite values", "check the local computation"))
-    if np.any(mine.factors < 0) or np.any(mine.factors > 1):
+    low, high = _range(mine.factors)
+    if low < 0 or high > 1:
         raise DomainError(explain("factors", "values outside [0, 1]", "renormalized factors in [0, 1]",
                                   "renormalize (mpdp.crypto.renormalization.renormalize)"))
-    if np.any(mine.sq_norms < 0) or np.any(mine.sq_norms > public.sq_norm_bounds[me] * (1 + 1e-9)):
-        raise DomainError(explain("sq_norms", float(np.max(mine.sq_norms)), f"in [0, {public.sq_norm_bounds[me]:.6g}]",
+    low, high = _range(mine.sq_norms)
+    if low < 0 or high > public.sq_norm_bounds[me] * (1 + 1e-9):
+        raise DomainError(explain("sq_norms", high, f"in [0, {public.sq_norm_bounds[me]:.6g}]",
                                   "scale by 1 / clip'^2 and keep the public bound"))
-    if np.any(np.abs(mine.stats) > public.stat_bounds[me] * (1 + 1e-9)):
-        raise DomainError(explain("stats", float(np.max(np.abs(mine.stats))), f"|t| <= {public.stat_bounds[me]:.6g}",
+    low, high = _range(mine.stats)
+    if max(-low, high) > public.stat_bounds[me] * (1 + 1e-9):
+        raise DomainError(explain("stats", max(-low, high), f"|t| <= {public.stat_bounds[me]:.6g}",
                                   "keep the statistics within their public bound"))
     norm_bound, stat_bound = public.sq_norm_bounds[me], public.stat_bounds[me]
     return PartyInput(factors=mine.factors, sq_norms=np.minimum(mine.sq_norms, norm_bound),
                       stats=np.clip(mine.stats, -stat_bound, stat_bound))
+
+
+def _all_finite(a: FloatArray) -> bool:
+    """No NaN or inf in ``a`` (the ufunc reductions called directly: numpy's ``np.all`` and ``ndarray.all`` go
+    through Python-level wrappers, which cost more than the check on a step's small arrays)."""
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
+
+
+def _range(a: FloatArray) -> tuple[float, float]:
+    """``(min, max)`` of finite ``a`` (``(inf, -inf)`` when empty), by the ufunc reductions as :func:`_all_finite`."""
+    return (float(np.minimum.reduce(a, axis=None, initial=np.inf)),
+            float(np.maximum.reduce(a, axis=None, initial=-np.inf)))
 
 
 def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInput,

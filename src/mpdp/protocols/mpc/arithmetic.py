@@ -340,7 +340,7 @@ def _own_operand(fmt: FixedPointFormat, values: npt.ArrayLike, shape: tuple[int,
     x = np.asarray(values, dtype=np.float64)
     if x.shape != shape:
         raise ShapeMismatchError(explain(what, x.shape, f"the public shape {shape}", "pass this party's operand"))
-    worst = float(np.max(np.abs(x))) if x.size else 0.0
+    worst = float(np.maximum.reduce(np.abs(x), axis=None)) if x.size else 0.0
     if not worst <= bound:
         raise DomainError(explain(what, f"max |x| = {worst:.6g}", f"|x| <= bound = {bound:g}",
                                   "clip the values or declare a larger bound"))

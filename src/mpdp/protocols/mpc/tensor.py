@@ -142,7 +142,7 @@ class SharedFixedPoint:
 
     def _public(self, value: Operand) -> npt.NDArray[np.float64]:
         arr = np.asarray(value, dtype=np.float64)
-        if not np.isfinite(arr).all():
+        if not np.logical_and.reduce(np.isfinite(arr), axis=None):  # (the ufunc: no Python-level wrapper)
             raise ParameterError(explain("public operand", "NaN or inf", "finite numbers", "clean the constant"))
         return arr
 
