@@ -233,31 +233,32 @@ same command, load 0.5, float step 1.35 ms: greenlets 7.3x (threads 7.8x), onlin
 parties as processes 5.4x, online phase as processes 4.1x, party 0's thread CPU 3.5x (tail in Z_2^128 4.7x),
 the dealer in its own process 6.5x, training 7.0x (last epoch 7.9x); party 0 sends 524 kB per step.
 
-Measured 2026-11-23 (session 13), lead: what the in-memory step's time is made of, and four levers that do not
-pay. Greenlets, all roles in one thread (py-spy, 400 steps): the two parties 88% (4.1 ms each), the dealer 11%
-(its corrections 0.40 ms, the two streams' expansion 0.21 ms per step). Within a party: the two ``at_least``
-comparisons 20% (their carry trees 8%), ``step_plan`` ~8% in the loop (0.26 ms per step warm, ~2.8x that
-between MPC steps), each party's share of the noise 3.7% (0.175 ms for 1,249 exact discrete-Gaussian draws),
-the messaging (encode, send, switch, receive, decode) 19%. numpy's ufunc dispatch runs ~1,700 times and
-~4,000 arrays are made per step (callgrind: libpython 33% of the instructions, numpy 40% of which the inner
-loops about a third, memcpy 8%, AES 6%). Levers measured and dropped: (1) a round itself is cheap: an opening
-of 1-2,000 words costs 13-16 us for both parties (``MPCSession.open`` in a loop), so the 34 rounds are ~5% of
-the step; (2) the thresholds' number is not what a comparison costs: halving ``inv_sqrt_max``'s (40 -> 21,
-``ClipFactorParams(buckets_per_octave=1, degree=4)``) left the step unchanged (two alternated pairs: 8.48/8.49
-and 8.65/8.36 ms); (3) reading openings as views of the message instead of copies (sums into new arrays):
-no gain (three alternated pairs, 8.99/9.07, 8.96/9.12, 9.17/9.24 ms); (4) comparisons by dealt byte tables
-(``[k < r_b]`` for each byte of the mask, 32 words per element: two tree rounds fewer per comparison, -4 rounds
-and ~-90 kB per party per step) would lose the carry tree's 64 comparisons per word operation: the lookups alone
-cost 535-670 us per comparison against the ~155 us they would save (numpy gathers over 30,000 indices). Python's
-cyclic collector (~1.3 collections per step): disabling it gained 1-3%. One change landed: the step's
-validation reductions call the ufuncs directly, 544.2 M -> 540.3 M instructions per step (-0.7%). With the
-dealer forked (``run_protocol(cooperative=True, forked=('dealer',))``), unpinned, same host: 8.52-8.56 ms per
-step against 9.03-9.28 ms in one thread; measured interleaved with the float step (MPC step, then float step,
-same thetas: the float step then takes 1.6 ms instead of 1.4 ms alone) 5.2x and 5.6x. ``OPENBLAS_NUM_THREADS=1
-python -m bench dpvi`` (load 1.0, float step 1.40 ms): greenlets 6.6x (threads 7.3x), the dealer in its own
-process 6.0x, online phase as greenlets 5.7x, parties as processes 4.7x, online phase as processes 3.8x, party
-0's thread CPU 3.2x (tail in Z_2^128 4.2x), training 8.1x. The in-memory rows need each party's work cut by
-about 30%; what is left is the interpreter's and numpy's per-call cost spread over the whole step.
+Measured 2026-11-23 (session 13), lead: what the in-memory step's time is made of, and four levers that do not pay.
+Greenlets, all roles in one thread (py-spy, 400 steps): the two parties 88% (4.1 ms each), the dealer 11% (its
+corrections 0.40 ms, the two streams' expansion 0.21 ms per step). Within a party: the two ``at_least`` comparisons
+20% (their carry trees 8%), ``step_plan`` ~8% in the loop (0.26 ms per step warm, ~2.8x that between MPC steps),
+each party's share of the noise 3.7% (0.175 ms for 1,249 exact discrete-Gaussian draws), the messaging (encode,
+send, switch, receive, decode) 19%. numpy's ufunc dispatch runs ~1,700 times and ~4,000 arrays are made per step
+(callgrind: libpython 33% of the instructions, numpy 40% of which the inner loops about a third, memcpy 8%, AES
+6%). Levers measured and dropped: (1) a round itself is cheap: an opening of 1-2,000 words costs 13-16 us for both
+parties (``MPCSession.open`` in a loop), so the 34 rounds are ~5% of the step; (2) the thresholds' number is not
+what a comparison costs: halving ``inv_sqrt_max``'s (one threshold per octave instead of two,
+``ClipFactorParams(buckets_per_octave=1, degree=4)``) left the step unchanged (two alternated pairs: 8.48/8.49 and
+8.65/8.36 ms); (3) reading openings as views of the message instead of copies (sums into new arrays): no gain
+(three alternated pairs, 8.99/9.07, 8.96/9.12, 9.17/9.24 ms); (4) comparisons by dealt byte tables (``[k < r_b]``
+for each byte of the mask, 32 words per element: two tree rounds fewer per comparison, -4 rounds and ~-90 kB per
+party per step) would lose the carry tree's 64 comparisons per word operation: the lookups alone (numpy gathers
+over 30,000 indices) cost 535-670 us per comparison, against the ~155 us they would save (estimated from the
+profile). Python's cyclic collector (~1.3 collections per step): disabling it gained 1-3%. One change landed: the
+step's validation reductions call the ufuncs directly, 544.2 M -> 540.3 M instructions per step (-0.7%). With the
+dealer forked (``run_protocol(cooperative=True, forked=('dealer',))``), unpinned, same host: 8.52-8.56 ms per step
+against 9.03-9.28 ms in one thread; measured interleaved with the float step (MPC step, then float step, same
+thetas: the float step then takes 1.6 ms instead of 1.4 ms alone) 5.2x and 5.6x.
+``OPENBLAS_NUM_THREADS=1 python -m bench dpvi`` (load 1.0, float step 1.40 ms): greenlets 6.6x (threads 7.3x), the
+dealer in its own process 6.0x, online phase as greenlets 5.7x, parties as processes 4.7x, online phase as
+processes 3.8x, party 0's thread CPU 3.2x (tail in Z_2^128 4.2x), training 8.1x. The in-memory rows need each
+party's work cut by about 30%; what is left is the interpreter's and numpy's per-call cost spread over the whole
+step.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
