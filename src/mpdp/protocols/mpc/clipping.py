@@ -149,7 +149,11 @@ class ClipFactorParams:
 
     def max_error_bound(self, fmt: FixedPointFormat, low_exp: int, values_bound: float = 2.0) -> float:
         """The relative error of :func:`inv_sqrt_max` (see there) on ``[2^low_exp, 2^H]``, for values up to
-        ``values_bound``."""
+        ``values_bound``. A pure function of its (hashable) arguments, remembered: every DP-SGD step's plan asks
+        for it with the same few."""
+        return _max_error_bound(self, fmt, low_exp, float(values_bound))
+
+    def _max_error_bound_uncached(self, fmt: FixedPointFormat, low_exp: int, values_bound: float) -> float:
         u = fmt.resolution
         # n = buckets_per_octave > 1: thresholds 2^(j/n) are rounded down (z within 2^(-f - low_exp) of its
         # interval); the scales 2^(-k/n) >= 2^(-H - 1/n) and roots 2^(-k/2n) >= 2^(-H/2 - 1/2n), on f + e
@@ -185,6 +189,11 @@ class ClipFactorParams:
                                                buckets_per_octave=self.buckets_per_octave)
                      + u + rounding + (3 * u * 2.0 ** (self.high_exp / 2) if root else 0.0))
 
+
+
+@functools.lru_cache(maxsize=256)
+def _max_error_bound(params: ClipFactorParams, fmt: FixedPointFormat, low_exp: int, values_bound: float) -> float:
+    return params._max_error_bound_uncached(fmt, low_exp, values_bound)
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
     """``1 / sqrt(max(x, 1))`` elementwise, for shared ``x`` with public bound at most ``2^params.high_exp``."""
