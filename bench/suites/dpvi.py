@@ -249,16 +249,17 @@ what a comparison costs: halving ``inv_sqrt_max``'s (one threshold per octave in
 for each byte of the mask, 32 words per element: two tree rounds fewer per comparison, -4 rounds and ~-90 kB per
 party per step) would lose the carry tree's 64 comparisons per word operation: the lookups alone (numpy gathers
 over 30,000 indices) cost 535-670 us per comparison, against the ~155 us they would save (estimated from the
-profile). Python's cyclic collector (~1.3 collections per step): disabling it gained 1-3%. One change landed: the
-step's validation reductions call the ufuncs directly, 544.2 M -> 540.3 M instructions per step (-0.7%). With the
-dealer forked (``run_protocol(cooperative=True, forked=('dealer',))``), unpinned, same host: 8.52-8.56 ms per step
-against 9.03-9.28 ms in one thread; measured interleaved with the float step (MPC step, then float step, same
-thetas: the float step then takes 1.6 ms instead of 1.4 ms alone) 5.2x and 5.6x.
-``OPENBLAS_NUM_THREADS=1 python -m bench dpvi`` (load 1.0, float step 1.40 ms): greenlets 6.6x (threads 7.3x), the
-dealer in its own process 6.0x, online phase as greenlets 5.7x, parties as processes 4.7x, online phase as
-processes 3.8x, party 0's thread CPU 3.2x (tail in Z_2^128 4.2x), training 8.1x. The in-memory rows need each
-party's work cut by about 30%; what is left is the interpreter's and numpy's per-call cost spread over the whole
-step.
+profile). Python's cyclic collector (~1.3 collections per step): disabling it gained 1-3%. Two small changes
+landed: the step's validation reductions call the ufuncs directly, and ``ClipFactorParams.max_error_bound`` is
+remembered: 544.2 M -> 540.3 M -> 539.1 M instructions per step (-0.9%). With the dealer forked
+(``run_protocol(cooperative=True, forked=('dealer',))``), unpinned, same host: 8.52-8.56 ms per step against
+9.03-9.28 ms in one thread; measured interleaved with the float step (MPC step, then float step, same thetas: the
+float step then takes 1.6 ms instead of 1.4 ms alone) 5.2x and 5.6x.
+``OPENBLAS_NUM_THREADS=1 python -m bench dpvi``, three runs (load 0.9-1.4, float step 1.31-1.71 ms): greenlets
+6.6-7.5x (threads 7.3-7.9x), the dealer in its own process 6.0-6.7x, online phase as greenlets 5.7-6.3x, parties as
+processes 4.6-7.2x, online phase as processes 3.8-5.3x, party 0's thread CPU 3.2-3.4x (tail in Z_2^128 4.0-5.0x),
+training 7.5-8.6x. The in-memory rows need each party's work cut by about 30%; what is left is the interpreter's
+and numpy's per-call cost spread over the whole step.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
