@@ -352,8 +352,9 @@ def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
     """Concentrated Beta components (a, b ~ 150) give the gradient map constants in the hundreds: with a
     minibatch of 100, their products with the weighted sums exceed what the Z_2^64 tail can hold with 20
     fractional bits for the constants (Adult reaches this after about three epochs). The sums are lifted back
-    into Z_2^128 for the map: the plan is accepted and the step still equals float64 within its bound. The
-    clipping domain's exponent moves on a coarse grid (CLIP_EXP_STEP), so nearby thetas share one plan."""
+    into Z_2^128 for the map: the plan is accepted and the step still equals float64 within its bound. Sharper
+    still, the tail itself runs in Z_2^128. The clipping domain's exponent moves on a coarse grid
+    (CLIP_EXP_STEP), so nearby thetas share one plan."""
     model = MixtureModel(FEATURES, components=2)
     n = 100
     values = _data(21, n)
@@ -361,8 +362,13 @@ def test_sharp_models_keep_the_gradient_map_exact_in_the_wide_ring() -> None:
     setup = _setup(model, n, clip=1.0)
     public = setup.step_plan(theta, n)
     assert public.clip_params.high_exp % CLIP_EXP_STEP == 0
-    # at this clipping domain the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of C: the step runs wide
-    assert public.tail == HIGH_PRECISION and public.clip >= 1.0 - TAIL_MAX_CLIP_LOSS
+    # the map's constants do not fit the Z_2^64 tail: the sums are lifted into Z_2^128 for the map, while the tail
+    # itself stays in Z_2^64 (here it costs less than TAIL_MAX_CLIP_LOSS of C)
+    assert public.tail == TAIL_FORMAT and public.release_fmt == HIGH_PRECISION
+    assert 0 < 1.0 - public.clip <= TAIL_MAX_CLIP_LOSS
+    # sharper still, the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of C: the step runs wide
+    sharper = setup.step_plan(np.full(model.dim, 7.0), n)
+    assert sharper.tail == HIGH_PRECISION and sharper.clip >= 1.0 - TAIL_MAX_CLIP_LOSS
     assert setup.step_plan(np.zeros(model.dim), n).tail == TAIL_FORMAT  # a flat model keeps the tail
     assert setup.step_plan(theta * 1.01, n).clip_params.high_exp == public.clip_params.high_exp
     idx = np.arange(n, dtype=np.int64)
