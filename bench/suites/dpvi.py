@@ -457,7 +457,8 @@ def run(quick: bool = False) -> list[BenchResult]:
     training = _training(data, groups, quick)
     late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
-                 f"plan_step chooses once training has sharpened the model (Adult: from about the fourth epoch), "
+                 f"plan_step chooses once the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of the clipping "
+                 f"bound (Adult's default 10 epochs never do; longer or sharper trainings may), "
                  f"against the float step's {float_cpu * 1e3:.1f} ms: "
                  f"{late['thread_cpu'] / max(float_cpu, 1e-9):.1f}x; "
                  f"the rows above ran the tail format plan_step chose for these thetas: {', '.join(sorted(tails))}")
