@@ -70,7 +70,8 @@ size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C
 e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
 ``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
 ``C'`` is ~7e-5 below ``C`` (the all-Z_2^128 step: ~3e-6); with per-record gradients in the hundreds (``n``
-up to ``2^24``) ~0.1%. Compared with the float64 computation on the same factors, each released
+up to ``2^24``) ~0.1%, and more as training sharpens the model, up to ``TAIL_MAX_CLIP_LOSS`` (2%) before
+the step runs its tail wide. Compared with the float64 computation on the same factors, each released
 coordinate is within ``|coef| B (eps_c + 3 e_n + (2K + 11) u + (K + 1) e_q / min S_i)`` plus the encodings,
 the coefficients' roundings and ``2^-release_bits``, see :func:`gradient_error_bound` (``e_q ~ 2.5 2^-f``:
 records whose parties' factors barely overlap, ``S_i`` near the domain's edge, keep only ``f + floor_log2``
