@@ -139,9 +139,9 @@ CLIP_EXP_STEP = 4
 #: sensitivity is still at most ``C``) while the gradients are clipped at ``C'``, which weighs like a noise
 #: multiplier at most ``1 / (1 - loss)`` times larger (about 2% here). Measured (session 13): in ``mpdp run dpvi
 #: --dataset adult --epsilon 1 --seed 3`` (10 epochs) the Z_2^64 tail's loss grows from 0.01% to 1.27% by the last
-#: epoch, so the whole run keeps the 64-bit tail, where the previous limit (0.1%) sent 70% of the steps to Z_2^128:
-#: 72.9 s -> 63.4 s, test NLL 9.4458 -> 9.4503; Figure 3 (``mpdp reproduce 002-fig3 --seed 2026``, 33 epochs):
-#: final test NLL +1.28% -> +1.34% against float64.
+#: epoch, so the whole run keeps the 64-bit tail, where the previous limit (0.1%) sent two thirds of the steps to
+#: Z_2^128: 72.9 s -> 63.4 s, test NLL 9.4458 -> 9.4503; Figure 3 (``mpdp reproduce 002-fig3 --seed 2026``, 33
+#: epochs): final test NLL +1.28% -> +1.34% against float64.
 TAIL_MAX_CLIP_LOSS = 2e-2
 
 
