@@ -44,7 +44,7 @@ from mpdp.crypto.correlations import CorrelationSpec, matmul_shape
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.session import MPCSession
+from mpdp.protocols.mpc.session import MPCSession, _check_bound
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
 
 __all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_owned", "mul_public", "mul_split",
@@ -283,9 +283,8 @@ def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tupl
         matmul_shape(shape, y.shape)  # ShapeMismatchError unless (m, inner) with inner = y's rows
         if len(shape) != 2:
             raise ShapeMismatchError(explain("block shape", shape, f"(rows, {y.shape[0]})", "pass matrices"))
-    if not all(math.isfinite(b) and 0 <= b <= fmt.max_value for b in bounds):
-        raise ParameterError(explain("bounds", list(bounds), f"numbers in [0, {fmt.max_value:g}]",
-                                     "declare public bounds on |X_j| the format holds"))
+    for b in bounds:  # public bounds on |X_j| the format holds, as every shared value's
+        _check_bound(b, fmt)
     encoded = _own_operand(fmt, mine, blocks[me], bounds[me], f"{session.comm.name}'s matrix")
     inner = y.shape[0]
     scale = fmt.frac_bits + y.scale
@@ -315,9 +314,7 @@ def mul_owned(y: SharedFixedPoint, mine: npt.ArrayLike | None, owner: str, bound
     if owner not in session.parties:
         raise ParameterError(explain("owner", owner, f"one of {session.parties}", "name a computing party"))
     o = session.parties.index(owner)
-    if not (math.isfinite(bound) and 0 <= bound <= fmt.max_value):
-        raise ParameterError(explain("bound", bound, f"a number in [0, {fmt.max_value:g}]",
-                                     "declare a public bound on |x| the format holds"))
+    _check_bound(bound, fmt)
     mine_here = session.comm.name == owner
     if (mine is None) == mine_here:
         raise ParameterError(explain("mine", "values" if mine is not None else None,
