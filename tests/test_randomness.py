@@ -146,3 +146,29 @@ def test_bad_parameters_raise_typed_errors(call, match) -> None:  # type: ignore
 def test_bad_seeds(seed) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ParameterError, match="seed"):
         RandomSource.seeded(seed)
+
+
+def test_bernoulli_compares_each_word_with_the_rounded_down_threshold() -> None:
+    # the same stream read as words: True exactly where the word is below floor(p 2^64)
+    p = 0.3
+    got = RandomSource.seeded(5).bernoulli((200, 5), p)
+    words = RandomSource.seeded(5).uint64((200, 5))
+    threshold = int(p * 2.0**64)  # p 2^64 is exact in binary; int() floors a positive float
+    assert got.dtype == np.bool_ and got.shape == (200, 5)
+    assert np.array_equal(got, np.array([[int(w) < threshold for w in row] for row in words]))
+    assert not RandomSource.seeded(6).bernoulli(1000, 0.0).any()
+    assert RandomSource.seeded(6).bernoulli(1000, 1).all()
+    # a probability that is a multiple of 2^-64 is kept exactly: 2^-1 splits the words at 2^63
+    half = RandomSource.seeded(7).bernoulli(4000, 0.5)
+    assert np.array_equal(half, RandomSource.seeded(7).uint64(4000) < np.uint64(1 << 63))
+
+
+def test_bernoulli_rate_is_p() -> None:
+    hits = RandomSource.seeded(8).bernoulli(200_000, 0.0123)
+    assert stats.binomtest(int(hits.sum()), hits.size, 0.0123).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.5, float("nan"), True, "0.5", None])
+def test_bernoulli_refuses_what_is_not_a_probability(p) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ParameterError, match="probability"):
+        RandomSource.seeded(0).bernoulli(3, p)

@@ -247,6 +247,22 @@ class RandomSource:
                         break
         return out
 
+    def bernoulli(self, shape: Shape, p: float) -> npt.NDArray[np.bool_]:
+        """Independent booleans, each True with probability ``floor(p 2^64) 2^-64``: at most ``p`` and within
+        ``2^-64`` of it (exactly ``p`` when ``p`` is 0, 1 or a multiple of ``2^-64``).
+
+        One 64-bit word per element, compared with the integer threshold ``floor(p 2^64)`` (exact: ``p 2^64``
+        only moves ``p``'s exponent). Rounding down means a caller that accounts for rate ``p`` (Poisson
+        subsampling, whose privacy loss grows with the rate) states an upper bound of the true one."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ParameterError(explain("p", p, "a probability in [0, 1]", "pass e.g. batch_size / n"))
+        words = self.uint64(shape)
+        if p == 1:  # floor(2^64) does not fit a word; every word is below 2^64
+            return np.ones(words.shape, dtype=np.bool_)
+        threshold = np.uint64(math.floor(float(p) * 2.0**64))
+        out: npt.NDArray[np.bool_] = words < threshold
+        return out
+
     # -- floats -----------------------------------------------------------------------------------------
     def random(self, shape: Shape) -> npt.NDArray[np.float64]:
         """Uniform floats on the grid {k 2^-53 : 0 <= k < 2^53}, i.e. in [0, 1)."""

@@ -22,6 +22,18 @@ def test_poisson_batches_have_rate_q() -> None:
     assert abs(np.mean(sizes) - 50) < 6
 
 
+def test_poisson_batches_keep_the_minibatches_of_the_float_test() -> None:
+    """Session 14 moved the inclusion test from ``random(n) < q`` (rate up to 2^-53 above q) to words below
+    ``floor(q 2^64)`` (rate at most q): on the same stream they disagree on a record with probability below 2^-53,
+    so seeded runs recorded before keep their minibatches."""
+    plan = BatchPlan(n=45_222, batch_size=1_000, epochs=1, batching="poisson")
+    new = list(plan.batches(RandomSource.seeded(3)))
+    source = RandomSource.seeded(3).spawn("epoch/0")
+    old = [np.flatnonzero(source.random(plan.n) < plan.sampling_rate) for _ in range(plan.steps_per_epoch)]
+    assert len(new) == len(old) == 45
+    assert all(np.array_equal(a, b) for a, b in zip(new, old, strict=True))
+
+
 def test_disjoint_batches_partition_each_epoch() -> None:
     plan = BatchPlan(n=103, batch_size=10, epochs=3, batching="disjoint")
     batches = list(plan.batches(RandomSource.seeded(2)))
