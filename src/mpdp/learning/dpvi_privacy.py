@@ -4,9 +4,11 @@ Paper 002, section 5. Every step releases a sum of per-record gradients clipped 
 under add/remove-one, :mod:`mpdp.dp.sensitivities.dpvi`) plus discrete Gaussian noise of total standard
 deviation ``z C`` on the grid ``2^-b``:
 
-* **Analyst** (Theorem 5.1/5.2): ``T`` steps of the Poisson-subsampled mechanism at rate ``q``; with
-  ``batching="disjoint"`` each epoch partitions the records, so a record meets one step per epoch and an
-  epoch costs one unsampled release (parallel composition): ``epochs`` releases at ``q = 1``.
+* **Analyst** (Theorem 5.1/5.2): ``T`` steps of the Poisson-subsampled mechanism at rate ``q`` (each record
+  joins a step with probability at most ``q``, within ``2^-64``, see
+  :meth:`~mpdp.learning.dpvi_training.BatchPlan.batches`; the loss grows with the rate, so accounting at ``q``
+  bounds it); with ``batching="disjoint"`` each epoch partitions the records, so a record meets one step per
+  epoch and an epoch costs one unsampled release (parallel composition): ``epochs`` releases at ``q = 1``.
 * **A data party** (VPDP, Theorems 5.3/5.4): it knows the minibatch indices, so there is no amplification by
   subsampling (``q = 1``; every Poisson step counts, or one step per epoch with disjoint batches); and with
   ``noise="parties"`` it knows its own noise share, so only the other ``P - 1`` shares (``P - 1 - c`` with
