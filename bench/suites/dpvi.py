@@ -48,11 +48,13 @@ from one iteration to the next.
   minibatch size, the initial posterior) it has Poisson minibatch sizes (one correlation plan per size), the
   posterior's updates and public bounds that drift as the model sharpens.
 * ``mpc cpu, tail in Z_2^128``: party 0's thread CPU with the whole step after the normalisation in Z_2^128
-  (``GradientPrecision(tail_fmt=None)``), which ``plan_step`` falls back to once training has sharpened the
-  model. On Adult (the thetas of one float trajectory, seed 7) the tail serves epochs 1-3; from epoch 4 the
-  clipping domain (``2^24``, then ``2^32`` from epoch 6) would make the Z_2^64 tail's absolute roundings,
-  relative to clipping factors as small as ``2^-16``, cost more than 1e-3 of the clipping bound (up to 9%), and
-  the step runs all in Z_2^128: over a 33-epoch training, most steps cost this row's CPU.
+  (``GradientPrecision(tail_fmt=None)``), which ``plan_step`` falls back to when the Z_2^64 tail would leave the
+  clipping constant more than ``TAIL_MAX_CLIP_LOSS`` (2%) below ``C``: the tail's absolute roundings weigh more
+  as the clipping domain ``[.., 2^H]`` grows with the model's gradient bounds. Under the limit before session
+  13 (0.1%) most steps of a 33-epoch training ran wide. Measured in session 14 with Figure 3's settings
+  (``python -m bench.probes.dpvi_tail --seed S``: the float64 trajectories of three seeds, 20 thetas from each
+  epoch's posterior): ``H`` grows from 16 to 28 by epoch 7-9 and stays there, the loss levels at 1.1-1.5%,
+  and no theta of the 33 epochs runs wide; sharper trainings (larger learning rates) still may.
 
 Rounds per iteration: 34 (35 before session 8, 38 before session 7, 78 at the start of session 3): none for the
 inputs (factors in Z_2^128, norms in the tail format: seeded,
@@ -356,7 +358,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     float_cpu = statistics.median(float_cpus)
 
     setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings)
-    # later in training the clipping domain grows and the step runs its tail in Z_2^128 (plan_step's fallback)
+    # the step's tail in Z_2^128: plan_step's fallback once the grown clipping domain costs the Z_2^64 tail too much
     wide = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings,
                          precision=GradientPrecision(tail_fmt=None))
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
@@ -458,7 +460,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of the clipping "
-                 f"bound (Adult's default 10 epochs never do; longer or sharper trainings may), "
+                 f"bound (neither Adult's default 10 epochs nor Figure 3's 33 do; sharper trainings may), "
                  f"against the float step's {float_cpu * 1e3:.1f} ms: "
                  f"{late['thread_cpu'] / max(float_cpu, 1e-9):.1f}x; "
                  f"the rows above ran the tail format plan_step chose for these thetas: {', '.join(sorted(tails))}")

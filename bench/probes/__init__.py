@@ -1,0 +1,1 @@
+"""Measurements that are not speed benchmarks, each runnable as ``python -m bench.probes.<name>``."""
