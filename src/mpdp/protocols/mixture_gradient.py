@@ -143,7 +143,8 @@ CLIP_EXP_STEP = 4
 #: Z_2^128: 72.9 s -> 63.4 s, test NLL 9.4458 -> 9.4503; Figure 3 (``mpdp reproduce 002-fig3 --seed 2026``, 33
 #: epochs): final test NLL +1.28% -> +1.34% against float64. Session 14, Figure 3's settings (``python -m
 #: bench.probes.dpvi_tail``: the float64 trajectories of three seeds, 20 thetas from each epoch's posterior): the
-#: loss levels at 1.1-1.5% from epoch 7-9 (clipping domain 2^28) and no theta of the 33 epochs runs the tail wide.
+#: clipping domain reaches 2^28 by epoch 7-9, the median loss peaks at 1.05-1.49%, and no theta of the 33 epochs
+#: runs the tail wide.
 TAIL_MAX_CLIP_LOSS = 2e-2
 
 
