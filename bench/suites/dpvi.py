@@ -7,7 +7,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 * ``mpc``: two data parties (demographic vs financial attributes, income with the financial party) and a
   dealer, threads over the in-memory transport, real additive shares exchanged as messages: Z_2^128 (f = 48)
   up to the normalisation of ``S_i``, then the Z_2^64 tail (f = 24) that
-  :func:`~mpdp.protocols.mixture_gradient.plan_step` chooses while it costs at most 1e-3 of the clipping bound,
+  :func:`~mpdp.protocols.mixture_gradient.plan_step` chooses while it costs at most 2% of the clipping bound,
   and Z_2^128 again for the gradient map and the release. One iteration = the parties' local log-densities,
   norms and statistics, the secure responsibilities, clipping, gradient assembly, distributed noise and the
   opening. ``seconds`` is party 0's median wall time per iteration over the timed iterations (after two
@@ -17,7 +17,10 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 * ``mpc, greenlets``: the same iterations with the parties as greenlets of one thread, switched when one
   waits for a message (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`), as
   :class:`~mpdp.learning.dpvi.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
-  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work.
+  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work. Its note
+  also gives the ratio against the float step timed in blocks of ``FLOAT_BLOCK`` between as many MPC iterations
+  in the same thread: the host's speed drifts by tens of percent between rows, which moves the ratios against
+  the float step timed once before them (session 14: the float step took 1.28-1.98 ms in consecutive runs).
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
@@ -32,7 +35,8 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   phase: the parties request the iteration's recorded correlations and party 0 waits for the dealer's
   corrections (:meth:`~mpdp.protocols.mpc.dealer.DealerProvider.receive_prefetched`). The timed iteration is
   the preprocessing model's online phase: the dealer is idle, the two parties compute on the two cores, and
-  the wall time is close to what one machine per party would see (plus network latency, 40 rounds). The noise
+  the wall time is close to what one machine per party would see (plus network latency, the rounds the first
+  row's note counts). The noise
   shares are still drawn inside the iteration.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run: the median of five passes over
@@ -296,6 +300,9 @@ from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
 BATCH = 100
+#: The greenlets row also times the float step in blocks of this many between as many MPC iterations (the first of
+#: each block pays the caches the other left cold; the medians are the warm ones).
+FLOAT_BLOCK = 5
 
 
 def _data() -> tuple[Dataset, MixtureModel, tuple[tuple[str, ...], ...], str]:
@@ -364,8 +371,12 @@ def run(quick: bool = False) -> list[BenchResult]:
                          precision=GradientPrecision(tail_fmt=None))
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
 
-    def role(name: str, online: bool = False, all_wide: bool = False) -> Any:
+    def role(name: str, online: bool = False, all_wide: bool = False, float_blocks: bool = False) -> Any:
+        """Party ``name``'s timed loop; with ``float_blocks`` (one-thread runners only) party 0 also runs the
+        float step on the same thetas in blocks of ``FLOAT_BLOCK`` after every ``FLOAT_BLOCK`` timed
+        iterations, so both are timed under the same host conditions, each mostly warm."""
         chosen = wide if all_wide else setup
+        block = min(FLOAT_BLOCK, timed)
         party = DataParty(name, chosen, model.values_of(data, groups[setup.parties.index(name)]))
 
         def run_party(comm: Any) -> dict[str, Any]:
@@ -375,7 +386,7 @@ def run(quick: bool = False) -> list[BenchResult]:
                 # requested at the end of the one before (next_batch_size)
                 for i in range(2):
                     party.secure_step(session, provider, thetas[i], batch, next_batch_size=BATCH)
-                times, cpus, own = [], [], []
+                times, cpus, own, floats = [], [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
                 for i in range(timed):
                     if online:  # offline phase, untimed: this step's correlations requested and received
@@ -386,7 +397,13 @@ def run(quick: bool = False) -> list[BenchResult]:
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
                     own.append(time.thread_time() - mine)
+                    if float_blocks and name == setup.parties[0] and (i + 1) % block == 0:
+                        for j in range(i + 3 - block, i + 3):
+                            start = time.perf_counter()
+                            step(thetas[j], batch)
+                            floats.append(time.perf_counter() - start)
                 return {"seconds": statistics.median(times), "cpu": statistics.median(cpus), "out": out,
+                        "float_seconds": statistics.median(floats) if floats else float("nan"),
                         "thread_cpu": statistics.median(own),
                         "bytes": (comm.traffic.bytes_sent - sent) / timed,
                         "rounds": (comm.traffic.rounds - rounds) / timed}
@@ -406,17 +423,22 @@ def run(quick: bool = False) -> list[BenchResult]:
     cpu_note = (f"party 0's thread: {lead['thread_cpu'] * 1e3:.0f} ms CPU per iteration against the float step's "
                 f"{float_cpu * 1e3:.1f} ms ({lead['thread_cpu'] / max(float_cpu, 1e-9):.1f}x); 1-minute load average "
                 f"{load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
-    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, **how: Any) -> dict[str, Any]:
+    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, float_blocks: bool = False,
+                **how: Any) -> dict[str, Any]:
         """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
         the same seed as the first row."""
-        roles = {**{name: role(name, online=online, all_wide=all_wide) for name in setup.parties},
+        roles = {**{name: role(name, online=online, all_wide=all_wide, float_blocks=float_blocks)
+                    for name in setup.parties},
                  "dealer": TrustedDealer(parties=setup.parties)}
         with _one_core() if pin else contextlib.nullcontext():
             figures: dict[str, Any] = run_protocol(roles, rng=rng.spawn("mpc"), **how).results["alice"]
         return figures
 
     forked = measure(pin=False, processes=True)
-    greenlets = measure(cooperative=True)  # one thread: pinned like the threads' rows and the float step
+    # one thread: pinned like the threads' rows and the float step, which also runs in blocks between the MPC
+    # iterations here (the host's speed drifts by tens of percent between seconds; the float step above was timed
+    # before every row)
+    greenlets = measure(cooperative=True, float_blocks=True)
     # the dealer in its own process on the other core (not pinned: a child inherits its parent's CPU set)
     dealer_apart = measure(pin=False, cooperative=True, forked=("dealer",))
     for other, how in ((forked, "processes"), (greenlets, "greenlets"), (dealer_apart, "greenlets + dealer")):
@@ -437,7 +459,11 @@ def run(quick: bool = False) -> list[BenchResult]:
     greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
                      f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
                      f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
-                     f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration")
+                     f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration; against "
+                     f"the float step timed in blocks of {min(FLOAT_BLOCK, timed)} between as many MPC "
+                     f"iterations in the same thread ({greenlets['float_seconds'] * 1e3:.2f} ms, against "
+                     f"{float_seconds * 1e3:.2f} ms timed alone before the rows): "
+                     f"{greenlets['seconds'] / greenlets['float_seconds']:.1f}x")
     dealer_note = (f"the parties as greenlets of one thread, the dealer forked into its own process "
                    f"(run_protocol(cooperative=True, forked=('dealer',)), mpdp.runtime.mixed): it computes the "
                    f"next iteration's correlations on the other core while the parties compute this one; "
