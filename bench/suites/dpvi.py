@@ -36,8 +36,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   corrections (:meth:`~mpdp.protocols.mpc.dealer.DealerProvider.receive_prefetched`). The timed iteration is
   the preprocessing model's online phase: the dealer is idle, the two parties compute on the two cores, and
   the wall time is close to what one machine per party would see (plus network latency, the rounds the first
-  row's note counts). The noise
-  shares are still drawn inside the iteration.
+  row's note counts). The noise shares are still drawn inside the iteration.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise), timed in the same run: the median of five passes over
   the same posterior samples (a few ms each, its median over 20 swings by +-30% on a loaded host).
@@ -373,7 +372,7 @@ def run(quick: bool = False) -> list[BenchResult]:
 
     def role(name: str, online: bool = False, all_wide: bool = False, float_blocks: bool = False) -> Any:
         """Party ``name``'s timed loop; with ``float_blocks`` (one-thread runners only) party 0 also runs the
-        float step on the same thetas in blocks of ``FLOAT_BLOCK`` after every ``FLOAT_BLOCK`` timed
+        float step on the same thetas in blocks of ``FLOAT_BLOCK`` (fewer with ``--quick``) after as many timed
         iterations, so both are timed under the same host conditions, each mostly warm."""
         chosen = wide if all_wide else setup
         block = min(FLOAT_BLOCK, timed)
