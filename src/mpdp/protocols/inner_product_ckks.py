@@ -19,7 +19,10 @@ with ``k = CkksBackend.mask_bits <= 23``; for ``k > 18`` the left scales its col
 before encrypting (so the masked value stays below 2^19) and the shares are scaled back by ``2^s``. The mask hides
 an entry of magnitude at most ``B = rows bound^2`` with statistical distance ``B / 2^k`` (2^-7.5 for
 B = 45,222 and the default k = 23): far weaker than the 2^-40 of the ``shares`` and
-``paillier`` backends, so use CKKS shares only where that is acceptable, or ``reveal_to=left`` (no mask). CKKS
+``paillier`` backends, so use CKKS shares only where that is acceptable, or ``reveal_to=left`` (no mask). The
+mask covers every slot of the reply: the rotation ladder leaves the product in all of them, and the key owner can
+decrypt them all, not only the one ``decrypt()`` shows. Until session 14 the mask covered slot 0 alone, and the
+other 4,095 slots gave the key owner the unmasked product (:meth:`~mpdp.crypto.ckks.CkksVector.add_plain`). CKKS
 has no circuit privacy against the key owner without noise flooding, which is not added: decrypted values carry
 noise that depends on ``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
 

@@ -170,9 +170,18 @@ class CkksVector:
         return self + (-other)
 
     def add_plain(self, values: Any) -> CkksVector:
-        """Add plaintext reals (one per entry, or a scalar)."""
-        # A sum()/dot() result holds one value in a size-1 chunk: add only as many values as the chunk holds.
-        chunks = [c + p[: c.size()] for c, p in zip(self.chunks, self._plain_chunks(values, "addend"), strict=True)]
+        """Add plaintext reals (one per entry, or a scalar).
+
+        A length-1 vector (a :meth:`sum` or :meth:`dot` result) holds its value in *every* slot of its
+        ciphertext: the rotation ladder leaves the total everywhere. Its addend is therefore encoded into every
+        slot. Until session 14 it went into slot 0 only, so a mask added to a dot product hid slot 0 alone and
+        the key owner, decrypting the raw ciphertext, read the unmasked product in the other 4,095 slots
+        (:mod:`mpdp.protocols.inner_product_ckks`)."""
+        plain = self._plain_chunks(values, "addend")
+        if self.length == 1:  # a scalar: TenSEAL encodes it into every slot
+            chunks = [self.chunks[0] + float(plain[0][0])]
+        else:
+            chunks = [c + p for c, p in zip(self.chunks, plain, strict=True)]
         return self._derive(chunks, self.length, self.depth_used, False)
 
     def mul_plain(self, values: Any) -> CkksVector:
