@@ -163,6 +163,33 @@ def test_ckks_backend_matches_plaintext_within_its_bound() -> None:
         assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
 
 
+def test_ckks_replies_show_the_key_owner_the_masked_product_in_every_slot(monkeypatch) -> None:
+    """Regression (session 14): the mask covered slot 0 of each reply only, and the key owner read the unmasked
+    entry of X^T Y in the other slots. Every slot the key owner can decrypt now holds the masked entry."""
+    pytest.importorskip("tenseal")
+    import mpdp.protocols.inner_product_ckks as ckks
+    from mpdp.protocols.inner_product import CkksBackend
+    from tests.crypto.ckks.slots import all_slots
+
+    seen = []
+    read = ckks.CkksVector.from_wire
+
+    def spy(wire, context):  # type: ignore[no-untyped-def]
+        vector = read(wire, context)
+        if context.is_private and vector.length == 1:  # the key owner reading a reply
+            seen.append(all_slots(context, vector))
+        return vector
+
+    monkeypatch.setattr(ckks.CkksVector, "from_wire", spy)
+    X, Y = matrices(50, 2, 2, 3, 1.0)
+    spec = CrossProductSpec("alice", "bob", 50, 2, 2, CkksBackend())
+    run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(4))
+    assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
+    assert len(seen) == 4
+    for slots in seen:
+        assert np.max(np.abs(slots - slots[0])) <= 2 * spec.error_bound  # one masked value, everywhere
+
+
 @pytest.mark.parametrize("backend", ["shares", "paillier", "ckks", "dealer"])
 def test_two_party_real_shares_add_up(keys, backend: str) -> None:  # type: ignore[no-untyped-def]
     from mpdp.protocols.inner_product import cross_product_share

@@ -20,6 +20,7 @@ from mpdp.errors import (
 )
 from mpdp.randomness import RandomSource
 from mpdp.runtime import decode, encode
+from tests.crypto.ckks.slots import all_slots
 from tests.strategies import bounded_real_vectors
 
 
@@ -118,22 +119,11 @@ def test_products_with_zero_plaintexts_stay_at_the_right_level(ckks_d1) -> None:
         assert np.max(np.abs(back.decrypt() - 3.0)) <= ckks_d1.params.dot_error_bound(10)
 
 
-def _all_slots(context, vector: CkksVector) -> np.ndarray:
-    """Every slot of ``vector``'s first ciphertext, decrypted with the secret key as its owner could (TenSEAL's
-    ``decrypt`` shows only the vector's declared length)."""
-    from tenseal import sealapi
-
-    seal = context.tenseal.seal_context().data
-    plain = sealapi.Plaintext()
-    sealapi.Decryptor(seal, context.tenseal.secret_key().data).decrypt(vector.chunks[0].ciphertext()[0], plain)
-    return np.array(sealapi.CKKSEncoder(seal).decode_double(plain))
-
-
 def test_an_addend_to_a_dot_product_covers_every_slot(ckks_d1) -> None:
     """Regression (session 14): the mask of a CKKS inner product went into slot 0 only, and the key owner read
     the unmasked product in every other slot of the reply."""
     x, w = np.linspace(-1.0, 1.0, 5000), np.cos(np.arange(5000.0))
     masked = CkksVector.encrypt(ckks_d1, x).dot(w).add_plain(12345.0).rerandomize()
-    slots = _all_slots(ckks_d1, masked)
+    slots = all_slots(ckks_d1, masked)
     assert slots.size == ckks_d1.params.slots
     assert np.max(np.abs(slots - (x @ w + 12345.0))) <= ckks_d1.params.dot_error_bound(5000)

@@ -2,7 +2,9 @@
 
 * :mod:`~mpdp.crypto.ckks.params`: named parameter sets, chosen by depth, with documented precision;
 * :mod:`~mpdp.crypto.ckks.context`: private and public contexts and their serialisation;
-* :mod:`~mpdp.crypto.ckks.vector`: :class:`CkksVector`, vectors of any length in explicit chunks.
+* :mod:`~mpdp.crypto.ckks.vector`: :class:`CkksVector`, vectors of any length in explicit chunks;
+* :mod:`~mpdp.crypto.ckks.dots`: many masked dot products of received vectors with plaintext columns encoded
+  once, on SEAL directly.
 
 >>> ctx = CkksContext.generate(parameters_for_depth(1))
 >>> x = CkksVector.encrypt(ctx.public(), [0.5, -0.25, 1.0])

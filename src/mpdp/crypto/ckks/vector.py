@@ -73,6 +73,13 @@ def _times(chunk: Any, plain: Any) -> Any:
     return chunk * 2.0**-36
 
 
+def wire_form(context: CkksContext, length: int, depth_used: int, chunks: list[bytes]) -> dict[str, Any]:
+    """The message form of a vector: each chunk TenSEAL's serialised CKKS vector (read by
+    :meth:`CkksVector.from_wire`)."""
+    return {"type": "ckks.vector", "version": 1, "context_id": context.context_id, "params": context.params.name,
+            "length": length, "depth_used": depth_used, "chunks": chunks}
+
+
 class CkksVector:
     """A CKKS-encrypted real vector of ``length`` values (see the module docstring)."""
 
@@ -235,9 +242,7 @@ class CkksVector:
         if not self.fresh:
             raise CryptoError(explain("CkksVector.to_wire", "a result derived from this party's plaintext",
                                       "a rerandomized ciphertext", "call .rerandomize() before sending"))
-        return {"type": "ckks.vector", "version": 1, "context_id": self.context.context_id,
-                "params": self.params.name, "length": self.length, "depth_used": self.depth_used,
-                "chunks": [bytes(c.serialize()) for c in self.chunks]}
+        return wire_form(self.context, self.length, self.depth_used, [bytes(c.serialize()) for c in self.chunks])
 
     @classmethod
     def from_wire(cls, wire: Any, context: CkksContext) -> CkksVector:

@@ -1,0 +1,188 @@
+"""Many masked dot products of encrypted vectors with plaintext columns, on SEAL directly.
+
+A party holding plaintext columns ``y_1 .. y_m`` that computes ``<x_i, y_j> + r_ij`` for every encrypted
+column ``x_i`` it received (the CKKS inner product, :mod:`mpdp.protocols.inner_product_ckks`) would, with
+:meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>`, have TenSEAL encode every plaintext chunk again for
+each ``x_i`` and rescale after each chunk's product. Here each ``y_j`` is encoded once (:class:`PlainColumns`)
+and each pair costs (:func:`masked_dots`), on TenSEAL's SEAL objects (``tenseal.sealapi``):
+
+1. one plaintext product per chunk at the fresh level, the chunks' products added, **one** rescale;
+2. the rotation ladder: ``log2(slots)`` rotations and additions, after which every slot holds the total;
+3. the mask ``r_ij`` encoded into **every** slot and added (the key owner can decrypt all slots, see
+   :meth:`CkksVector.add_plain <mpdp.crypto.ckks.CkksVector.add_plain>`);
+4. a fresh public-key encryption of zero added (as :meth:`CkksVector.rerandomize
+   <mpdp.crypto.ckks.CkksVector.rerandomize>`: the ciphertext randomness is no longer a function of ``y``).
+
+Measured (session 14, ``ckks-8192-d1``, 36,178 rows in 9 chunks): 13.0 ms per pair against 24.2 ms with
+``dot``, ``add_plain`` and ``rerandomize``, plus 4.2 ms per column encoded once.
+
+Accuracy
+--------
+SEAL keeps the exact scale through the rescale (``2^2s / q``, where TenSEAL resets it to ``2^s``), so the
+rescale correction of :meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>` is not needed, and one rescale
+instead of one per chunk rounds less: the result is within the set's
+:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound` (tested). A chunk whose encoded plaintext is zero is
+skipped (SEAL refuses a product that would be transparent); a column that is zero everywhere gives a fresh
+encryption of zero plus the mask.
+
+Wire form
+---------
+Each result is sent as :meth:`CkksVector.to_wire <mpdp.crypto.ckks.CkksVector.to_wire>` sends a rerandomized
+length-1 vector, and the receiver reads it with ``from_wire``, unchanged. TenSEAL's serialised vector is a
+protocol buffer of three fields (the size list, the SEAL ciphertext's bytes, the scale); ``tenseal.sealapi``
+writes a ciphertext's bytes only to a file path, so they pass through one private temporary file per call.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.ckks.context import CkksContext
+from mpdp.crypto.ckks.vector import CkksVector, wire_form
+from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
+
+__all__ = ["PlainColumns", "masked_dots"]
+
+
+class _Seal:
+    """The SEAL objects of one context: encoder, evaluator, public-key encryptor and Galois keys."""
+
+    def __init__(self, context: CkksContext) -> None:
+        from tenseal import sealapi
+
+        self.api = sealapi
+        ctx = context.tenseal
+        self.seal = ctx.seal_context().data
+        self.encoder = sealapi.CKKSEncoder(self.seal)
+        self.evaluator = sealapi.Evaluator(self.seal)
+        self.encryptor = sealapi.Encryptor(self.seal, ctx.public_key().data)
+        self.galois = ctx.galois_keys().data if context.has_galois_keys else None
+        self.fresh_level = self.seal.first_parms_id()
+
+
+class PlainColumns:
+    """Plaintext columns (``rows x m`` reals), each cut into the chunks of a ``rows``-long
+    :class:`~mpdp.crypto.ckks.CkksVector` and encoded once at the fresh level, at scale ``2^scale_bits``."""
+
+    __slots__ = ("_kit", "chunks", "context", "rows")
+
+    def __init__(self, context: CkksContext, columns: npt.ArrayLike) -> None:
+        values = np.asarray(columns, dtype=np.float64)
+        if values.ndim != 2 or values.shape[0] < 1:
+            raise ShapeMismatchError(explain("columns", values.shape, "a (rows, m) matrix with rows >= 1",
+                                             "pass one column per plaintext vector"))
+        params = context.params
+        if not np.all(np.isfinite(values)) or (values.size and float(np.max(np.abs(values))) >= params.max_magnitude):
+            raise DomainError(explain("columns", "values that are not finite or too large",
+                                      f"finite reals below {params.max_magnitude}", "rescale the data"))
+        self.context = context
+        self.rows = int(values.shape[0])
+        self._kit = _Seal(context)
+        kit, slots = self._kit, params.slots
+        count = -(-self.rows // slots)
+        padded = np.zeros((count * slots, values.shape[1]))
+        padded[: self.rows] = values
+        scale = float(2**params.scale_bits)
+        #: per column, per chunk: its SEAL plaintext, or None where the encoding is zero (no product)
+        self.chunks: list[list[Any]] = []
+        for j in range(values.shape[1]):
+            encoded = []
+            for c in range(count):
+                plain = kit.api.Plaintext()
+                kit.encoder.encode(padded[c * slots : (c + 1) * slots, j].tolist(), kit.fresh_level, scale, plain)
+                encoded.append(None if plain.is_zero() else plain)
+            self.chunks.append(encoded)
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+
+def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike) -> list[dict[str, Any]]:
+    """``<vector, y_j> + masks[j]`` for every column ``y_j``, each as the wire form of a rerandomized length-1
+    vector whose every slot holds it (see the module docstring). ``vector`` must be fresh (no level used)."""
+    if vector.context.context_id != columns.context.context_id:
+        raise KeyMismatchError(explain("columns' context", columns.context.context_id, vector.context.context_id,
+                                       "encode the columns under the vector's context"))
+    if vector.length != columns.rows or vector.depth_used != 0:
+        raise ShapeMismatchError(explain("vector", (vector.length, vector.depth_used),
+                                         f"a fresh vector of {columns.rows} rows", "pass the received column"))
+    if not vector.context.has_galois_keys:
+        raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
+                                     "generate the context with CkksContext.generate(params, galois_keys=True)"))
+    r = np.asarray(masks, dtype=np.float64)
+    params = vector.context.params
+    if r.shape != (len(columns),) or not np.all(np.isfinite(r)) or (r.size and float(np.max(np.abs(r)))
+                                                                    >= params.max_magnitude):
+        raise DomainError(explain("masks", r.shape, f"{len(columns)} finite reals below {params.max_magnitude}",
+                                  "pass one mask per column"))
+    kit = columns._kit
+    api, ev = kit.api, kit.evaluator
+    ciphertexts = [chunk.ciphertext()[0] for chunk in vector.chunks]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mpdp-ckks-") as folder:
+        path = os.path.join(folder, "ciphertext")
+        for plains, mask in zip(columns.chunks, r.tolist(), strict=True):
+            total = _product_sum(kit, ciphertexts, plains, params.slots, float(2**params.scale_bits))
+            if mask:
+                plain = api.Plaintext()
+                kit.encoder.encode(float(mask), total.parms_id(), total.scale, plain)  # a scalar: every slot
+                ev.add_plain_inplace(total, plain)
+            zero = api.Ciphertext()
+            kit.encryptor.encrypt_zero(total.parms_id(), zero)
+            zero.scale = total.scale
+            ev.add_inplace(total, zero)
+            total.save(path)
+            with open(path, "rb") as f:
+                raw = f.read()
+            out.append(wire_form(vector.context, 1, 1, [_tenseal_vector(raw, float(2**params.scale_bits))]))
+    return out
+
+
+def _product_sum(kit: _Seal, ciphertexts: list[Any], plains: list[Any], slots: int, scale: float) -> Any:
+    """``sum_c ciphertexts[c] * plains[c]`` rescaled once, its slots summed into every slot; a fresh encryption
+    of zero one level down, at ``scale``, when every plaintext is zero."""
+    api, ev = kit.api, kit.evaluator
+    total, term = None, api.Ciphertext()
+    for ciphertext, plain in zip(ciphertexts, plains, strict=True):
+        if plain is None:
+            continue
+        if total is None:
+            total = api.Ciphertext()
+            ev.multiply_plain(ciphertext, plain, total)
+        else:
+            ev.multiply_plain(ciphertext, plain, term)
+            ev.add_inplace(total, term)
+    if total is None:
+        total = api.Ciphertext()
+        below = kit.seal.get_context_data(kit.fresh_level).next_context_data().parms_id()
+        kit.encryptor.encrypt_zero(below, total)
+        total.scale = scale
+        return total
+    ev.rescale_to_next_inplace(total)
+    step, rotated = 1, api.Ciphertext()
+    while step < slots:
+        ev.rotate_vector(total, step, kit.galois, rotated)
+        ev.add_inplace(total, rotated)
+        step *= 2
+    return total
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _tenseal_vector(seal_bytes: bytes, scale: float) -> bytes:
+    """TenSEAL's serialised length-1 CKKS vector around one SEAL ciphertext: field 1 the packed size list
+    ``[1]``, field 2 the ciphertext's bytes, field 3 the scale (a little-endian double)."""
+    return b"\x0a\x01\x01" + b"\x12" + _varint(len(seal_bytes)) + seal_bytes + b"\x19" + struct.pack("<d", scale)
