@@ -4,41 +4,56 @@
 reusable across runs: :func:`new_context`). It encrypts each column of ``X`` as a
 :class:`~mpdp.crypto.ckks.CkksVector` (explicit chunks of N / 2 slots) and sends the vectors with its *public*
 context (relinearisation and Galois keys, no secret key; serialised once per key). ``right`` encodes each of its
-columns once and computes, for every output entry, ``Enc(X_i) . Y_j`` with
-:func:`~mpdp.crypto.ckks.dots.masked_dots` (one plaintext product per chunk, the chunks added, one rescale, one
-rotation ladder), i.e. ``Enc((X^T Y)_ij)``; it adds a uniform real mask ``r_ij`` (unless ``reveal_to=left``) in
-every slot, keeps ``-r_ij`` as its share, *rerandomises* the ciphertext (a fresh encryption of zero, so the
-ciphertext randomness is not a function of ``Y`` the key owner could read) and sends it; ``left`` decrypts
-``(X^T Y)_ij + r_ij``. Session 14: 13 ms per entry at 36,178 rows, against 24 ms with
-:meth:`~mpdp.crypto.ckks.CkksVector.dot`, which encoded ``Y_j`` again for every ``X_i`` and rescaled per chunk.
+columns once (:class:`~mpdp.crypto.ckks.dots.PlainColumns`) and, for every output entry, multiplies the chunks of
+``Enc(X_i)`` by those of ``Y_j``, adds them and rescales once: slot ``s`` then holds the partial sum ``v_s``
+of the rows in that slot, and ``sum_s v_s = (X^T Y)_ij``. Then:
+
+* ``reveal_to=left``: the rotation ladder puts the sum in every slot
+  (:func:`~mpdp.crypto.ckks.dots.masked_dots` without masks), and ``left`` decrypts the entry;
+* shares (``reveal_to`` None or ``right``): no ladder. ``right`` draws the entry's mask ``R`` uniform on
+  ``[-2^(k - s), 2^(k - s)]`` (``k = CkksBackend.mask_bits``, ``s`` below) and one mask per slot, uniform on
+  ``[-P/2, P/2)`` (``P = SLOT_PERIOD``, about 2^20), the last one chosen so that the slot masks add up to ``R``
+  modulo ``P``; it adds them (:func:`~mpdp.crypto.ckks.dots.masked_slot_products`) and keeps ``-R`` as its share.
+  ``left`` adds the decrypted slots and reduces the sum modulo ``P`` into ``[-P/2, P/2]``: ``(X^T Y)_ij + R``,
+  its share.
+
+Either way ``right`` *rerandomises* the reply (a fresh encryption of zero, so the ciphertext randomness is not a
+function of ``Y`` the key owner could read). Measured (session 14, 36,178 rows, 9 chunks): 4 ms per shared entry
+(no rotation) and 13 ms per revealed one, against 24 ms with :meth:`~mpdp.crypto.ckks.CkksVector.dot`, which
+encoded ``Y_j`` again for every ``X_i``, rescaled per chunk and summed the slots of every entry; paper 000's FM
+on Adult with K = 3 (3,602 entries): 107 s -> 30 s.
 
 Security
 --------
 Semi-honest. ``right`` sees only ciphertexts (RLWE at >= 128 bits: the vetted set, checked on receipt with
-:meth:`~mpdp.crypto.ckks.CkksContext.from_wire`). Real-valued masks are limited by the CKKS plaintext range: a
-decrypted value must stay below ``2^(60 - 40 - 1) = 2^19``. The mask is uniform on ``[-2^k, 2^k]`` (real units)
-with ``k = CkksBackend.mask_bits <= 23``; for ``k > 18`` the left scales its columns by ``2^-s``, ``s = k - 18``,
-before encrypting (so the masked value stays below 2^19) and the shares are scaled back by ``2^s``. The mask hides
-an entry of magnitude at most ``B = rows bound^2`` with statistical distance ``B / 2^k`` (2^-7.5 for
-B = 45,222 and the default k = 23): far weaker than the 2^-40 of the ``shares`` and
-``paillier`` backends, so use CKKS shares only where that is acceptable, or ``reveal_to=left`` (no mask). The
-mask covers every slot of the reply: the rotation ladder leaves the product in all of them, and the key owner can
-decrypt them all, not only the one ``decrypt()`` shows. Until session 14 the mask covered slot 0 alone, and the
-other 4,095 slots gave the key owner the unmasked product (:meth:`~mpdp.crypto.ckks.CkksVector.add_plain`). CKKS
-has no circuit privacy against the key owner without noise flooding, which is not added: decrypted values carry
-noise that depends on ``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
+:meth:`~mpdp.crypto.ckks.CkksContext.from_wire`). ``left`` decrypts every slot of a reply, not only those
+``decrypt()`` shows; what it sees of a shared entry is the slots ``v_s + r_s`` and its share. Real-valued masks
+are limited by the CKKS plaintext range: a decrypted value must stay below ``2^(60 - 40 - 1) = 2^19``, so for
+``k > 18`` the left scales its columns by ``2^-s``, ``s = k - 18``, before encrypting and the shares are scaled
+back by ``2^s``; :func:`_mask_span` refuses products whose slots or masked entries would leave the period. With
+``B = rows bound^2``, a simulator that draws every slot uniformly (the last one fixed by the share) differs from
+the real view by at most ``sum_s |v_s| / P <= B / 2^(s + 20)``, and the share ``(X^T Y)_ij + R`` hides the entry
+within ``B / 2^(k + 1)``: in all at most ``B / 2^k`` (2^-7.5 for B = 45,222 and the default k = 23), as
+before session 14. Far weaker than the 2^-40 of the ``shares`` and ``paillier`` backends: use CKKS shares only
+where that is acceptable. Until session 14 every entry was summed into every slot and masked in slot 0 alone,
+so the other 4,095 slots gave the key owner the unmasked product (:meth:`~mpdp.crypto.ckks.CkksVector.add_plain`
+now masks every slot of a sum). CKKS has no circuit privacy against the key owner without noise flooding, which
+is not added: decrypted values carry noise that depends on ``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
 
 Accuracy
 --------
 CKKS is approximate: per entry the documented dot-product bound of ``ckks-8192-d1``
-(:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound`: ``(3e-5 + 5e-7 sqrt(rows)) bound^2``), plus ``2^-30``
-for the mask's float rounding (``|mask| <= 2^18``, ulp ``2^-34``, twice), all times ``2^s`` when shares are
+(:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound`: ``(3e-5 + 5e-7 sqrt(rows)) bound^2``; the slots'
+errors add up to at most that, tested at 36,178 rows), plus ``2^-20`` for the float roundings of the slot masks'
+sums (three roundings to nearest of values below ``2^31``, ulp ``2^-21``: the right's sum of all masks but the
+last and its difference from ``R``, the left's sum of the slots), all times ``2^s`` when shares are
 scaled (above): 4.4e-3 at 45,222 rows, bound 1 and the default ``mask_bits = 23`` (the previous TenSEAL-direct
 backend documented 0.021).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +61,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.ckks import CkksContext, CkksParameters, CkksVector, parameters_for_depth
-from mpdp.crypto.ckks.dots import PlainColumns, masked_dots
-from mpdp.errors import MalformedMessageError, ParameterError, explain
+from mpdp.crypto.ckks.dots import PlainColumns, masked_dots, masked_slot_products
+from mpdp.errors import MalformedMessageError, ParameterError, PrecisionError, explain
 from mpdp.runtime.comm import Comm
 
 if TYPE_CHECKING:
@@ -60,6 +75,10 @@ __all__ = ["MASK_BITS", "PARAMETERS", "CkksKeys", "ckks_error_bound", "ckks_hold
 PARAMETERS: CkksParameters = parameters_for_depth(1)
 #: Largest mask exponent without scaling: masked values must stay below the set's ``max_magnitude`` (2^19).
 MASK_BITS = 18
+#: A shared reply's slots are masked modulo this period (scaled units): every slot stays below 2^19 in magnitude
+#: (masks within ``P / 2 = 2^19 - 2^10``, partial sums below ``2^10``) and the key owner reduces the slots' sum
+#: into ``[-P/2, P/2]``, where the masked entry lies.
+SLOT_PERIOD = 2.0**20 - 2.0**11
 
 
 def share_scale_bits(mask_bits: int) -> int:
@@ -69,7 +88,7 @@ def share_scale_bits(mask_bits: int) -> int:
 
 def ckks_error_bound(rows: int, bound: float, mask_bits: int = 23) -> float:
     """Documented per-entry error of a CKKS cross product with shares (see the module docstring)."""
-    return (PARAMETERS.dot_error_bound(rows, bound, bound) + 2.0**-30) * 2.0 ** share_scale_bits(mask_bits)
+    return (PARAMETERS.dot_error_bound(rows, bound, bound) + 2.0**-20) * 2.0 ** share_scale_bits(mask_bits)
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,43 @@ def _scale_bits(spec: CrossProductSpec) -> int:
     return 0 if spec.reveal_to == spec.left else share_scale_bits(spec.backend.mask_bits)  # type: ignore[union-attr]
 
 
+def _mask_span(spec: CrossProductSpec, slots: int) -> float:
+    """The entries' mask range ``2^(k - s)`` (scaled units), refused unless every slot and every masked entry fit
+    the period with room for the CKKS error: ``chunks bound^2 2^-s < 2^10`` per slot, ``B 2^-s + 2^(k - s) + 1 <
+    SLOT_PERIOD / 2`` per entry."""
+    span = 2.0 ** (spec.backend.mask_bits - _scale_bits(spec))  # type: ignore[union-attr]  # <= 2^18
+    scaled = float(spec.bound) ** 2 * 2.0 ** -_scale_bits(spec)
+    if -(-spec.rows // slots) * scaled >= 2.0**10 or spec.rows * scaled + span + 1.0 >= SLOT_PERIOD / 2:
+        raise PrecisionError(explain("CKKS shared product", f"{spec.rows} rows of bound {spec.bound:g}",
+                                     "entries within the slot period (about 2^18 after scaling)",
+                                     "lower the backend's mask_bits or the entries' bound"))
+    return span
+
+
+def _slot_masks(comm: Comm, totals: npt.NDArray[np.float64], slots: int) -> npt.NDArray[np.float64]:
+    """Per entry ``j``, ``slots`` masks uniform on ``[-P/2, P/2)`` (``P = SLOT_PERIOD``) whose sum is
+    ``totals[j]`` modulo ``P``: the first ``slots - 1`` drawn, the last ``totals[j]`` less their correctly
+    rounded sum, reduced into ``[-P/2, P/2]``."""
+    masks = (comm.rng.random((totals.size, slots)) - 0.5) * SLOT_PERIOD
+    for j, row in enumerate(masks):
+        row[-1] = _centred(float(totals[j]) - math.fsum(row[:-1].tolist()))
+    return masks
+
+
+def _centred(value: float) -> float:
+    """``value`` modulo ``SLOT_PERIOD``, in ``[-P/2, P/2]``."""
+    return value - SLOT_PERIOD * round(value / SLOT_PERIOD)
+
+
+def _reply(raw: Any, ctx: CkksContext, length: int, sender: str) -> npt.NDArray[np.float64]:
+    """A reply's decrypted values, refused unless it is a vector of ``length`` values after one product."""
+    vector = CkksVector.from_wire(raw, ctx)
+    if vector.length != length or vector.depth_used != 1:
+        raise MalformedMessageError(explain(f"product from {sender}", (vector.length, vector.depth_used),
+                                            f"a vector of {length} values after one product", "out of step"))
+    return vector.decrypt()
+
+
 def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any = None) -> CrossProduct:
     from mpdp.protocols.inner_product import CrossProduct
 
@@ -111,7 +167,11 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
         if not isinstance(reply, list) or len(reply) != spec.left_cols * spec.right_cols:
             raise MalformedMessageError(explain(f"products from {spec.right}", type(reply).__name__,
                                                 f"{spec.left_cols * spec.right_cols} ciphertexts", "out of step"))
-        values = np.array([CkksVector.from_wire(raw, ctx).decrypt()[0] for raw in reply], dtype=np.float64)
+        if spec.reveal_to == spec.left:  # every slot holds the entry
+            values = np.array([_reply(raw, ctx, 1, spec.right)[0] for raw in reply], dtype=np.float64)
+        else:  # the entry's masked slots add up to it plus the mask, modulo the period
+            values = np.array([_centred(math.fsum(_reply(raw, ctx, ctx.params.slots, spec.right).tolist()))
+                               for raw in reply], dtype=np.float64)
         values = values.reshape(spec.left_cols, spec.right_cols) / factor
         if spec.reveal_to == spec.left:
             return CrossProduct(values, None, 0, spec.fmt, spec.result_bound, real=True)
@@ -133,15 +193,18 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
         if any(v.length != spec.rows or v.depth_used for v in enc):
             raise MalformedMessageError(explain(f"ciphertexts from {spec.left}", [v.length for v in enc],
                                                 f"fresh vectors of {spec.rows} rows", "out of step"))
-        masks = np.zeros((spec.left_cols, spec.right_cols))
-        if spec.reveal_to != spec.left:
-            span = 2.0 ** (spec.backend.mask_bits - _scale_bits(spec))  # type: ignore[union-attr]
-            masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * span  # <= 2^18
         plain = PlainColumns(ctx, m)  # each of this party's columns encoded once, for every received column
-        out = [wire for i in range(spec.left_cols) for wire in masked_dots(enc[i], plain, masks[i])]
-        comm.send(spec.left, out, label="ip.ckks")
         if spec.reveal_to == spec.left:
+            zero = np.zeros(spec.right_cols)
+            comm.send(spec.left, [w for i in range(spec.left_cols) for w in masked_dots(enc[i], plain, zero)],
+                      label="ip.ckks")
             return CrossProduct(None, None, 0, spec.fmt, spec.result_bound, real=True)
+        span = _mask_span(spec, ctx.params.slots)
+        masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * span  # the entries' masks R
+        out = []
+        for i in range(spec.left_cols):
+            out.extend(masked_slot_products(enc[i], plain, _slot_masks(comm, masks[i], ctx.params.slots)))
+        comm.send(spec.left, out, label="ip.ckks")
         share = -masks * 2.0 ** _scale_bits(spec)
     if spec.reveal_to is None:
         return CrossProduct(None, share, 0, spec.fmt, spec.result_bound, real=True)

@@ -1,34 +1,39 @@
-"""Many masked dot products of encrypted vectors with plaintext columns, on SEAL directly.
+"""Many products of encrypted vectors with plaintext columns, on SEAL directly.
 
-A party holding plaintext columns ``y_1 .. y_m`` that computes ``<x_i, y_j> + r_ij`` for every encrypted
-column ``x_i`` it received (the CKKS inner product, :mod:`mpdp.protocols.inner_product_ckks`) would, with
+A party holding plaintext columns ``y_1 .. y_m`` that computes a product of every encrypted column ``x_i`` it
+received with every ``y_j`` (the CKKS inner product, :mod:`mpdp.protocols.inner_product_ckks`) would, with
 :meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>`, have TenSEAL encode every plaintext chunk again for
 each ``x_i`` and rescale after each chunk's product. Here each ``y_j`` is encoded once (:class:`PlainColumns`)
-and each pair costs (:func:`masked_dots`), on TenSEAL's SEAL objects (``tenseal.sealapi``):
+and each pair costs, on TenSEAL's SEAL objects (``tenseal.sealapi``), one plaintext product per chunk at the
+fresh level, the chunks' products added and **one** rescale: slot ``s`` then holds ``v_s = sum_c x_(c,s)
+y_(c,s)``, and ``sum_s v_s = <x_i, y_j>``. Then either
 
-1. one plaintext product per chunk at the fresh level, the chunks' products added, **one** rescale;
-2. the rotation ladder: ``log2(slots)`` rotations and additions, after which every slot holds the total;
-3. the mask ``r_ij`` encoded into **every** slot and added (the key owner can decrypt all slots, see
-   :meth:`CkksVector.add_plain <mpdp.crypto.ckks.CkksVector.add_plain>`);
-4. a fresh public-key encryption of zero added (as :meth:`CkksVector.rerandomize
-   <mpdp.crypto.ckks.CkksVector.rerandomize>`: the ciphertext randomness is no longer a function of ``y``).
+* :func:`masked_dots`: the rotation ladder (``log2(slots)`` rotations, after which every slot holds the total)
+  and a mask encoded into **every** slot (the key owner can decrypt all slots, see :meth:`CkksVector.add_plain
+  <mpdp.crypto.ckks.CkksVector.add_plain>`); or
+* :func:`masked_slot_products`: no rotation, one mask per slot; the key owner adds the slots itself.
 
-Measured (session 14, ``ckks-8192-d1``, 36,178 rows in 9 chunks): 13.0 ms per pair against 24.2 ms with
-``dot``, ``add_plain`` and ``rerandomize``, plus 4.2 ms per column encoded once.
+and a fresh public-key encryption of zero is added (as :meth:`CkksVector.rerandomize
+<mpdp.crypto.ckks.CkksVector.rerandomize>`: the ciphertext randomness is no longer a function of ``y``).
+
+Measured (session 14, ``ckks-8192-d1``, 36,178 rows in 9 chunks): 13.0 ms per pair with the ladder, about 4 ms
+without, against 24.2 ms with ``dot``, ``add_plain`` and ``rerandomize``; 4.2 ms per column encoded once.
 
 Accuracy
 --------
 SEAL keeps the exact scale through the rescale (``2^2s / q``, where TenSEAL resets it to ``2^s``), so the
 rescale correction of :meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>` is not needed, and one rescale
-instead of one per chunk rounds less: the result is within the set's
-:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound` (tested). A chunk whose encoded plaintext is zero is
+instead of one per chunk rounds less: the sum, and each slot's partial sum, is within the set's
+:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound` (tested up to 36,178 rows). A chunk whose encoded
+plaintext is zero is
 skipped (SEAL refuses a product that would be transparent); a column that is zero everywhere gives a fresh
 encryption of zero plus the mask.
 
 Wire form
 ---------
 Each result is sent as :meth:`CkksVector.to_wire <mpdp.crypto.ckks.CkksVector.to_wire>` sends a rerandomized
-length-1 vector, and the receiver reads it with ``from_wire``, unchanged. TenSEAL's serialised vector is a
+vector (of length 1 with the ladder, ``slots`` without), and the receiver reads it with ``from_wire``,
+unchanged. TenSEAL's serialised vector is a
 protocol buffer of three fields (the size list, the SEAL ciphertext's bytes, the scale); ``tenseal.sealapi``
 writes a ciphertext's bytes only to a file path, so they pass through one private temporary file per call.
 """
@@ -47,7 +52,7 @@ from mpdp.crypto.ckks.context import CkksContext
 from mpdp.crypto.ckks.vector import CkksVector, wire_form
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
 
-__all__ = ["PlainColumns", "masked_dots"]
+__all__ = ["PlainColumns", "masked_dots", "masked_slot_products"]
 
 
 class _Seal:
@@ -106,12 +111,7 @@ class PlainColumns:
 def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike) -> list[dict[str, Any]]:
     """``<vector, y_j> + masks[j]`` for every column ``y_j``, each as the wire form of a rerandomized length-1
     vector whose every slot holds it (see the module docstring). ``vector`` must be fresh (no level used)."""
-    if vector.context.context_id != columns.context.context_id:
-        raise KeyMismatchError(explain("columns' context", columns.context.context_id, vector.context.context_id,
-                                       "encode the columns under the vector's context"))
-    if vector.length != columns.rows or vector.depth_used != 0:
-        raise ShapeMismatchError(explain("vector", (vector.length, vector.depth_used),
-                                         f"a fresh vector of {columns.rows} rows", "pass the received column"))
+    _check(vector, columns)
     if not vector.context.has_galois_keys:
         raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
                                      "generate the context with CkksContext.generate(params, galois_keys=True)"))
@@ -133,20 +133,67 @@ def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike)
                 plain = api.Plaintext()
                 kit.encoder.encode(float(mask), total.parms_id(), total.scale, plain)  # a scalar: every slot
                 ev.add_plain_inplace(total, plain)
-            zero = api.Ciphertext()
-            kit.encryptor.encrypt_zero(total.parms_id(), zero)
-            zero.scale = total.scale
-            ev.add_inplace(total, zero)
-            total.save(path)
-            with open(path, "rb") as f:
-                raw = f.read()
-            out.append(wire_form(vector.context, 1, 1, [_tenseal_vector(raw, float(2**params.scale_bits))]))
+            out.append(wire_form(vector.context, 1, 1, [_rerandomized(kit, total, path, 1,
+                                                                      float(2**params.scale_bits))]))
     return out
 
 
-def _product_sum(kit: _Seal, ciphertexts: list[Any], plains: list[Any], slots: int, scale: float) -> Any:
-    """``sum_c ciphertexts[c] * plains[c]`` rescaled once, its slots summed into every slot; a fresh encryption
-    of zero one level down, at ``scale``, when every plaintext is zero."""
+def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike) -> list[dict[str, Any]]:
+    """For every column ``y_j``: slot ``s`` holds ``v_js + masks[j, s]``, where ``v_js = sum_c x_(c,s) y_(c,s)``
+    adds the chunks' products in slot ``s`` (so ``sum_s v_js = <vector, y_j>``), as the wire form of a
+    rerandomized ``slots``-long vector. No rotation: the receiver adds the slots itself. ``masks`` is
+    ``(m, slots)``; ``vector`` must be fresh (no level used). Per pair: the chunks' products, one rescale, one
+    plaintext addition and the encryption of zero (measured, session 14: about 4 ms at 36,178 rows)."""
+    _check(vector, columns)
+    params = vector.context.params
+    r = np.asarray(masks, dtype=np.float64)
+    if r.shape != (len(columns), params.slots) or not np.all(np.isfinite(r)) or (
+            r.size and float(np.max(np.abs(r))) >= params.max_magnitude):
+        raise DomainError(explain("masks", r.shape, f"({len(columns)}, {params.slots}) finite reals below "
+                                  f"{params.max_magnitude}", "pass one mask per column and slot"))
+    kit = columns._kit
+    api, ev = kit.api, kit.evaluator
+    ciphertexts = [chunk.ciphertext()[0] for chunk in vector.chunks]
+    scale = float(2**params.scale_bits)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mpdp-ckks-") as folder:
+        path = os.path.join(folder, "ciphertext")
+        for plains, row in zip(columns.chunks, r, strict=True):
+            total = _product_sum(kit, ciphertexts, plains, params.slots, scale, ladder=False)
+            plain = api.Plaintext()
+            kit.encoder.encode(row.tolist(), total.parms_id(), total.scale, plain)
+            if not plain.is_zero():
+                ev.add_plain_inplace(total, plain)
+            out.append(wire_form(vector.context, params.slots, 1, [_rerandomized(kit, total, path, params.slots,
+                                                                                 scale)]))
+    return out
+
+
+def _check(vector: CkksVector, columns: PlainColumns) -> None:
+    """``vector`` fresh, of the columns' context and length."""
+    if vector.context.context_id != columns.context.context_id:
+        raise KeyMismatchError(explain("columns' context", columns.context.context_id, vector.context.context_id,
+                                       "encode the columns under the vector's context"))
+    if vector.length != columns.rows or vector.depth_used != 0:
+        raise ShapeMismatchError(explain("vector", (vector.length, vector.depth_used),
+                                         f"a fresh vector of {columns.rows} rows", "pass the received column"))
+
+
+def _rerandomized(kit: _Seal, total: Any, path: str, size: int, scale: float) -> bytes:
+    """``total`` plus a fresh public-key encryption of zero, as TenSEAL's serialised vector of ``size`` values."""
+    zero = kit.api.Ciphertext()
+    kit.encryptor.encrypt_zero(total.parms_id(), zero)
+    zero.scale = total.scale
+    kit.evaluator.add_inplace(total, zero)
+    total.save(path)
+    with open(path, "rb") as f:
+        return _tenseal_vector(f.read(), size, scale)
+
+
+def _product_sum(kit: _Seal, ciphertexts: list[Any], plains: list[Any], slots: int, scale: float, *,
+                 ladder: bool = True) -> Any:
+    """``sum_c ciphertexts[c] * plains[c]`` rescaled once and (``ladder``) its slots summed into every slot; a
+    fresh encryption of zero one level down, at ``scale``, when every plaintext is zero."""
     api, ev = kit.api, kit.evaluator
     total, term = None, api.Ciphertext()
     for ciphertext, plain in zip(ciphertexts, plains, strict=True):
@@ -165,6 +212,8 @@ def _product_sum(kit: _Seal, ciphertexts: list[Any], plains: list[Any], slots: i
         total.scale = scale
         return total
     ev.rescale_to_next_inplace(total)
+    if not ladder:
+        return total
     step, rotated = 1, api.Ciphertext()
     while step < slots:
         ev.rotate_vector(total, step, kit.galois, rotated)
@@ -182,7 +231,9 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def _tenseal_vector(seal_bytes: bytes, scale: float) -> bytes:
-    """TenSEAL's serialised length-1 CKKS vector around one SEAL ciphertext: field 1 the packed size list
-    ``[1]``, field 2 the ciphertext's bytes, field 3 the scale (a little-endian double)."""
-    return b"\x0a\x01\x01" + b"\x12" + _varint(len(seal_bytes)) + seal_bytes + b"\x19" + struct.pack("<d", scale)
+def _tenseal_vector(seal_bytes: bytes, size: int, scale: float) -> bytes:
+    """TenSEAL's serialised CKKS vector of ``size`` values around one SEAL ciphertext: field 1 the packed size
+    list ``[size]``, field 2 the ciphertext's bytes, field 3 the scale (a little-endian double)."""
+    packed = _varint(size)
+    return (b"\x0a" + _varint(len(packed)) + packed + b"\x12" + _varint(len(seal_bytes)) + seal_bytes + b"\x19"
+            + struct.pack("<d", scale))
