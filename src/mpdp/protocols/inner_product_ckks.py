@@ -33,13 +33,13 @@ are limited by the CKKS plaintext range: a decrypted value must stay below ``2^(
 back by ``2^s``; :func:`_mask_span` refuses products whose slots or masked entries would leave the period. With
 ``B = rows bound^2``, a simulator that draws every slot uniformly (the last one fixed by the share) differs from
 the real view by at most ``sum_s |v_s| / P <= B / (2^s P)``, about ``B / 2^(s + 20)``, and the share
-``(X^T Y)_ij + R`` hides the entry
-within ``B / 2^(k + 1)``: in all at most ``B / 2^k`` (2^-7.5 for B = 45,222 and the default k = 23), as
-before session 14. Far weaker than the 2^-40 of the ``shares`` and ``paillier`` backends: use CKKS shares only
-where that is acceptable. Until session 14 every entry was summed into every slot and masked in slot 0 alone,
-so the other 4,095 slots gave the key owner the unmasked product (:meth:`~mpdp.crypto.ckks.CkksVector.add_plain`
-now masks every slot of a sum). CKKS has no circuit privacy against the key owner without noise flooding, which
-is not added: decrypted values carry noise that depends on ``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
+``(X^T Y)_ij + R`` hides the entry within ``B / 2^(k + 1)``: in all at most ``B / 2^k`` (2^-7.5 for B = 45,222
+and the default k = 23), as before session 14. Far weaker than the 2^-40 of the ``shares`` and ``paillier``
+backends: use CKKS shares only where that is acceptable. Until session 14 every entry was summed into every
+slot and masked in slot 0 alone, so the other 4,095 slots gave the key owner the unmasked product
+(:meth:`~mpdp.crypto.ckks.CkksVector.add_plain` now masks every slot of a sum). CKKS has no circuit privacy
+against the key owner without noise flooding, which is not added: decrypted values carry noise that depends on
+``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
 
 Accuracy
 --------
