@@ -3,8 +3,8 @@
 * :mod:`~mpdp.crypto.ckks.params`: named parameter sets, chosen by depth, with documented precision;
 * :mod:`~mpdp.crypto.ckks.context`: private and public contexts and their serialisation;
 * :mod:`~mpdp.crypto.ckks.vector`: :class:`CkksVector`, vectors of any length in explicit chunks;
-* :mod:`~mpdp.crypto.ckks.dots`: many masked dot products of received vectors with plaintext columns encoded
-  once, on SEAL directly.
+* :mod:`~mpdp.crypto.ckks.dots`: many masked products of received vectors with plaintext columns encoded once
+  (dot products, or per-slot partial sums for the receiver to add), on SEAL directly.
 
 >>> ctx = CkksContext.generate(parameters_for_depth(1))
 >>> x = CkksVector.encrypt(ctx.public(), [0.5, -0.25, 1.0])

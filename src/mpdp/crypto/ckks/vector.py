@@ -45,7 +45,7 @@ from mpdp.errors import (
     explain,
 )
 
-__all__ = ["CkksVector"]
+__all__ = ["CkksVector", "wire_form"]
 
 
 def _as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
