@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.ckks.context import CkksContext
-from mpdp.crypto.ckks.vector import CkksVector, wire_form
+from mpdp.crypto.ckks.vector import CkksVector, _as_reals, wire_form
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
 
 __all__ = ["PlainColumns", "masked_dots", "masked_slot_products"]
@@ -78,29 +78,23 @@ class PlainColumns:
     __slots__ = ("_kit", "chunks", "context", "rows")
 
     def __init__(self, context: CkksContext, columns: npt.ArrayLike) -> None:
-        values = np.asarray(columns, dtype=np.float64)
-        if values.ndim != 2 or values.shape[0] < 1:
-            raise ShapeMismatchError(explain("columns", values.shape, "a (rows, m) matrix with rows >= 1",
+        shape = np.shape(columns)
+        if len(shape) != 2 or shape[0] < 1:
+            raise ShapeMismatchError(explain("columns", shape, "a (rows, m) matrix with rows >= 1",
                                              "pass one column per plaintext vector"))
         params = context.params
-        if not np.all(np.isfinite(values)) or (values.size and float(np.max(np.abs(values))) >= params.max_magnitude):
-            raise DomainError(explain("columns", "values that are not finite or too large",
-                                      f"finite reals below {params.max_magnitude}", "rescale the data"))
+        values = _as_reals(columns, "columns", params.max_magnitude).reshape(shape)  # as CkksVector checks
         self.context = context
-        self.rows = int(values.shape[0])
-        self._kit = _Seal(context)
-        kit, slots = self._kit, params.slots
-        count = -(-self.rows // slots)
-        padded = np.zeros((count * slots, values.shape[1]))
-        padded[: self.rows] = values
+        self.rows = int(shape[0])
+        self._kit = kit = _Seal(context)
         scale = float(2**params.scale_bits)
-        #: per column, per chunk: its SEAL plaintext, or None where the encoding is zero (no product)
+        #: per column, per chunk (CkksVector's layout): its SEAL plaintext, or None where the encoding is zero
         self.chunks: list[list[Any]] = []
-        for j in range(values.shape[1]):
+        for column in values.T:
             encoded = []
-            for c in range(count):
+            for chunk in CkksVector._split(column, params.slots):
                 plain = kit.api.Plaintext()
-                kit.encoder.encode(padded[c * slots : (c + 1) * slots, j].tolist(), kit.fresh_level, scale, plain)
+                kit.encoder.encode(chunk.tolist(), kit.fresh_level, scale, plain)
                 encoded.append(None if plain.is_zero() else plain)
             self.chunks.append(encoded)
 
@@ -115,27 +109,8 @@ def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike)
     if not vector.context.has_galois_keys:
         raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
                                      "generate the context with CkksContext.generate(params, galois_keys=True)"))
-    r = np.asarray(masks, dtype=np.float64)
-    params = vector.context.params
-    if r.shape != (len(columns),) or not np.all(np.isfinite(r)) or (r.size and float(np.max(np.abs(r)))
-                                                                    >= params.max_magnitude):
-        raise DomainError(explain("masks", r.shape, f"{len(columns)} finite reals below {params.max_magnitude}",
-                                  "pass one mask per column"))
-    kit = columns._kit
-    api, ev = kit.api, kit.evaluator
-    ciphertexts = [chunk.ciphertext()[0] for chunk in vector.chunks]
-    out = []
-    with tempfile.TemporaryDirectory(prefix="mpdp-ckks-") as folder:
-        path = os.path.join(folder, "ciphertext")
-        for plains, mask in zip(columns.chunks, r.tolist(), strict=True):
-            total = _product_sum(kit, ciphertexts, plains, params.slots, float(2**params.scale_bits))
-            if mask:
-                plain = api.Plaintext()
-                kit.encoder.encode(float(mask), total.parms_id(), total.scale, plain)  # a scalar: every slot
-                ev.add_plain_inplace(total, plain)
-            out.append(wire_form(vector.context, 1, 1, [_rerandomized(kit, total, path, 1,
-                                                                      float(2**params.scale_bits))]))
-    return out
+    r = _masks(masks, (len(columns),), vector.context.params.max_magnitude, "one mask per column")
+    return _replies(vector, columns, r.tolist(), ladder=True)  # a float addend: SEAL encodes it into every slot
 
 
 def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike) -> list[dict[str, Any]]:
@@ -146,26 +121,35 @@ def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.A
     plaintext addition and the encryption of zero (measured, session 14: about 4 ms at 36,178 rows)."""
     _check(vector, columns)
     params = vector.context.params
+    r = _masks(masks, (len(columns), params.slots), params.max_magnitude, "one mask per column and slot")
+    return _replies(vector, columns, r.tolist(), ladder=False)
+
+
+def _masks(masks: npt.ArrayLike, shape: tuple[int, ...], limit: float, fix: str) -> npt.NDArray[np.float64]:
     r = np.asarray(masks, dtype=np.float64)
-    if r.shape != (len(columns), params.slots) or not np.all(np.isfinite(r)) or (
-            r.size and float(np.max(np.abs(r))) >= params.max_magnitude):
-        raise DomainError(explain("masks", r.shape, f"({len(columns)}, {params.slots}) finite reals below "
-                                  f"{params.max_magnitude}", "pass one mask per column and slot"))
-    kit = columns._kit
-    api, ev = kit.api, kit.evaluator
-    ciphertexts = [chunk.ciphertext()[0] for chunk in vector.chunks]
+    if r.shape != shape or not np.all(np.isfinite(r)) or (r.size and float(np.max(np.abs(r))) >= limit):
+        raise DomainError(explain("masks", r.shape, f"{shape} finite reals below {limit}", f"pass {fix}"))
+    return r
+
+
+def _replies(vector: CkksVector, columns: PlainColumns, addends: list[Any], *, ladder: bool) -> list[dict[str, Any]]:
+    """Per column: the chunks' products (summed into every slot with ``ladder``), plus its addend (a float:
+    every slot; a list: one per slot), rerandomized, in the wire form of a vector of 1 value (``ladder``) or
+    ``slots``."""
+    kit, params = columns._kit, vector.context.params
     scale = float(2**params.scale_bits)
+    size = 1 if ladder else params.slots
+    ciphertexts = [chunk.ciphertext()[0] for chunk in vector.chunks]
     out = []
     with tempfile.TemporaryDirectory(prefix="mpdp-ckks-") as folder:
         path = os.path.join(folder, "ciphertext")
-        for plains, row in zip(columns.chunks, r, strict=True):
-            total = _product_sum(kit, ciphertexts, plains, params.slots, scale, ladder=False)
-            plain = api.Plaintext()
-            kit.encoder.encode(row.tolist(), total.parms_id(), total.scale, plain)
+        for plains, addend in zip(columns.chunks, addends, strict=True):
+            total = _product_sum(kit, ciphertexts, plains, params.slots, scale, ladder=ladder)
+            plain = kit.api.Plaintext()
+            kit.encoder.encode(addend, total.parms_id(), total.scale, plain)
             if not plain.is_zero():
-                ev.add_plain_inplace(total, plain)
-            out.append(wire_form(vector.context, params.slots, 1, [_rerandomized(kit, total, path, params.slots,
-                                                                                 scale)]))
+                kit.evaluator.add_plain_inplace(total, plain)
+            out.append(wire_form(vector.context, size, 1, [_rerandomized(kit, total, path, size, scale)]))
     return out
 
 
