@@ -180,6 +180,10 @@ class CrossProductSpec:
                                          "reveal to one of the two holders, or keep shares"))
         if isinstance(self.backend, SharesBackend) and self.backend.dealer in (self.left, self.right):
             raise ParameterError(explain("dealer", self.backend.dealer, "a third party", "name a separate dealer"))
+        if isinstance(self.backend, CkksBackend) and self.reveal_to != self.left:
+            from mpdp.protocols.inner_product_ckks import check_slot_period
+
+            check_slot_period(self)
         if not self.fmt.raw_bound_ok(self.result_bound, 2 * self.fmt.frac_bits):
             raise PrecisionError(
                 explain("X^T Y capacity", f"{self.rows} rows x bound^2 = {self.result_bound:g} at scale 2^(2f)",

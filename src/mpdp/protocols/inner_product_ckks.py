@@ -30,9 +30,9 @@ Semi-honest. ``right`` sees only ciphertexts (RLWE at >= 128 bits: the vetted se
 ``decrypt()`` shows; what it sees of a shared entry is the slots ``v_s + r_s`` and its share. Real-valued masks
 are limited by the CKKS plaintext range: a decrypted value must stay below ``2^(60 - 40 - 1) = 2^19``, so for
 ``k > 18`` the left scales its columns by ``2^-s``, ``s = k - 18``, before encrypting and the shares are scaled
-back by ``2^s``; :func:`_mask_span` refuses products whose slots or masked entries would leave the period. With
-``B = rows bound^2``, a simulator that draws every slot uniformly (the last one fixed by the share) differs from
-the real view by at most ``sum_s |v_s| / P <= B / (2^s P)``, about ``B / 2^(s + 20)``, and the share
+back by ``2^s``; :func:`check_slot_period` refuses products whose slots or masked entries would leave the period.
+With ``B = rows bound^2``, a simulator that draws every slot uniformly (the last one fixed by the share) differs
+from the real view by at most ``sum_s |v_s| / P <= B / (2^s P)``, about ``B / 2^(s + 20)``, and the share
 ``(X^T Y)_ij + R`` hides the entry within ``B / 2^(k + 1)``: in all at most ``B / 2^k`` (2^-7.5 for B = 45,222
 and the default k = 23), as before session 14. Far weaker than the 2^-40 of the ``shares`` and ``paillier``
 backends: use CKKS shares only where that is acceptable. Until session 14 every entry was summed into every
@@ -69,8 +69,8 @@ from mpdp.runtime.comm import Comm
 if TYPE_CHECKING:
     from mpdp.protocols.inner_product import CrossProduct, CrossProductSpec
 
-__all__ = ["MASK_BITS", "PARAMETERS", "CkksKeys", "ckks_error_bound", "ckks_holder", "new_context",
-           "share_scale_bits"]
+__all__ = ["MASK_BITS", "PARAMETERS", "SLOT_PERIOD", "CkksKeys", "check_slot_period", "ckks_error_bound",
+           "ckks_holder", "new_context", "share_scale_bits"]
 
 #: The named parameter set of the backend: one plaintext product (depth 1), N = 8192.
 PARAMETERS: CkksParameters = parameters_for_depth(1)
@@ -114,17 +114,22 @@ def _scale_bits(spec: CrossProductSpec) -> int:
     return 0 if spec.reveal_to == spec.left else share_scale_bits(spec.backend.mask_bits)  # type: ignore[union-attr]
 
 
-def _mask_span(spec: CrossProductSpec, slots: int) -> float:
-    """The entries' mask range ``2^(k - s)`` (scaled units), refused unless every slot and every masked entry fit
-    the period with room for the CKKS error: ``chunks bound^2 2^-s < 2^10`` per slot, ``B 2^-s + 2^(k - s) + 1 <
-    SLOT_PERIOD / 2`` per entry."""
-    span = 2.0 ** (spec.backend.mask_bits - _scale_bits(spec))  # type: ignore[union-attr]  # <= 2^18
+def check_slot_period(spec: CrossProductSpec) -> None:
+    """Refuse a shared CKKS product whose slots or masked entries would leave the slot period (public values only;
+    :class:`~mpdp.protocols.inner_product.CrossProductSpec` calls it at construction, so both holders refuse
+    before any encryption): ``chunks bound^2 2^-s < 2^10`` per slot and ``B 2^-s + 2^(k - s) + 1 <
+    SLOT_PERIOD / 2`` per entry, the 1 the room for the CKKS error."""
     scaled = float(spec.bound) ** 2 * 2.0 ** -_scale_bits(spec)
-    if -(-spec.rows // slots) * scaled >= 2.0**10 or spec.rows * scaled + span + 1.0 >= SLOT_PERIOD / 2:
+    if -(-spec.rows // PARAMETERS.slots) * scaled >= 2.0**10 or \
+            spec.rows * scaled + _mask_span(spec) + 1.0 >= SLOT_PERIOD / 2:
         raise PrecisionError(explain("CKKS shared product", f"{spec.rows} rows of bound {spec.bound:g}",
                                      "entries within the slot period (about 2^18 after scaling)",
                                      "lower the backend's mask_bits or the entries' bound"))
-    return span
+
+
+def _mask_span(spec: CrossProductSpec) -> float:
+    """The entries' mask range ``2^(k - s)`` (scaled units, at most 2^18)."""
+    return 2.0 ** (spec.backend.mask_bits - _scale_bits(spec))  # type: ignore[union-attr]
 
 
 def _slot_masks(comm: Comm, totals: npt.NDArray[np.float64], slots: int) -> npt.NDArray[np.float64]:
@@ -200,8 +205,7 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
             comm.send(spec.left, [w for i in range(spec.left_cols) for w in masked_dots(enc[i], plain, zero)],
                       label="ip.ckks")
             return CrossProduct(None, None, 0, spec.fmt, spec.result_bound, real=True)
-        span = _mask_span(spec, ctx.params.slots)
-        masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * span  # the entries' masks R
+        masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * _mask_span(spec)  # the masks R
         out = []
         for i in range(spec.left_cols):
             out.extend(masked_slot_products(enc[i], plain, _slot_masks(comm, masks[i], ctx.params.slots)))
