@@ -17,10 +17,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
 * ``mpc, greenlets``: the same iterations with the parties as greenlets of one thread, switched when one
   waits for a message (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`), as
   :class:`~mpdp.learning.dpvi.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
-  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work. Its note
-  also gives the ratio against the float step timed in blocks of ``FLOAT_BLOCK`` between as many MPC iterations
-  in the same thread: the host's speed drifts by tens of percent between rows, which moves the ratios against
-  the float step timed once before them (session 14: the float step took 1.28-1.98 ms in consecutive runs).
+  thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
   load average at the end of the run).
@@ -38,8 +35,13 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   the wall time is close to what one machine per party would see (plus network latency, the rounds the first
   row's note counts). The noise shares are still drawn inside the iteration.
 * baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
-  per-example gradients, clipping, grid Gaussian noise), timed in the same run: the median of five passes over
-  the same posterior samples (a few ms each, its median over 20 swings by +-30% on a loaded host).
+  per-example gradients, clipping, grid Gaussian noise) on the same posterior samples, timed *in each row*: party
+  0 runs it in blocks of ``FLOAT_BLOCK`` after as many timed MPC iterations, in its own thread or process, and
+  each row's ratio (wall time, or thread CPU for the ``cpu`` rows) is against the median of those blocks. The
+  host's speed drifts by tens of percent between seconds (session 14: the float step took 1.28-1.98 ms in
+  consecutive runs), so a float step timed once before all rows moved every ratio with it; up to session 14
+  only the greenlets row's note had this ratio (there 6.6-7.4x against 4.7-8.0x for the one-off timing). The
+  first row's note still gives the float step timed alone before the rows, for comparison.
 
 Every timed iteration draws a fresh posterior sample ``theta`` (the same sequence for both computations), as
 training does: the public bounds, hence the step's correlation shapes and any cache keyed by ``theta``, change
@@ -299,8 +301,8 @@ from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
 BATCH = 100
-#: The greenlets row also times the float step in blocks of this many between as many MPC iterations (the first of
-#: each block pays the caches the other left cold; the medians are the warm ones).
+#: Every row times the float step in blocks of this many between as many MPC iterations, in party 0's thread or
+#: process (the first of each block pays the caches the MPC step left cold; the medians are the warm ones).
 FLOAT_BLOCK = 5
 
 
@@ -354,15 +356,13 @@ def run(quick: bool = False) -> list[BenchResult]:
     step = FloatStep(model, model.values_of(data), clip=settings.clip, noise_multiplier=1.0,
                      rng=rng.spawn("noise"))
     step(thetas[0], batch)
-    float_times, float_cpus = [], []
+    float_times = []
     with _one_core():  # like the threads' rows (the float step is single-threaded: pinning only evens the field)
         for i in range(5 * timed):  # the float step takes a few ms: five passes over the thetas steady its median
-            start, cpu = time.perf_counter(), time.process_time()
+            start = time.perf_counter()
             step(thetas[i % timed + 2], batch)
             float_times.append(time.perf_counter() - start)
-            float_cpus.append(time.process_time() - cpu)
-    float_seconds = statistics.median(float_times)
-    float_cpu = statistics.median(float_cpus)
+    float_seconds = statistics.median(float_times)  # for the first row's note: the float step timed alone
 
     setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings)
     # the step's tail in Z_2^128: plan_step's fallback once the grown clipping domain costs the Z_2^64 tail too much
@@ -370,13 +370,14 @@ def run(quick: bool = False) -> list[BenchResult]:
                          precision=GradientPrecision(tail_fmt=None))
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
 
-    def role(name: str, online: bool = False, all_wide: bool = False, float_blocks: bool = False) -> Any:
-        """Party ``name``'s timed loop; with ``float_blocks`` (one-thread runners only) party 0 also runs the
-        float step on the same thetas in blocks of ``FLOAT_BLOCK`` (fewer with ``--quick``) after as many timed
-        iterations, so both are timed under the same host conditions, each mostly warm."""
+    def role(name: str, online: bool = False, all_wide: bool = False) -> Any:
+        """Party ``name``'s timed loop. Party 0 also runs the float step on the same thetas in blocks of
+        ``FLOAT_BLOCK`` (fewer with ``--quick``) after as many timed iterations, in its own thread or process:
+        each row's ratio is against the float step timed under that row's host conditions, each mostly warm."""
         chosen = wide if all_wide else setup
         block = min(FLOAT_BLOCK, timed)
         party = DataParty(name, chosen, model.values_of(data, groups[setup.parties.index(name)]))
+        blocks = name == setup.parties[0]
 
         def run_party(comm: Any) -> dict[str, Any]:
             session, provider = party.open_session(comm)
@@ -385,7 +386,7 @@ def run(quick: bool = False) -> list[BenchResult]:
                 # requested at the end of the one before (next_batch_size)
                 for i in range(2):
                     party.secure_step(session, provider, thetas[i], batch, next_batch_size=BATCH)
-                times, cpus, own, floats = [], [], [], []
+                times, cpus, own, floats, float_own = [], [], [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
                 for i in range(timed):
                     if online:  # offline phase, untimed: this step's correlations requested and received
@@ -396,128 +397,117 @@ def run(quick: bool = False) -> list[BenchResult]:
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
                     own.append(time.thread_time() - mine)
-                    if float_blocks and name == setup.parties[0] and (i + 1) % block == 0:
+                    if blocks and (i + 1) % block == 0:
                         for j in range(i + 3 - block, i + 3):
-                            start = time.perf_counter()
+                            start, mine = time.perf_counter(), time.thread_time()
                             step(thetas[j], batch)
                             floats.append(time.perf_counter() - start)
+                            float_own.append(time.thread_time() - mine)
+                nan = float("nan")
                 return {"seconds": statistics.median(times), "cpu": statistics.median(cpus), "out": out,
-                        "float_seconds": statistics.median(floats) if floats else float("nan"),
+                        "float_seconds": statistics.median(floats) if floats else nan,
+                        "float_cpu": statistics.median(float_own) if float_own else nan,
                         "thread_cpu": statistics.median(own),
                         "bytes": (comm.traffic.bytes_sent - sent) / timed,
                         "rounds": (comm.traffic.rounds - rounds) / timed}
         return run_party
+
+    def x(row: dict[str, Any], key: str = "seconds") -> float:
+        """The row's ``key`` (wall or thread CPU time) over its own float step's, timed in blocks beside it."""
+        return float(row[key] / row["float_seconds" if key == "seconds" else "float_cpu"])
+
+    def floats(row: dict[str, Any]) -> str:
+        return f"float step {row['float_seconds'] * 1e3:.2f} ms in blocks of {min(FLOAT_BLOCK, timed)} beside it"
 
     protocol = {name: role(name) for name in setup.parties}
     protocol["dealer"] = TrustedDealer(parties=setup.parties)
     with _one_core() as pinned:
         result = run_protocol(protocol, rng=rng.spawn("mpc"))
     lead = result.results["alice"]
-    ratio = lead["seconds"] / float_seconds
-    note = (f"{label}, K = 10, dim = {model.dim}, batch {BATCH}, 2 parties + dealer: MPC {ratio:.1f}x the float "
-            f"iteration (target <= 5x, aim 2x); process CPU {lead['cpu'] * 1e3:.0f} ms per iteration; party 0 sends "
-            f"{lead['bytes'] / 1e3:.0f} kB and sees {lead['rounds']:.0f} logical rounds per iteration (dealer "
-            f"round trips included); {pinned}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    note = (f"{label}, K = 10, dim = {model.dim}, batch {BATCH}, 2 parties + dealer: MPC {x(lead):.1f}x the float "
+            f"iteration (target <= 5x, aim 2x; {floats(lead)}, {float_seconds * 1e3:.2f} ms timed alone before the "
+            f"rows: {lead['seconds'] / float_seconds:.1f}x); process CPU {lead['cpu'] * 1e3:.0f} ms per iteration; "
+            f"party 0 sends {lead['bytes'] / 1e3:.0f} kB and sees {lead['rounds']:.0f} logical rounds per iteration "
+            f"(dealer round trips included); {pinned}")
     cpu_note = (f"party 0's thread: {lead['thread_cpu'] * 1e3:.0f} ms CPU per iteration against the float step's "
-                f"{float_cpu * 1e3:.1f} ms ({lead['thread_cpu'] / max(float_cpu, 1e-9):.1f}x); 1-minute load average "
-                f"{load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
-    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, float_blocks: bool = False,
-                **how: Any) -> dict[str, Any]:
+                f"{lead['float_cpu'] * 1e3:.2f} ms in the same thread ({x(lead, 'thread_cpu'):.1f}x); 1-minute load "
+                f"average {load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
+
+    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, **how: Any) -> dict[str, Any]:
         """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
         the same seed as the first row."""
-        roles = {**{name: role(name, online=online, all_wide=all_wide, float_blocks=float_blocks)
-                    for name in setup.parties},
+        roles = {**{name: role(name, online=online, all_wide=all_wide) for name in setup.parties},
                  "dealer": TrustedDealer(parties=setup.parties)}
         with _one_core() if pin else contextlib.nullcontext():
             figures: dict[str, Any] = run_protocol(roles, rng=rng.spawn("mpc"), **how).results["alice"]
         return figures
 
     forked = measure(pin=False, processes=True)
-    # one thread: pinned like the threads' rows and the float step, which also runs in blocks between the MPC
-    # iterations here (the host's speed drifts by tens of percent between seconds; the float step above was timed
-    # before every row)
-    greenlets = measure(cooperative=True, float_blocks=True)
+    greenlets = measure(cooperative=True)  # one thread, pinned like the threads' rows
     # the dealer in its own process on the other core (not pinned: a child inherits its parent's CPU set)
     dealer_apart = measure(pin=False, cooperative=True, forked=("dealer",))
     for other, how in ((forked, "processes"), (greenlets, "greenlets"), (dealer_apart, "greenlets + dealer")):
         if not np.array_equal(other["out"], lead["out"]):  # pragma: no cover - the runners' shared contract
             raise RuntimeError(f"parties as {how} released another sum than parties as threads")
     process_note = (f"each party and the dealer in its own forked process (run_protocol(processes=True)), same "
-                    f"seed and released sum as the threads: {forked['seconds'] / float_seconds:.1f}x the float "
-                    f"iteration (target <= 5x); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms per iteration "
-                    f"({forked['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); threads above: "
-                    f"{ratio:.1f}x wall; 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
+                    f"seed and released sum as the threads: {x(forked):.1f}x the float iteration (target <= 5x; "
+                    f"{floats(forked)}, in party 0's process); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms "
+                    f"per iteration ({forked['cpu'] / forked['float_cpu']:.1f}x the float step's thread CPU); "
+                    f"threads above: {x(lead):.1f}x wall; 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     online = measure(online=True, pin=False, processes=True)
     online_note = (f"online phase only, parties as processes: before each timed iteration (untimed) the parties "
                    f"request and receive that iteration's correlations from the dealer (the preprocessing "
                    f"model's offline phase); the dealer is idle during the iteration. "
-                   f"{online['seconds'] / float_seconds:.1f}x the float iteration's wall time; party 0's process "
-                   f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / max(float_cpu, 1e-9):.1f}x the float step's); "
+                   f"{x(online):.1f}x the float iteration's wall time ({floats(online)}); party 0's process "
+                   f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / online['float_cpu']:.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
-                     f"(run_protocol(cooperative=True), as DPVI.fit runs them): "
-                     f"{greenlets['seconds'] / float_seconds:.1f}x the float iteration (threads: {ratio:.1f}x); "
-                     f"the thread's CPU (every party) {greenlets['thread_cpu'] * 1e3:.0f} ms per iteration; against "
-                     f"the float step timed in blocks of {min(FLOAT_BLOCK, timed)} between as many MPC "
-                     f"iterations in the same thread ({greenlets['float_seconds'] * 1e3:.2f} ms, against "
-                     f"{float_seconds * 1e3:.2f} ms timed alone before the rows): "
-                     f"{greenlets['seconds'] / greenlets['float_seconds']:.1f}x")
+                     f"(run_protocol(cooperative=True), as DPVI.fit runs them): {x(greenlets):.1f}x the float "
+                     f"iteration ({floats(greenlets)}; threads: {x(lead):.1f}x); the thread's CPU (every party) "
+                     f"{greenlets['thread_cpu'] * 1e3:.0f} ms per iteration ({x(greenlets, 'thread_cpu'):.1f}x)")
     dealer_note = (f"the parties as greenlets of one thread, the dealer forked into its own process "
                    f"(run_protocol(cooperative=True, forked=('dealer',)), mpdp.runtime.mixed): it computes the "
                    f"next iteration's correlations on the other core while the parties compute this one; "
-                   f"{dealer_apart['seconds'] / float_seconds:.1f}x the float iteration, "
-                   f"{dealer_apart['seconds'] / greenlets['seconds']:.2f}x the greenlets row's time "
-                   f"({greenlets['seconds'] / float_seconds:.1f}x); the thread's CPU (both parties) "
-                   f"{dealer_apart['thread_cpu'] * 1e3:.0f} ms per iteration; not pinned; it gains only with a core "
+                   f"{x(dealer_apart):.1f}x the float iteration ({floats(dealer_apart)}; greenlets row "
+                   f"{x(greenlets):.1f}x); the thread's CPU (both parties) {dealer_apart['thread_cpu'] * 1e3:.0f} ms "
+                   f"per iteration ({x(dealer_apart, 'thread_cpu'):.1f}x); not pinned; it gains only with a core "
                    f"to spare: 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     online_threads = measure(online=True)
     online_greenlets = measure(online=True, cooperative=True)
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
-                           f"the wall time, as in the preprocessing model; "
-                           f"{online_threads['seconds'] / float_seconds:.1f}x the float iteration (first row, "
-                           f"dealer included: {ratio:.1f}x); party 0's thread CPU "
-                           f"{online_threads['thread_cpu'] * 1e3:.0f} ms; {pinned}")
+                           f"the wall time, as in the preprocessing model; {x(online_threads):.1f}x the float "
+                           f"iteration ({floats(online_threads)}; first row, dealer included: {x(lead):.1f}x); "
+                           f"party 0's thread CPU {online_threads['thread_cpu'] * 1e3:.0f} ms; {pinned}")
     online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
-                            f"{online_greenlets['seconds'] / float_seconds:.1f}x the float iteration (greenlets "
-                            f"with the dealer: {greenlets['seconds'] / float_seconds:.1f}x)")
+                            f"{x(online_greenlets):.1f}x the float iteration ({floats(online_greenlets)}; "
+                            f"greenlets with the dealer: {x(greenlets):.1f}x)")
     training = _training(data, groups, quick)
     late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of the clipping "
                  f"bound (neither Adult's default 10 epochs nor Figure 3's 33 do; sharper trainings may), "
-                 f"against the float step's {float_cpu * 1e3:.1f} ms: "
-                 f"{late['thread_cpu'] / max(float_cpu, 1e-9):.1f}x; "
+                 f"against the float step's {late['float_cpu'] * 1e3:.2f} ms in the same thread: "
+                 f"{x(late, 'thread_cpu'):.1f}x; "
                  f"the rows above ran the tail format plan_step chose for these thetas: {', '.join(sorted(tails))}")
-    return [BenchResult(name="dpvi iteration (mpc, 2 parties)", n=BATCH, seconds=lead["seconds"],
-                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
-                        bytes=int(lead["bytes"]), note=note),
-            BenchResult(name="dpvi iteration (mpc, 2 parties, greenlets)", n=BATCH, seconds=greenlets["seconds"],
-                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
-                        bytes=int(greenlets["bytes"]), note=greenlet_note),
-            BenchResult(name="dpvi iteration (mpc, greenlets, dealer in its own process)", n=BATCH,
-                        seconds=dealer_apart["seconds"], baseline="float64 non-partitioned",
-                        baseline_seconds=float_seconds, bytes=int(dealer_apart["bytes"]), note=dealer_note),
-            BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
-                        baseline="float64 cpu", baseline_seconds=float_cpu, note=cpu_note),
-            BenchResult(name="dpvi iteration (mpc, online phase, threads)", n=BATCH, seconds=online_threads["seconds"],
-                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
-                        bytes=int(online_threads["bytes"]), note=online_threads_note),
-            BenchResult(name="dpvi iteration (mpc, online phase, greenlets)", n=BATCH,
-                        seconds=online_greenlets["seconds"], baseline="float64 non-partitioned",
-                        baseline_seconds=float_seconds, bytes=int(online_greenlets["bytes"]),
-                        note=online_greenlet_note),
-            BenchResult(name="dpvi iteration (mpc, parties as processes)", n=BATCH, seconds=forked["seconds"],
-                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
-                        bytes=int(forked["bytes"]), cpu_seconds=forked["cpu"], note=process_note),
-            BenchResult(name="dpvi iteration (mpc, online phase, processes)", n=BATCH, seconds=online["seconds"],
-                        baseline="float64 non-partitioned", baseline_seconds=float_seconds,
-                        bytes=int(online["bytes"]), cpu_seconds=online["cpu"], note=online_note),
+    rows = [("dpvi iteration (mpc, 2 parties)", lead, note),
+            ("dpvi iteration (mpc, 2 parties, greenlets)", greenlets, greenlet_note),
+            ("dpvi iteration (mpc, greenlets, dealer in its own process)", dealer_apart, dealer_note),
+            ("dpvi iteration (mpc, online phase, threads)", online_threads, online_threads_note),
+            ("dpvi iteration (mpc, online phase, greenlets)", online_greenlets, online_greenlet_note),
+            ("dpvi iteration (mpc, parties as processes)", forked, process_note),
+            ("dpvi iteration (mpc, online phase, processes)", online, online_note)]
+    walls = [BenchResult(name=name, n=BATCH, seconds=row["seconds"], baseline="float64 non-partitioned",
+                         baseline_seconds=row["float_seconds"], bytes=int(row["bytes"]),
+                         cpu_seconds=row["cpu"] if "processes" in name else None, note=text)
+             for name, row, text in rows]
+    cpus = [BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
+                        baseline="float64 cpu", baseline_seconds=lead["float_cpu"], note=cpu_note),
             BenchResult(name="dpvi iteration cpu (party 0, tail in Z_2^128)", n=BATCH, seconds=late["thread_cpu"],
-                        baseline="float64 cpu", baseline_seconds=float_cpu, bytes=int(late["bytes"]),
-                        note=late_note),
-            training]
+                        baseline="float64 cpu", baseline_seconds=late["float_cpu"], bytes=int(late["bytes"]),
+                        note=late_note)]
+    return [*walls[:3], cpus[0], *walls[3:], cpus[1], training]
 
 
 def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -> BenchResult:
