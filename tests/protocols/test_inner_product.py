@@ -232,3 +232,26 @@ def test_two_party_shares_refuse_different_record_counts() -> None:
              "bob": lambda c: cross_product_share(c, "alice", np.zeros((4, 1)), left=False)}
     with pytest.raises(ShapeMismatchError, match="record count of"):
         run_protocol(roles, rng=RandomSource.seeded(1))
+
+
+def test_ckks_shared_products_send_no_galois_keys() -> None:
+    """Shared CKKS products never rotate: the key owner's generated context has no Galois keys, so it sends about
+    1 MB of public context instead of 18.6 MB; a revealed product (which rotates) still gets them, and keys
+    without them refuse it with a typed error."""
+    pytest.importorskip("tenseal")
+    from mpdp.protocols.inner_product import CkksBackend
+    from mpdp.protocols.inner_product_ckks import ckks_holder, new_context
+
+    X, Y = matrices(40, 1, 2, 5, 1.0)
+    sent = {}
+    for reveal in (None, "alice"):
+        spec = CrossProductSpec("alice", "bob", 40, 1, 2, CkksBackend(), reveal_to=reveal)
+        run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(2))
+        assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
+        sent[reveal] = run.traffic["alice"].bytes_sent
+    assert sent[None] < 3e6 and sent["alice"] > sent[None] + 1.5e7
+    spec = CrossProductSpec("alice", "bob", 40, 1, 2, CkksBackend(), reveal_to="alice")
+    bare = new_context(galois_keys=False)
+    roles = {"alice": lambda c: ckks_holder(c, spec, X, bare), "bob": lambda c: ckks_holder(c, spec, Y)}
+    with pytest.raises(ParameterError, match="Galois"):
+        run_protocol(roles, rng=RandomSource.seeded(2))
