@@ -4,10 +4,9 @@
 reusable across runs: :func:`new_context`). It encrypts each column of ``X`` as a
 :class:`~mpdp.crypto.ckks.CkksVector` (explicit chunks of N / 2 slots) and sends the vectors with its *public*
 context (relinearisation keys, and Galois keys when a product reveals to it; no secret key; serialised once per
-key). ``right`` encodes each of its
-columns once (:class:`~mpdp.crypto.ckks.dots.PlainColumns`) and, for every output entry, multiplies the chunks of
-``Enc(X_i)`` by those of ``Y_j``, adds them and rescales once: slot ``s`` then holds the partial sum ``v_s``
-of the rows in that slot, and ``sum_s v_s = (X^T Y)_ij``. Then:
+key). ``right`` encodes each of its columns once (:class:`~mpdp.crypto.ckks.dots.PlainColumns`) and, for every
+output entry, multiplies the chunks of ``Enc(X_i)`` by those of ``Y_j``, adds them and rescales once: slot ``s``
+then holds the partial sum ``v_s`` of the rows in that slot, and ``sum_s v_s = (X^T Y)_ij``. Then:
 
 * ``reveal_to=left``: the rotation ladder puts the sum in every slot
   (:func:`~mpdp.crypto.ckks.dots.masked_dots` without masks), and ``left`` decrypts the entry;
@@ -170,6 +169,10 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
         if not isinstance(own, CkksKeys):
             raise ParameterError(explain("keys", type(own).__name__, "CkksKeys from new_context()",
                                          "pass keys=new_context() or None"))
+        if spec.reveal_to == spec.left and not own.context.has_galois_keys:  # refused before anything is sent
+            raise ParameterError(explain("keys", "a CKKS context without Galois keys",
+                                         "Galois keys: a product revealed to its key owner rotates",
+                                         "pass keys=new_context(galois_keys=True) or None"))
         ctx = own.context
         factor = 2.0 ** -_scale_bits(spec)
         columns = [CkksVector.encrypt(ctx, m[:, i] * factor).to_wire() for i in range(spec.left_cols)]
