@@ -426,7 +426,7 @@ def run(quick: bool = False) -> list[BenchResult]:
         """The row's ``key`` (wall or thread CPU time) over its own float step's, timed in blocks beside it."""
         return float(row[key] / row["float_seconds" if key == "seconds" else "float_cpu"])
 
-    def floats(row: dict[str, Any]) -> str:
+    def beside(row: dict[str, Any]) -> str:
         return f"float step {row['float_seconds'] * 1e3:.2f} ms in blocks of {min(FLOAT_BLOCK, timed)} beside it"
 
     protocol = {name: role(name) for name in setup.parties}
@@ -436,7 +436,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     lead = result.results["alice"]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     note = (f"{label}, K = 10, dim = {model.dim}, batch {BATCH}, 2 parties + dealer: MPC {x(lead):.1f}x the float "
-            f"iteration (target <= 5x, aim 2x; {floats(lead)}, {float_seconds * 1e3:.2f} ms timed alone before the "
+            f"iteration (target <= 5x, aim 2x; {beside(lead)}, {float_seconds * 1e3:.2f} ms timed alone before the "
             f"rows: {lead['seconds'] / float_seconds:.1f}x); process CPU {lead['cpu'] * 1e3:.0f} ms per iteration; "
             f"party 0 sends {lead['bytes'] / 1e3:.0f} kB and sees {lead['rounds']:.0f} logical rounds per iteration "
             f"(dealer round trips included); {pinned}")
@@ -462,24 +462,24 @@ def run(quick: bool = False) -> list[BenchResult]:
             raise RuntimeError(f"parties as {how} released another sum than parties as threads")
     process_note = (f"each party and the dealer in its own forked process (run_protocol(processes=True)), same "
                     f"seed and released sum as the threads: {x(forked):.1f}x the float iteration (target <= 5x; "
-                    f"{floats(forked)}, in party 0's process); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms "
+                    f"{beside(forked)}, in party 0's process); party 0's process CPU {forked['cpu'] * 1e3:.0f} ms "
                     f"per iteration ({forked['cpu'] / forked['float_cpu']:.1f}x the float step's thread CPU); "
                     f"threads above: {x(lead):.1f}x wall; 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     online = measure(online=True, pin=False, processes=True)
     online_note = (f"online phase only, parties as processes: before each timed iteration (untimed) the parties "
                    f"request and receive that iteration's correlations from the dealer (the preprocessing "
                    f"model's offline phase); the dealer is idle during the iteration. "
-                   f"{x(online):.1f}x the float iteration's wall time ({floats(online)}); party 0's process "
+                   f"{x(online):.1f}x the float iteration's wall time ({beside(online)}); party 0's process "
                    f"CPU {online['cpu'] * 1e3:.0f} ms ({online['cpu'] / online['float_cpu']:.1f}x the float step's); "
                    f"1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     greenlet_note = (f"the same parties as greenlets of one thread, switched when one waits for a message "
                      f"(run_protocol(cooperative=True), as DPVI.fit runs them): {x(greenlets):.1f}x the float "
-                     f"iteration ({floats(greenlets)}; threads: {x(lead):.1f}x); the thread's CPU (every party) "
+                     f"iteration ({beside(greenlets)}; threads: {x(lead):.1f}x); the thread's CPU (every party) "
                      f"{greenlets['thread_cpu'] * 1e3:.0f} ms per iteration ({x(greenlets, 'thread_cpu'):.1f}x)")
     dealer_note = (f"the parties as greenlets of one thread, the dealer forked into its own process "
                    f"(run_protocol(cooperative=True, forked=('dealer',)), mpdp.runtime.mixed): it computes the "
                    f"next iteration's correlations on the other core while the parties compute this one; "
-                   f"{x(dealer_apart):.1f}x the float iteration ({floats(dealer_apart)}; greenlets row "
+                   f"{x(dealer_apart):.1f}x the float iteration ({beside(dealer_apart)}; greenlets row "
                    f"{x(greenlets):.1f}x); the thread's CPU (both parties) {dealer_apart['thread_cpu'] * 1e3:.0f} ms "
                    f"per iteration ({x(dealer_apart, 'thread_cpu'):.1f}x); not pinned; it gains only with a core "
                    f"to spare: 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
@@ -488,10 +488,10 @@ def run(quick: bool = False) -> list[BenchResult]:
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
                            f"the wall time, as in the preprocessing model; {x(online_threads):.1f}x the float "
-                           f"iteration ({floats(online_threads)}; first row, dealer included: {x(lead):.1f}x); "
+                           f"iteration ({beside(online_threads)}; first row, dealer included: {x(lead):.1f}x); "
                            f"party 0's thread CPU {online_threads['thread_cpu'] * 1e3:.0f} ms; {pinned}")
     online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
-                            f"{x(online_greenlets):.1f}x the float iteration ({floats(online_greenlets)}; "
+                            f"{x(online_greenlets):.1f}x the float iteration ({beside(online_greenlets)}; "
                             f"greenlets with the dealer: {x(greenlets):.1f}x)")
     training = _training(data, groups, quick)
     late = measure(all_wide=True)
