@@ -275,9 +275,10 @@ runs of ``OPENBLAS_NUM_THREADS=1 python -m bench dpvi`` (load 0.3-0.7; the float
 6.6x, 7.0x (threads 6.7-7.7x), the dealer in its own process 5.6-6.3x, online phase as greenlets 5.7-5.8x,
 parties as processes 5.1-6.0x, online phase as processes 3.8-5.5x, party 0's thread CPU 3.0-3.6x (tail in
 Z_2^128 4.2-4.8x), training 6.5-9.0x. Callgrind (10 steps, all roles in one thread) 539.2 M instructions per
-step, unchanged since session 13. With the dealer forked, the parties' thread CPU per step was no lower than
-with it in the thread (8.4-8.6 ms against 8.6 ms, two pairs), although the dealer has 10.7% of the one-thread
-step's samples (py-spy, 1,500 steps); where that time goes instead was not found this session.
+step, unchanged since session 13. The dealer has 10.7% of the one-thread step's samples (py-spy, 1,500 steps);
+forked (200 steps of the greenlets row's loop, seven alternated pairs), the parties' thread CPU per step was the same in
+the first two pairs (8.4-8.6 ms against 8.6 ms) and 10-26% lower in the next five (8.9-9.9 ms against 10.1-13.3
+ms, the host slower then): the dealer's work leaves the thread when the other core is idle.
 
 The issue's target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host has
 2 cores shared by 3 party threads (and by other jobs during development): wall times are pessimistic for
