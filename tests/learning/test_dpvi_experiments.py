@@ -34,6 +34,22 @@ def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> No
     assert record["runner"] == "greenlets"
 
 
+def test_human_output_says_what_the_per_party_epsilon_means(capsys: pytest.CaptureFixture[str]) -> None:
+    """Towards each party, DPVI's epsilon has no subsampling amplification and is far above the analyst's; the
+    table says why, and with Poisson minibatches names the option that bounds it."""
+    argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--partition", "num0,num1;cat0,cat1,cat2,num2,num3",
+            "--label-party", "1", "--option", "epochs=1", "--option", "batch=60", "--option", "components=2",
+            "--option", "baseline=false", "--seed", "4", "--quiet"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "per-party epsilon: party0" in out
+    assert "(towards each party (VPDP): no subsampling amplification" in out
+    assert "--option batching=disjoint bounds it by epochs" in out
+    assert main([*argv, "--option", "batching=disjoint"]) == 0
+    out = capsys.readouterr().out
+    assert "towards each party (VPDP)" in out and "batching=disjoint" not in out
+
+
 def test_runner_option_chooses_how_the_parties_run(monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     seen: list[tuple[bool, bool]] = []

@@ -244,6 +244,8 @@ def _human(record: Mapping[str, Any]) -> str:
     ]
     if record.get("per_party_epsilon"):
         lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
+        if record.get("per_party_note"):  # what the per-party figure means, where the algorithm says
+            lines.append(f"    ({record['per_party_note']})")
     return "\n".join(lines)
 
 

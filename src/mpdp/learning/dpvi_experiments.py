@@ -213,6 +213,10 @@ def _run(config: RunConfig) -> RunReport:
         "settings": {k: v for k, v in common.items()},
         "per_iteration_seconds": {"mpc": float(np.mean(mpc.trace_.step_seconds))},
         "nll_per_epoch": {"mpc": list(curves[0].y)},
+        "per_party_note": "towards each party (VPDP): no subsampling amplification (every party knows the "
+                          "minibatches), its own noise share removed"
+                          + ("; --option batching=disjoint bounds it by epochs" if common["batching"] == "poisson"
+                             else ""),
     }
     non_private = None
     if want_baseline:
