@@ -127,7 +127,8 @@ OPTIONS: dict[str, str] = {
     "renormalize": "true (default) or false: no renormalization constants (paper 002 Figure 2's failure)",
     "baseline": "true (default): also train the non-partitioned float DPVI and non-private VI",
     "runner": "'greenlets' (default: every party in this thread), 'fork-services' (the dealer and any noise "
-              "party in processes of their own; not faster on a 2-core host) or 'processes' (every party forked)",
+              "party in processes of their own; faster only with a core to spare) or 'processes' (every party "
+              "forked)",
 }
 #: How ``--option runner=`` runs the MPC parties (:class:`~mpdp.learning.dpvi.VerticalDPVI`'s ``processes`` and
 #: ``fork_services``).
