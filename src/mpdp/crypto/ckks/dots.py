@@ -25,17 +25,16 @@ SEAL keeps the exact scale through the rescale (``2^2s / q``, where TenSEAL rese
 rescale correction of :meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>` is not needed, and one rescale
 instead of one per chunk rounds less: the sum, and each slot's partial sum, is within the set's
 :meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound` (tested up to 36,178 rows). A chunk whose encoded
-plaintext is zero is
-skipped (SEAL refuses a product that would be transparent); a column that is zero everywhere gives a fresh
-encryption of zero plus the mask.
+plaintext is zero is skipped (SEAL refuses a product that would be transparent); a column that is zero everywhere
+gives a fresh encryption of zero plus the mask.
 
 Wire form
 ---------
 Each result is sent as :meth:`CkksVector.to_wire <mpdp.crypto.ckks.CkksVector.to_wire>` sends a rerandomized
 vector (of length 1 with the ladder, ``slots`` without), and the receiver reads it with ``from_wire``,
-unchanged. TenSEAL's serialised vector is a
-protocol buffer of three fields (the size list, the SEAL ciphertext's bytes, the scale); ``tenseal.sealapi``
-writes a ciphertext's bytes only to a file path, so they pass through one private temporary file per call.
+unchanged. TenSEAL's serialised vector is a protocol buffer of three fields (the size list, the SEAL ciphertext's
+bytes, the scale); ``tenseal.sealapi`` writes a ciphertext's bytes only to a file path, so they pass through one
+private temporary file per call.
 """
 
 from __future__ import annotations
@@ -108,7 +107,7 @@ def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike)
     _check(vector, columns)
     if not vector.context.has_galois_keys:
         raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
-                                     "generate the context with CkksContext.generate(params, galois_keys=True)"))
+                                     "the key owner must generate its context with galois_keys=True"))
     r = _masks(masks, (len(columns),), vector.context.params.max_magnitude, "one mask per column")
     return _replies(vector, columns, r.tolist(), ladder=True)  # a float addend: SEAL encodes it into every slot
 

@@ -190,10 +190,10 @@ class ClipFactorParams:
                      + u + rounding + (3 * u * 2.0 ** (self.high_exp / 2) if root else 0.0))
 
 
-
 @functools.lru_cache(maxsize=256)
 def _max_error_bound(params: ClipFactorParams, fmt: FixedPointFormat, low_exp: int, values_bound: float) -> float:
     return params._max_error_bound_uncached(fmt, low_exp, values_bound)
+
 
 def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
     """``1 / sqrt(max(x, 1))`` elementwise, for shared ``x`` with public bound at most ``2^params.high_exp``."""
