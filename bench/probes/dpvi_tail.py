@@ -2,7 +2,7 @@
 
 Trains the non-partitioned float64 DPVI with Figure 3's settings (Adult, K = 10, 33 epochs, batch 100, clip 2,
 learning rate 0.01, the noise of eps = 1 at delta = 1e-5) and, at each epoch's posterior, plans the MPC step
-(:meth:`~mpdp.learning.dpvi_parties.VerticalSetup.step_plan`) for ``--thetas`` draws: per epoch the clipping
+(:meth:`~mpdp.learning.dpvi.parties.VerticalSetup.step_plan`) for ``--thetas`` draws: per epoch the clipping
 domain's exponent ``H``, the clipping bound's loss ``1 - C'/C`` with the tail
 :func:`~mpdp.protocols.mixture_gradient.plan_step` chose (median and largest) and how many draws it would run with
 the tail in Z_2^128 (the Z_2^64 tail's loss above ``TAIL_MAX_CLIP_LOSS``). The float trajectory stands in for
@@ -19,10 +19,10 @@ import argparse
 import numpy as np
 
 from mpdp.datasets import load_dataset, train_test_split
-from mpdp.learning.dpvi import DPVI, same_privacy_noise
-from mpdp.learning.dpvi_experiments import adult_partition
-from mpdp.learning.dpvi_parties import VerticalSetup
-from mpdp.learning.dpvi_training import DPVISettings
+from mpdp.learning.dpvi.experiments import adult_partition
+from mpdp.learning.dpvi.model import DPVI, same_privacy_noise
+from mpdp.learning.dpvi.parties import VerticalSetup
+from mpdp.learning.dpvi.training import DPVISettings
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.randomness import RandomSource
 

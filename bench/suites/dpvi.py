@@ -16,7 +16,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   online bytes and rounds.
 * ``mpc, greenlets``: the same iterations with the parties as greenlets of one thread, switched when one
   waits for a message (``run_protocol(..., cooperative=True)``, :mod:`mpdp.runtime.cooperative`), as
-  :class:`~mpdp.learning.dpvi.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
+  :class:`~mpdp.learning.dpvi.model.VerticalDPVI` runs them: the in-memory transport's bytes and checks without a
   thread hand-over per message. Still one CPU for all parties: wall time is the sum of their work.
 * ``mpc cpu``: the same iterations' CPU time of party 0's thread alone against the float step's CPU time:
   the work one party's machine does, much less disturbed by other jobs than wall time (the note gives the
@@ -34,7 +34,7 @@ a minibatch of 100 records, clipping and discrete Gaussian noise.
   the preprocessing model's online phase: the dealer is idle, the two parties compute on the two cores, and
   the wall time is close to what one machine per party would see (plus network latency, the rounds the first
   row's note counts). The noise shares are still drawn inside the iteration.
-* baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi_training.FloatStep`:
+* baseline ``float64``: the same iteration non-partitioned (:class:`mpdp.learning.dpvi.training.FloatStep`:
   per-example gradients, clipping, grid Gaussian noise) on the same posterior samples, timed *in each row*: party
   0 runs it in blocks of ``FLOAT_BLOCK`` after as many timed MPC iterations, in its own thread or process, and
   each row's ratio (wall time, or thread CPU for the ``cpu`` rows) is against the median of those blocks. The
@@ -47,8 +47,8 @@ Every timed iteration draws a fresh posterior sample ``theta`` (the same sequenc
 training does: the public bounds, hence the step's correlation shapes and any cache keyed by ``theta``, change
 from one iteration to the next.
 
-* ``training``: a real training's iterations, :class:`~mpdp.learning.dpvi.VerticalDPVI` ``.fit`` (greenlets)
-  against :class:`~mpdp.learning.dpvi.DPVI` ``.fit`` (non-partitioned float64), 3 epochs of Adult, same settings,
+* ``training``: a real training's iterations, :class:`~mpdp.learning.dpvi.model.VerticalDPVI` ``.fit`` (greenlets)
+  against :class:`~mpdp.learning.dpvi.model.DPVI` ``.fit`` (non-partitioned float64), 3 epochs of Adult, same settings,
   public seed and noise multiplier: mean seconds per step from each fit's trace. Unlike the rows above (one
   minibatch size, the initial posterior) it has Poisson minibatch sizes (one correlation plan per size), the
   posterior's updates and public bounds that drift as the model sharpens.
@@ -300,10 +300,10 @@ from bench.harness import BenchResult
 from mpdp.datasets import load_dataset
 from mpdp.datasets.dataset import Dataset
 from mpdp.errors import DatasetUnavailableError
-from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
-from mpdp.learning.dpvi_training import DPVISettings, FloatStep
-from mpdp.learning.mixture_model import MixtureModel, adult_model
-from mpdp.learning.variational import MeanFieldGaussian
+from mpdp.learning.dpvi.mixture import MixtureModel, adult_model
+from mpdp.learning.dpvi.parties import DataParty, VerticalSetup
+from mpdp.learning.dpvi.training import DPVISettings, FloatStep
+from mpdp.learning.dpvi.variational import MeanFieldGaussian
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.protocols.mpc.dealer import DealerProvider
@@ -528,7 +528,7 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
     sharpens (new plans, eventually the Z_2^128 tail). The row that would have shown stale correlations piling
     up in the dealer client (session 10: 5x slower steps by the fourth epoch, unseen by the rows above, which
     repeat one minibatch size at the initial posterior)."""
-    from mpdp.learning.dpvi import DPVI, VerticalDPVI
+    from mpdp.learning.dpvi.model import DPVI, VerticalDPVI
 
     epochs = 1 if quick else 3
     if quick:  # a few seconds: a 5% subsample

@@ -25,9 +25,9 @@ import warnings
 
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split, vertical_by_sizes
-from mpdp.learning.fm_experiments import attribute_l1_bounds
-from mpdp.learning.fm_parties import BACKENDS
-from mpdp.learning.functional_mechanism import FMLogisticRegression
+from mpdp.learning.functional_mechanism.experiments import attribute_l1_bounds
+from mpdp.learning.functional_mechanism.model import FMLogisticRegression
+from mpdp.learning.functional_mechanism.parties import BACKENDS
 from mpdp.randomness import RandomSource
 
 

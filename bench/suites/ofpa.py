@@ -30,9 +30,9 @@ from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
 from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.learning.erm import misclassification, to_pm1
-from mpdp.learning.ofpa_ofaa import OfpaOfaaSettings, fit, prepare_rows
-from mpdp.learning.ofpa_ofaa_parties import newton_logistic
-from mpdp.learning.ofpa_ofaa_reproduce import DEFAULT_LAM, REPRODUCTIONS
+from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM, REPRODUCTIONS
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit, prepare_rows
+from mpdp.learning.ofpa_ofaa.parties import newton_logistic
 from mpdp.learning.registry import ReproOptions
 from mpdp.randomness import RandomSource
 

@@ -15,15 +15,15 @@ from bench.harness import BenchResult, time_call
 from mpdp.datasets import load_adult
 from mpdp.dp.accounting import PrivacyLedger
 from mpdp.errors import PrivacyLeakWarning
-from mpdp.learning.dp_tree import make_tree
-from mpdp.learning.pfds import PFDSAgent, PFDSParams, Schema
-from mpdp.learning.tree_consistency import (
+from mpdp.learning.pfds.consistency import (
     _TreeLeastSquares,
     consistent_counts,
     integer_sizes,
     noisy_level_counts,
     synthesize,
 )
+from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
+from mpdp.learning.pfds.tree import make_tree
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 

@@ -8,7 +8,7 @@ import pytest
 from mpdp.errors import ParameterError
 from mpdp.learning.data_fidelity import histogram_distance, size_error
 from mpdp.randomness import RandomSource
-from tests.learning.pfds_fixtures import toy_data, toy_domain
+from tests.learning.pfds.fixtures import toy_data, toy_domain
 
 
 def test_size_error() -> None:

@@ -15,9 +15,9 @@ from mpdp.crypto.fixed_point import HIGH_PRECISION, FixedPointFormat
 from mpdp.crypto.renormalization import renormalize
 from mpdp.datasets.synthetic import standard_normal
 from mpdp.errors import DomainError, ParameterError, PrecisionError
-from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
-from mpdp.learning.dpvi_training import DPVISettings
-from mpdp.learning.mixture_model import BetaFeature, CategoricalFeature, MixtureModel
+from mpdp.learning.dpvi.mixture import BetaFeature, CategoricalFeature, MixtureModel
+from mpdp.learning.dpvi.parties import DataParty, VerticalSetup
+from mpdp.learning.dpvi.training import DPVISettings
 from mpdp.protocols.mixture_gradient import (
     CLIP_EXP_STEP,
     NORM_LOW_EXP,

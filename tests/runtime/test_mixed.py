@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from mpdp.errors import ParameterError, PartyUnavailableError, ProtocolAbortError, ShapeMismatchError
-from mpdp.learning.dpvi_parties import DataParty, VerticalSetup
-from mpdp.learning.dpvi_training import DPVISettings
-from mpdp.learning.mixture_model import MixtureModel
-from mpdp.learning.variational import MeanFieldGaussian
+from mpdp.learning.dpvi.mixture import MixtureModel
+from mpdp.learning.dpvi.parties import DataParty, VerticalSetup
+from mpdp.learning.dpvi.training import DPVISettings
+from mpdp.learning.dpvi.variational import MeanFieldGaussian
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource

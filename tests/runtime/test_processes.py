@@ -20,8 +20,8 @@ from mpdp.errors import (
     ProtocolError,
     ShapeMismatchError,
 )
-from mpdp.learning.dpvi import VerticalDPVI
-from mpdp.learning.dpvi_parties import PartyOutcome
+from mpdp.learning.dpvi.model import VerticalDPVI
+from mpdp.learning.dpvi.parties import PartyOutcome
 from mpdp.protocols.aggregation import AggregationSpec, aggregation_aggregator, aggregation_client, aggregation_server
 from mpdp.protocols.inner_product import CrossProductSpec, SharesBackend, cross_product, cross_product_share
 from mpdp.protocols.mpc import MPCSession, TrustedDealer

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from scipy.stats import wasserstein_distance
 
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.tree_domain import TreeDomain
+from mpdp.learning.pfds.domain import TreeDomain
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = ["histogram_distance", "size_error"]

@@ -44,11 +44,11 @@ __all__ = [
 
 #: Learning modules that provide ALGORITHMS and REPRODUCTIONS. Add a paper's module here.
 MODULES: tuple[str, ...] = (
-    "mpdp.learning.fm_experiments",
-    "mpdp.learning.dpvi_experiments",
-    "mpdp.learning.pfds_reproduce",
-    "mpdp.learning.paper003",
-    "mpdp.learning.ofpa_ofaa_reproduce",
+    "mpdp.learning.functional_mechanism.experiments",
+    "mpdp.learning.dpvi.experiments",
+    "mpdp.learning.pfds.experiments",
+    "mpdp.learning.distributed_erm.experiments",
+    "mpdp.learning.ofpa_ofaa.experiments",
 )
 
 

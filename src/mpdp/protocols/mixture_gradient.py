@@ -218,7 +218,7 @@ class GradientPrecision:
         responsibility of up to ``2^(floor_log2 / P) = 2^-18`` instead of ``~1e-13``, times gradients that
         reach ``1e4`` once the components are sharp, in the same direction at every step. In float64 at
         Figure 3's settings (Adult, 33 epochs, identical noise: ``mpdp reproduce 002-floor``, recorded in
-        :mod:`mpdp.learning.dpvi_experiments`), the floor raised the final test NLL by 2.7-3.4% (seeds 1-3),
+        :mod:`mpdp.learning.dpvi.experiments`), the floor raised the final test NLL by 2.7-3.4% (seeds 1-3),
         while dropping the records below the domain instead left it unchanged to three decimals.
     clip_degree, clip_buckets:
         Degree of the inverse square root's polynomial and buckets per octave of its normalisation

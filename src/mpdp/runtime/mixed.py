@@ -36,7 +36,7 @@ parties' core, and the parties' thread CPU rose); with several (the step at 25-9
 identical results): at load 5-7, 27 s against 41 s (five pairs: a larger share of the contended cores for the
 run's two processes); at load 2.2, 13.7-17.1 s against 12.8-16.4 s (four pairs, every one slower by 0.7-2.8
 s). Pinning the parties' thread to one CPU and the dealer to the other removed the loss at load 2 but gained
-nothing (19.4 against 19.6 ms per step, four rounds). :class:`~mpdp.learning.dpvi.VerticalDPVI` therefore
+nothing (19.4 against 19.6 ms per step, four rounds). :class:`~mpdp.learning.dpvi.model.VerticalDPVI` therefore
 keeps its dealer a greenlet by default; ``fork_services=True`` forks it (and a trusted noise party). The gain
 depends on the other core being free: none in session 10 (the dealer's ~0.5 MB of replies per step cost the
 parent about what the dealer's work would), 8-20% per DPVI step in session 13's bench runs on an idle 2-core

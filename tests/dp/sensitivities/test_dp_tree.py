@@ -11,7 +11,7 @@ from mpdp.dp.sensitivities.dp_tree import (
     max_operator_sensitivity,
 )
 from mpdp.errors import ParameterError
-from mpdp.learning.dp_tree import max_operator
+from mpdp.learning.pfds.tree import max_operator
 from mpdp.randomness import RandomSource
 
 CANDIDATES = np.array([1.5, 3.5, 5.5])

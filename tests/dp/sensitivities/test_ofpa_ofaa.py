@@ -20,8 +20,8 @@ from mpdp.dp.sensitivities.ofpa_ofaa import (
     unit_ball_row_l1,
 )
 from mpdp.errors import ParameterError
-from mpdp.learning.ofpa_ofaa import prepare_rows
-from mpdp.learning.ofpa_ofaa_parties import fixed_quadratic_mask
+from mpdp.learning.ofpa_ofaa.model import prepare_rows
+from mpdp.learning.ofpa_ofaa.parties import fixed_quadratic_mask
 from mpdp.randomness import RandomSource
 
 FloatArray = npt.NDArray[np.float64]

@@ -61,7 +61,7 @@ Every bound is a supremum over the declared domain (``tests/dp/sensitivities/tes
 adversarial rows: extreme numeric values, every one-hot pattern), never over the data at hand.
 
 Repeated rounds compose: these functions price one release; callers compose rounds (see
-:mod:`mpdp.learning.ofpa_ofaa`).
+:mod:`mpdp.learning.ofpa_ofaa.model`).
 
 References
 ----------
