@@ -15,7 +15,8 @@ from mpdp.crypto.fixed_point import HIGH_PRECISION, FixedPointFormat
 from mpdp.crypto.renormalization import renormalize
 from mpdp.datasets.synthetic import standard_normal
 from mpdp.errors import DomainError, ParameterError, PrecisionError
-from mpdp.learning.dpvi.mixture import BetaFeature, CategoricalFeature, MixtureModel
+from mpdp.learning.dpvi.features import BetaFeature, CategoricalFeature
+from mpdp.learning.dpvi.mixture import MixtureModel
 from mpdp.learning.dpvi.parties import DataParty, VerticalSetup
 from mpdp.learning.dpvi.training import DPVISettings
 from mpdp.protocols.mixture_gradient import (

@@ -18,7 +18,7 @@ from mpdp.learning.distributed_erm.baselines import (
     laplace_rows,
     output_laplace,
 )
-from mpdp.learning.distributed_erm.perturbation import (
+from mpdp.learning.distributed_erm.common import (
     GradientPerturbation,
     OutputPerturbation,
     calibrate_gradient_noise,

@@ -12,8 +12,8 @@ from mpdp.dp.sensitivities.erm import gaussian_sigma_for_zcdp, gradient_sensitiv
 from mpdp.errors import ParameterError
 from mpdp.learning import erm
 from mpdp.learning.distributed_erm.baselines import fit_local_gradp
+from mpdp.learning.distributed_erm.common import GradientPerturbation, OutputPerturbation, gd_step
 from mpdp.learning.distributed_erm.mpc import MPCSetup, fit_mpc_gradp, fit_mpc_outp, fit_pathak, mpc_noise_samples
-from mpdp.learning.distributed_erm.perturbation import GradientPerturbation, OutputPerturbation, gd_step
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
 from mpdp.randomness import RandomSource
 

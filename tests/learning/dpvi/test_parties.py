@@ -11,7 +11,8 @@ from mpdp.crypto.renormalization import renormalize
 from mpdp.crypto.ring import ring_for_bits
 from mpdp.datasets.synthetic import standard_normal
 from mpdp.errors import MalformedMessageError
-from mpdp.learning.dpvi.mixture import BetaFeature, CategoricalFeature, MixtureModel
+from mpdp.learning.dpvi.features import BetaFeature, CategoricalFeature
+from mpdp.learning.dpvi.mixture import MixtureModel
 from mpdp.learning.dpvi.parties import DataParty, NoiseParty, VerticalSetup
 from mpdp.learning.dpvi.training import DPVISettings
 from mpdp.randomness import RandomSource

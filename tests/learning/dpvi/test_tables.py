@@ -13,7 +13,8 @@ from scipy import special
 
 from mpdp.datasets.synthetic import standard_normal
 from mpdp.errors import DomainError, ShapeMismatchError
-from mpdp.learning.dpvi.mixture import BetaFeature, CategoricalFeature, EncodedBlock, MixtureModel
+from mpdp.learning.dpvi.features import BetaFeature, CategoricalFeature, EncodedBlock
+from mpdp.learning.dpvi.mixture import MixtureModel
 from mpdp.learning.dpvi.tables import softmax_last_zero
 from mpdp.randomness import RandomSource
 

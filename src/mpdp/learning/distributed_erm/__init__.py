@@ -1,1 +1,28 @@
-"""TODO"""
+"""Paper 003: distributed ERM with the noise made inside the secure computation (MPC Out P, MPC Grad P).
+
+Jayaraman, Wang, Evans, Gu, "Distributed Learning without Distress: Privacy-Preserving Empirical Risk
+Minimization" (NeurIPS 2018, ``shared/papers/003_83239d0ffdf62923.txt``): sections 3.1-3.2 (output and gradient
+perturbation inside MPC), section 4 and Table 1 (the six methods' noise), Figures 1-2; zCDP accounting.
+
+Where each part lives
+---------------------
+* :mod:`mpdp.learning.erm`: the plaintext losses, objective, solver and metrics every party computes on its rows;
+* :mod:`mpdp.dp.sensitivities.erm`: the sensitivities of the minimiser and of the averaged gradient;
+* :mod:`~mpdp.learning.distributed_erm.problem`: the horizontal setting (parties' records, vectorised party
+  groups, local computations, evaluation);
+* :mod:`~mpdp.learning.distributed_erm.common`: settings, results, noise calibration and accounting shared by
+  the six methods, and how party groups become runtime parties;
+* :mod:`~mpdp.learning.distributed_erm.mpc`: MPC Out P, MPC Grad P and Pathak et al., noise generated inside
+  MPC (:mod:`mpdp.protocols.noisy_aggregation`, :mod:`mpdp.protocols.noise`);
+* :mod:`~mpdp.learning.distributed_erm.baselines`: Local Out P, Local Obj P, Local Grad P;
+* :mod:`~mpdp.learning.distributed_erm.experiments`: ``mpdp run mpc-outp|mpc-gradp|pathak|local-*`` (and the
+  ``-ridge`` variants) and ``mpdp reproduce 003-table1|003-fig1|003-fig2``.
+"""
+
+from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
+from mpdp.learning.distributed_erm.common import DistributedFit, GradientPerturbation, OutputPerturbation
+from mpdp.learning.distributed_erm.mpc import fit_mpc_gradp, fit_mpc_outp, fit_pathak
+from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+
+__all__ = ["DistributedFit", "ERMProblem", "GradientPerturbation", "HorizontalParties", "OutputPerturbation",
+           "fit_local_gradp", "fit_local_objp", "fit_local_outp", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak"]

@@ -51,7 +51,7 @@ from mpdp.dp.mechanisms import LaplaceMechanism, ObjectivePerturbation, gamma_no
 from mpdp.dp.samplers import discrete_gaussian, discrete_laplace
 from mpdp.dp.sensitivities.erm import gradient_sensitivity, minimizer_sensitivity
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.distributed_erm.perturbation import (
+from mpdp.learning.distributed_erm.common import (
     SERVER,
     Cohort,
     DistributedFit,

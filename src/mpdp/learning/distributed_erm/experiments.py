@@ -43,6 +43,12 @@ from mpdp.dp.sensitivities import erm as sens
 from mpdp.errors import ParameterError, explain
 from mpdp.learning import erm
 from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
+from mpdp.learning.distributed_erm.common import (
+    Accountant,
+    DistributedFit,
+    GradientPerturbation,
+    OutputPerturbation,
+)
 from mpdp.learning.distributed_erm.mpc import (
     MPCSetup,
     NoiseFamily,
@@ -50,12 +56,6 @@ from mpdp.learning.distributed_erm.mpc import (
     fit_mpc_outp,
     fit_pathak,
     mpc_noise_samples,
-)
-from mpdp.learning.distributed_erm.perturbation import (
-    Accountant,
-    DistributedFit,
-    GradientPerturbation,
-    OutputPerturbation,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, Evaluator, HorizontalParties
 from mpdp.learning.registry import (

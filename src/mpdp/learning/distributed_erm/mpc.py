@@ -14,7 +14,7 @@ party. No party, and no coalition short of all aggregators, sees an individual v
   inside the MPC, and only the noisy average gradient is revealed; every party then takes the same step
   (the regulariser's gradient is public). Accounting: zCDP (Lemma 2.1-2.3, solved exactly) or the exact
   Gaussian curve (``accountant="tight"``), both reported
-  (:class:`~mpdp.learning.distributed_erm.perturbation.GaussianCalibration`).
+  (:class:`~mpdp.learning.distributed_erm.common.GaussianCalibration`).
 * **Pathak et al.** (NIPS 2010): MPC Out P's pipeline with Pathak's noise ``2G / (n(1) lam eps)``, which
   ignores the 1/m of averaging (Table 1's first column).
 
@@ -61,7 +61,7 @@ from mpdp.dp.accounting import BudgetSpender, zcdp_epsilon
 from mpdp.dp.grid import grid_l1_sensitivity
 from mpdp.dp.sensitivities.erm import averaged_gradient_sensitivity, gradient_sensitivity, minimizer_sensitivity
 from mpdp.errors import MalformedMessageError, ParameterError, explain
-from mpdp.learning.distributed_erm.perturbation import (
+from mpdp.learning.distributed_erm.common import (
     Cohort,
     DistributedFit,
     GaussianCalibration,

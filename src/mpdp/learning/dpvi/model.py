@@ -6,19 +6,6 @@ DP-SGD (sections 2.2.2, 4.1, 4.3, Algorithm 1), the MPC combination with renorma
 (sections 4.4-4.5, Algorithms 2-4), the privacy guarantees towards the analyst and towards the parties
 (section 5, Theorems 5.1-5.4) and synthetic data from the learned model (section 1).
 
-Pieces
-------
-* :mod:`mpdp.learning.dpvi.mixture`: Beta/Categorical components, parameter layout, each party's local
-  computations (log-densities, gradient norms, sufficient statistics);
-* :mod:`mpdp.learning.dpvi.variational`: Gaussian mean-field posterior over unconstrained parameters, Adam;
-* :mod:`mpdp.learning.dpvi.training`: the DPVI loop, minibatching, the non-partitioned float64 step;
-* :mod:`mpdp.protocols.mixture_gradient`: the secure step (products across parties, secure division,
-  clipping of the whole per-example gradient, assembly, noisy opening), on the engine of
-  :mod:`mpdp.protocols.mpc` with real secret shares exchanged as messages;
-* :mod:`mpdp.learning.dpvi.parties`: the data parties, dealer and trusted noise party;
-* :mod:`mpdp.learning.dpvi.privacy` and :mod:`mpdp.dp.sensitivities.dpvi`: accounting and sensitivities;
-* this module: the estimators :class:`VerticalDPVI` (MPC) and :class:`DPVI` (non-partitioned float64 baseline).
-
 Deviations from the paper, each sound
 -------------------------------------
 * The noise is a discrete Gaussian on the grid ``2^-b`` (exactly sampled), and the default accountant is the one

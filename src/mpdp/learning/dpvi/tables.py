@@ -20,24 +20,65 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from mpdp.learning.dpvi.features import BetaFeature, CategoricalFeature, Feature
 from mpdp.protocols.mixture_gradient import StatMap
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from mpdp.learning.dpvi.mixture import BetaFeature, CategoricalFeature, FeatureBlock, MixtureModel
 
 __all__ = ["BlockLayout", "BlockTables", "LocalRows", "ModelLayout", "ThetaTables", "beta_grads",
            "softmax_last_zero"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+
+class MixtureShape(Protocol):
+    """What the tables read of a :class:`~mpdp.learning.dpvi.mixture.MixtureModel` (its public layout)."""
+
+    @property
+    def components(self) -> int: ...
+
+    @property
+    def features(self) -> tuple[Feature, ...]: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def _layout(self) -> ModelLayout: ...
+
+    def slice(self, f: int) -> slice: ...
+
+
+class BlockShape(Protocol):
+    """What the tables read of a :class:`~mpdp.learning.dpvi.mixture.FeatureBlock` (one party's features)."""
+
+    @property
+    def model(self) -> MixtureShape: ...
+
+    @property
+    def features(self) -> tuple[int, ...]: ...
+
+    @property
+    def beta_features(self) -> tuple[int, ...]: ...
+
+    @property
+    def categorical_features(self) -> tuple[int, ...]: ...
+
+    @property
+    def indices(self) -> IntArray: ...
+
+    @property
+    def _layout(self) -> BlockLayout: ...
 
 
 def softmax_last_zero(z: FloatArray) -> FloatArray:
@@ -110,7 +151,7 @@ class ModelLayout:
     cat_index: IntArray  # cat_features as an index array
 
     @classmethod
-    def of(cls, model: MixtureModel) -> ModelLayout:
+    def of(cls, model: MixtureShape) -> ModelLayout:
         K, feats = model.components, model.features
         beta = tuple(f for f, feat in enumerate(feats) if feat.kind == "beta")
         cat = tuple(f for f, feat in enumerate(feats) if feat.kind == "categorical")
@@ -156,7 +197,7 @@ class ThetaTables:
     ``shift_rows``, ``gain`` and ``shift`` as ``(2 nb, K)`` rows (a block's Beta pairs are one gather of them).
     """
 
-    def __init__(self, model: MixtureModel, theta: FloatArray) -> None:
+    def __init__(self, model: MixtureShape, theta: FloatArray) -> None:
         L, K = model._layout, model.components
         self.weights = softmax_last_zero(theta[: K - 1])
         self.gain = np.exp(theta[L.beta_theta])
@@ -195,7 +236,7 @@ class ThetaTables:
         _read_only(self.gain, self.probs, self.coef_stat, self.coef_sum)  # what leaves the tables (views, maps)
         self._blocks: dict[tuple[int, ...], BlockTables] = {}
 
-    def block(self, block: FeatureBlock) -> BlockTables:
+    def block(self, block: BlockShape) -> BlockTables:
         found = self._blocks.get(block.features)
         if found is None:
             found = self._blocks[block.features] = BlockTables(self, block._layout)
@@ -251,7 +292,7 @@ class BlockLayout:
     width: int
 
     @classmethod
-    def of(cls, block: FeatureBlock) -> BlockLayout:
+    def of(cls, block: BlockShape) -> BlockLayout:
         model, L = block.model, block.model._layout
         K = model.components
         total = int(L.cat_seg.size)

@@ -32,7 +32,8 @@ from mpdp.dp.grid import snap_to_grid
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.dpvi.emulation import PartitionedResponsibilities
-from mpdp.learning.dpvi.mixture import EncodedBlock, FeatureBlock, MixtureModel
+from mpdp.learning.dpvi.features import EncodedBlock
+from mpdp.learning.dpvi.mixture import FeatureBlock, MixtureModel
 from mpdp.learning.dpvi.variational import Adam, AdamSettings, MeanFieldGaussian
 from mpdp.randomness import RandomSource
 

@@ -28,8 +28,9 @@ from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.synthetic import sparse_linear_regression
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.erm import LogisticLoss, Objective, add_intercept, solve, to_pm1
-from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression, SolveSettings
+from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
 from mpdp.learning.functional_mechanism.parties import BACKENDS
+from mpdp.learning.functional_mechanism.release import SolveSettings
 from mpdp.learning.registry import (
     Algorithm,
     Metric,

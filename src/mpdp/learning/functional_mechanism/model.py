@@ -6,18 +6,6 @@ Implements Xu, Yuan, Wu, "Achieving Differential Privacy in Vertically Partition
 centralised functional mechanism of Zhang et al. (PVLDB 2012), which :func:`centralized_fm` implements as the
 reference.
 
-Pieces
-------
-* :mod:`mpdp.dp.sensitivities.functional_mechanism`: Delta_f, Delta_f^k, Delta_g^k, Delta_h^kl (with the
-  paper's linear per-party erratum);
-* :mod:`mpdp.learning.functional_mechanism.objective`: the quadratic objective and its blocks (Equation 5);
-* :mod:`mpdp.learning.functional_mechanism.noise`: the public plan, grid-exact Laplace noise, who adds which draw;
-* :mod:`mpdp.learning.functional_mechanism.solver`: regularisation + spectral trimming (never an unbounded or NaN
-  model);
-* :mod:`mpdp.learning.functional_mechanism.parties`: the party roles (data parties, label party, honest-but-curious
-  server) with cross-party coefficients from the secure inner products of :mod:`mpdp.protocols`;
-* this module: the centralised reference, the sklearn-style estimators and the CLI registrations.
-
 Deviations from the paper, each sound
 -------------------------------------
 * Monomials are a set (``w_a w_b == w_b w_a``): each is released once, with coefficient ``2 M_ab``; the paper's
@@ -44,10 +32,8 @@ mechanism: regression analysis under differential privacy", PVLDB 5(11), 2012.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Self
 
 import numpy as np
@@ -59,14 +45,12 @@ from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.functional_mechanism.noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
-    QuadraticObjective,
     check_features,
     check_labels,
     exact_objective,
-    label_weights,
-    quadratic_weight,
 )
-from mpdp.learning.functional_mechanism.solver import SolveResult, minimize_noisy_quadratic
+from mpdp.learning.functional_mechanism.parties import run_vertical_fm
+from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -79,58 +63,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Default spectral-trimming factor per objective (see :class:`SolveSettings`).
-DEFAULT_TRIM: dict[str, float] = {"logistic": 0.3, "linear": 1.5}
-
-
-@dataclass(frozen=True)
-class SolveSettings:
-    """The server's post-processing of the noisy objective (Zhang et al. 2012, §6); costs no privacy.
-
-    ``ridge = ridge_factor * s`` and ``floor = trim_factor * sqrt(d) * s``, where ``s`` is the Laplace scale on
-    the quadratic coefficients (public). ``sqrt(d) s`` is the order of the noise matrix's spectral norm, so
-    directions whose noisy curvature is below a fraction of it are trimmed. ``trim_factor=None`` takes the
-    objective's default (:data:`DEFAULT_TRIM`: 0.3 for logistic, 1.5 for linear regression), chosen on Adult
-    and the synthetic regression data; trimming alone did better than adding a ridge.
-    """
-
-    ridge_factor: float = 0.0
-    trim_factor: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("ridge_factor", "trim_factor"):
-            value = getattr(self, name)
-            if value is None and name == "trim_factor":
-                continue
-            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-                raise ParameterError(explain(name, value, "a finite number >= 0", f"pass e.g. {name}=0.3"))
-
-    def trim(self, objective: FMObjective) -> float:
-        """The trimming factor in force for ``objective``."""
-        return DEFAULT_TRIM[objective] if self.trim_factor is None else float(self.trim_factor)
-
-
-@dataclass
-class FMResult:
-    """A released FM model and its accounting."""
-
-    weights: FloatArray
-    plan: FMPlan
-    objective: QuadraticObjective  # the noisy objective the server solved
-    solve: SolveResult
-    epsilon_spent: float
-    per_party_epsilon: tuple[float, ...]
-    communication: dict[str, int] = field(default_factory=dict)
-    phases: dict[str, float] = field(default_factory=dict)
-
-
-def solve_release(plan: FMPlan, noisy: QuadraticObjective, settings: SolveSettings) -> SolveResult:
-    """Minimise the released objective soundly with the plan's public noise scale."""
-    s = plan.quad_scale()
-    return minimize_noisy_quadratic(noisy, ridge=settings.ridge_factor * s,
-                                    floor=settings.trim(plan.objective) * math.sqrt(max(noisy.d, 1)) * s)
-
 
 def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *, epsilon: float,
                    row_l1: float | None = None, clip: bool = False, settings: SolveSettings | None = None,
@@ -234,7 +166,6 @@ class _FMEstimator:
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
-        from mpdp.learning.functional_mechanism.parties import run_vertical_fm  # parties import this module's settings
 
         start = time.perf_counter()
         Xa = np.asarray(X, dtype=np.float64)
@@ -311,6 +242,3 @@ class FMLinearRegression(_FMEstimator):
         """Mean squared error."""
         return float(np.mean((self.predict(X) - np.asarray(y, dtype=np.float64)) ** 2))
 
-
-# Re-exported for the parties module; kept here so the estimators and the reference share one definition.
-_ = (label_weights, quadratic_weight)

@@ -50,7 +50,6 @@ import numpy.typing as npt
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import Block
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
-from mpdp.learning.functional_mechanism.model import FMResult, SolveSettings, solve_release
 from mpdp.learning.functional_mechanism.noise import (
     FMPlan,
     PartyNoise,
@@ -67,6 +66,7 @@ from mpdp.learning.functional_mechanism.objective import (
     label_weights,
     quadratic_weight,
 )
+from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.party import Party, run_protocol

@@ -1,1 +1,27 @@
-"""TODO"""
+"""Paper 001: OFPA and OFAA, logistic regression over horizontally partitioned data owners.
+
+Du, Li, Li, "Privacy-Preserving Multiparty Learning for Logistic Regression"
+(``shared/papers/001_5578a5cbeaca8b44.txt``): Algorithm 1 (output perturbation), Algorithm 2 (OFPA, objective
+perturbation with a ``Lap(4/eps)`` linear term), Algorithm 3 (OFAA, per-degree Taylor-coefficient noise),
+iterated record-weighted parameter averaging at a server through secure aggregation; Figures 2-4.
+
+Where each part lives
+---------------------
+* :mod:`mpdp.dp.sensitivities.ofpa_ofaa`: the sensitivities, and where the paper's are loose;
+* :mod:`~mpdp.learning.ofpa_ofaa.parties`: a data owner's perturbed local objective and its minimiser, and the
+  secure weighted average over :mod:`mpdp.protocols.aggregation`;
+* :mod:`~mpdp.learning.ofpa_ofaa.model`: the rounds, the stopping rule and the per-owner accounting
+  (:func:`fit`, :class:`OfpaOfaaSettings`);
+* :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|3|4``.
+"""
+
+from mpdp.learning.ofpa_ofaa.model import (
+    FitResult,
+    OfpaOfaaSettings,
+    PreparedParties,
+    fit,
+    prepare_parties,
+    prepare_rows,
+)
+
+__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties", "prepare_rows"]

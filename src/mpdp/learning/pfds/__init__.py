@@ -1,1 +1,26 @@
-"""TODO"""
+"""Paper 004: PFDS, privacy-preserving federated data sharing with DP decision trees.
+
+Fioretto, Van Hentenryck, "Privacy-Preserving Federated Data Sharing" (AAMAS 2019,
+``shared/papers/004_c0399b84594d620b.txt``): Algorithms 1-5 (the agents, SharePredictor, makeTree, ShareData,
+optPrivateGen), Theorem 3.3, section 4's experiments (Table 2, Figure 3) and the baselines DP-Pred, PFDS(s), PFDS-.
+
+Where each part lives
+---------------------
+* :mod:`~mpdp.learning.pfds.domain`: the public data universe a tree partitions;
+* :mod:`~mpdp.learning.pfds.tree_noise`: the DP-core calls (budget checks, exponential-mechanism choice with the
+  Max operator, Laplace counts), in one place;
+* :mod:`~mpdp.learning.pfds.tree`: makeTree (Algorithm 3) and the tree's predictor;
+* :mod:`~mpdp.learning.pfds.consistency`: optPrivateGen (Algorithm 5), consistent leaf sizes and synthetic records;
+* :mod:`~mpdp.learning.pfds.model`: the agents and their two message steps (Algorithms 1, 2 and 4);
+* :mod:`~mpdp.learning.pfds.fit`: an agent's training step (the paper's and mpdp's cross-validated one);
+* :mod:`~mpdp.learning.pfds.baselines`: NP-Agt and DP-Pred;
+* :mod:`~mpdp.learning.pfds.evaluation`: one train/test split evaluated for PFDS, its variants and the baselines;
+* :mod:`~mpdp.learning.pfds.experiments`: ``mpdp run pfds|pfds-s|pfds-minus|dp-pred|np-agt`` and
+  ``mpdp reproduce 004-table2|004-fig3``;
+* :mod:`mpdp.learning.data_fidelity`: how close synthetic data is to the real data (Figure 3).
+"""
+
+from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
+from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
+
+__all__ = ["PFDSAgent", "PFDSParams", "PrivateTree", "Schema", "TreeParams", "make_tree"]
