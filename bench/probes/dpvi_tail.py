@@ -6,10 +6,7 @@ learning rate 0.01, the noise of eps = 1 at delta = 1e-5) and, at each epoch's p
 domain's exponent ``H``, the clipping bound's loss ``1 - C'/C`` with the tail
 :func:`~mpdp.protocols.mixture_gradient.plan_step` chose (median and largest) and how many draws it would run with
 the tail in Z_2^128 (the Z_2^64 tail's loss above ``TAIL_MAX_CLIP_LOSS``). The float trajectory stands in for
-the MPC one, which follows it within the noise.
-
-Session 14, seeds ``tail``, 7 and 2026: ``H`` 16 -> 28 by epoch 7-9, the median loss peaks at 1.05%, 1.12% and
-1.49%, no draw runs wide.
+the MPC one, which follows it within the noise. Figures for three seeds: ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations

@@ -7,15 +7,7 @@ secure computation. The note of each result gives the per-phase breakdown (secon
 coefficients, ``cross`` secure cross-party products (slowest party), ``noise`` grid Laplace draws, ``solve``
 the server's trimmed eigen-solve, and the accuracy reached. ``--quick`` uses a 5,000-record subsample.
 ``cpu`` is the process CPU time of the run (every party is a thread of this process): on a loaded machine it
-is the better measure of the work done.
-
-Measured 2026-11-23 (session 14, lead), the ``ckks`` backend on full Adult (36,178 training rows, 3,602 cross
-entries), seeded, idle host: 107.0 s before; 58.0 and 59.0 s once the right party encoded each of its columns
-once and computed each entry on SEAL with one rescale (:mod:`mpdp.crypto.ckks.dots`); 29.8 s once shared entries
-needed no rotation ladder (each slot masked, :mod:`mpdp.protocols.inner_product_ckks`). Accuracy 0.8178 in all
-three (same noise). Traffic unchanged: 744 MB. Session 15: the key owners' public contexts carry no Galois keys
-(shared products never rotate): 744.5 -> 691.9 MB, 35.8 -> 34.2 s on a slower host (two consecutive runs, accuracy
-0.8178 both).
+is the better measure of the work done. Current figures: ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ float64 on the revealed results: absolute for mul/matmul/comparison (expected be
 relative for the high-precision functions (target 1e-6).
 
 Reference: CrypTen (trusted-third-party mode, 2 parties, 10^5 values, its default 16-bit fixed point),
-measured on this machine when issue 3 was written: 3.9M mul/s, 175k exp/s, 33k reciprocal/s, at errors
+measured once on this machine (issue 3): 3.9M mul/s, 175k exp/s, 33k reciprocal/s, at errors
 of 5% (exp on [-5, 5]) and 15% (reciprocal on [0.1, 100]). ``ref_ratio`` compares wall throughput,
 ``ref_cpu_ratio`` CPU-second throughput, with those figures (> 1: mpdp faster).
 

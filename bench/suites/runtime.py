@@ -7,9 +7,7 @@ The MPC opening rows measure what each of the ~40 messages a party sends per DPV
 ``{"id": 16-byte sharing id, "v": [two (2, 100, 10) uint64 arrays]}`` in Comm's envelope, encoded and decoded
 (``encode_envelope`` + ``decode_envelope``, what ``Comm.send``/``Comm.recv`` call), and sent then received
 through ``Comm`` over the in-memory transport in one thread (codec, sequence and label checks, counters,
-queue; no waiting). Session 4 (issue 11), instruction counts under callgrind per message: encode 80k -> 43k,
-decode 113k -> 81k for a (1, 61)-word opening; Comm send + receive 222k -> 107k (small opening), 314k -> 182k
-(the two (2, 100, 10) arrays, whose 32 kB copies callgrind counts byte by byte).
+queue; no waiting). Instruction counts per message under callgrind: ``bench/RESULTS.md``.
 """
 
 from __future__ import annotations
