@@ -23,9 +23,9 @@ def test_poisson_batches_have_rate_q() -> None:
 
 
 def test_poisson_batches_keep_the_minibatches_of_the_float_test() -> None:
-    """Session 14 moved the inclusion test from ``random(n) < q`` (rate up to 2^-53 above q) to words below
-    ``floor(q 2^64)`` (rate at most q): on the same stream they disagree on a record with probability below 2^-53,
-    so seeded runs recorded before keep their minibatches."""
+    """The inclusion test takes words below ``floor(q 2^64)`` (rate at most q); the float test ``random(n) < q``
+    (rate up to 2^-53 above q) on the same stream disagrees on a record with probability below 2^-53, so both
+    give the same minibatches on seeded runs."""
     plan = BatchPlan(n=45_222, batch_size=1_000, epochs=1, batching="poisson")
     new = list(plan.batches(RandomSource.seeded(3)))
     source = RandomSource.seeded(3).spawn("epoch/0")

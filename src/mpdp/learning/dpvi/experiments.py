@@ -19,69 +19,17 @@ Both figures use Adult with 2 parties, demographic vs financial attributes (inco
 K = 10, minibatches of 100, about 33 epochs. The paper prints its curves only as figures, so the tables carry
 no paper numbers. The paper ran Figure 3 on a fixed-point simulation without encryption (CrypTen was 48x
 slower); here every partitioned run is real MPC: a full-scale repetition (33 epochs, ~12,000 steps of each run)
-takes ~4.5 minutes of one core (session 10; 20-50 minutes before stale correlations stopped piling up in the
-dealer client, see :mod:`mpdp.protocols.mpc.planning`), the ten repetitions ~45 minutes. ``--quick`` runs a 5%
-subsample for two epochs.
+takes a few minutes of one core, the ten repetitions under an hour (current times: ``bench/RESULTS.md``).
+``--quick`` runs a 5% subsample for two epochs.
 
-Measured (seeded, on a shared 2-core machine)
----------------------------------------------
-* ``mpdp reproduce 002-fig3 --quick --repetitions 10 --seed 3``: final test NLL 21.91 +- 0.32 (MPC, noise
-  from the parties) vs 21.89 +- 0.31 (float64), +0.09%; epoch 1: 23.34 vs 23.33.
-* ``mpdp reproduce 002-fig2 --quick --repetitions 3 --seed 2``: MPC and float64 agree to four digits (22.84,
-  21.41; identical noise from the trusted party), without renormalization 24.31 -> 24.29: no learning.
-* Full Adult (36,178 training records, 9,044 test), 3 epochs (1,086 steps, z = 1.03, eps = 0.999 at
-  delta = 1e-5), identical noise: test NLL per epoch 11.239, 10.632, 10.389 (MPC) vs 11.240, 10.641, 10.397
-  (float64): -0.08% at the end. With noise from the parties (independent of the float run's): 10.961, 10.643,
-  10.403 vs 10.929, 10.645, 10.314 (+0.87%), and in ``notebooks/002_dpvi.ipynb`` 10.118 vs 10.193 (-0.74%;
-  re-executed in session 5 without the floor, with the Z_2^64 tail and today's comparisons: 10.234 vs 10.193,
-  +0.40%, 144 ms per MPC step on a loaded host; in session 10: 10.310 vs 10.193, +1.15%, 14 ms per MPC step
-  against the float step's 1.7 ms, 16 s of MPC).
-* Full scale, ``mpdp reproduce 002-fig2 --seed 2026`` (33 epochs, one repetition, noise multiplier 2.03, identical
-  trusted noise; run on commit 4e9c786, before the division-free step, 2.1 h wall at load 2-12): test NLL at
-  epochs 1 / 5 / 10 / 20 / 33 is 11.845 / 10.793 / 9.672 / 9.544 / 9.545 (MPC) vs 11.850 / 10.728 / 10.223 /
-  9.499 / 9.310 (float64), and 24.79 / 26.75 / 27.04 / 29.13 / 29.15 without renormalization (it never
-  learns). The two trajectories cross (MPC ahead at epoch 10) and end 2.5% apart: with identical noise the
-  fixed-point step still differs slightly (clipping constant ``C'`` < ``C``, the approximations), and over
-  12,000 steps the runs drift apart. One repetition only: the issue's 2% target is a claim about the final NLL
-  over repetitions, which this run neither confirms nor refutes.
-* Full scale, Figure 3 (noise from the parties, independent of the float run's), one repetition per seed:
-  ``mpdp reproduce 002-fig3 --repetitions 1 --seed S`` for S = 1, 2, 3, 4, 10 (commit 7e9ccd1: every value of
-  the step in Z_2^128, the behaviour ``GradientPrecision(tail_fmt=None)`` keeps; 21-51 min each, depending on
-  the load). Final test NLL, MPC vs float64: 9.273 vs 9.088 (+2.03%), 9.477 vs 9.300 (+1.91%), 9.562 vs 9.227
-  (+3.64%), 9.135 vs 9.472 (-3.55%), 9.548 vs 9.190 (+3.89%); means 9.399 +- 0.187 vs 9.255 +- 0.143,
-  **+1.55%** (the per-seed gaps spread by +-3.5%, so the mean's standard error is about 1.4%). At epochs 1 / 5 /
-  10 / 20 the means differ by -0.24% / +1.72% / +0.15% / -0.66%. Five of the paper's ten repetitions: the 2%
-  target holds on their mean. MPC ends behind in four of the five; a systematic late-training gap is not
-  excluded (one candidate: the renormalization floor, each party's factors floored at ``2^(floor_log2 / P)``,
-  paper 002's Algorithm 4, which the float run does not have). These runs, and Figure 2's above, used the
-  floor; session 5 found that it is the gap's cause and removed it (next item).
-* The floor, isolated (session 5): float64 at Figure 3's settings with identical noise (the method of ``mpdp
-  reproduce 002-floor --repetitions 1 --seed S``), final test NLL without / with the floor: seed 1 9.088 / 9.398
-  (+3.4%), seed 2 9.300 / 9.584 (+3.1%), seed 3 9.227 / 9.477 (+2.7%); at epochs 5 / 10 / 20 the floor is already
-  behind (seed 1: 10.391 / 9.751 / 9.497 vs 10.567 / 9.803 / 9.613). Dropping the records with ``S_i < 2^-40``
-  instead: 9.088 and 9.301 (seeds 1, 2), the non-partitioned values to three decimals. ``mpdp reproduce 002-floor
-  --repetitions 1 --seed 1`` (9 min at load 8) prints the same three curves: 9.088 / 9.398 / 9.088 final (dropping
-  below ``2^-37``, the step's own domain). The floor keeps a responsibility of up to ``2^-18`` for components one
-  party rates far below its best, times gradients that reach ``1e4`` as the components sharpen, always in the same
-  direction; that is about the gap between the floored MPC runs and the float runs above (+2.5% in Figure 2's
-  identical-noise run, +1.55% on Figure 3's mean). mpdp's step therefore floors nothing by default
-  (``GradientPrecision(floor_factors=True)`` keeps Algorithm 4).
-* Without the floor, under MPC, full scale (session 5, commit e9efedb): ``mpdp run dpvi --option noise=trusted
-  --option epochs=33 --seed 1 --json`` (identical noise from a trusted noise party, 11,946 steps, eps = 1.000 at
-  delta = 1e-5; 94 min wall beside another training on 2 cores): final test NLL 9.41931 (MPC) vs 9.41929
-  (float64), +0.0002%; at epochs 1 / 5 / 10 / 20 / 33: 11.837 / 10.072 / 9.689 / 9.570 / 9.419, the float run's to
-  three decimals at every epoch (non-private: 8.077). With the floor, session 3's identical-noise run had ended
-  2.5% behind.
-* Figure 3 without the floor, full scale, noise from the parties. ``mpdp reproduce 002-fig3 --seed 2026 --json``
-  (session 10, commit c53b386; the ten repetitions in 40 min on one core, the other busy): final test NLL 9.291
-  +- 0.145 (MPC) vs 9.173 +- 0.128 (float64), **+1.28%**; at epochs 1 / 5 / 10 / 20: +0.40% / -0.22% / -0.15% /
-  +0.30%. Single repetitions (``--repetitions 1 --seed S``, S = 1..10, sessions 6-10, commits from 8269287 to
-  264493e): +1.78%, +0.20%, +0.46%, -0.27%, +1.53%, +0.05%, -0.38%, +0.76%, -1.34%, +0.36%; means 9.290 vs
-  9.262, +0.30%. Every repetition is within 2%; the spread comes from the independent noise.
-* The same command after the Z_2^64 tail's limit went from 0.1% to 2% of the clipping bound
-  (:data:`~mpdp.protocols.mixture_gradient.TAIL_MAX_CLIP_LOSS`; session 13, commit 965cd5f; 33 min on one core):
-  9.296 +- 0.144 (MPC) vs 9.173 +- 0.128 (float64), **+1.34%**; at epochs 1 / 5 / 10 / 20: +0.40% / -0.22% /
-  -0.11% / +0.36%.
+Accuracy
+--------
+With identical noise (a trusted noise party) the MPC run follows the float64 run to three decimals of test NLL
+at every epoch over 33 epochs; with noise from the parties, Figure 3's mean final test NLL is within 2% of the
+non-partitioned run's. Paper 002's renormalization floor (Algorithm 4) biases the model by about 3% in float64
+with identical noise, which is why mpdp's step floors nothing by default (``002-floor`` shows the three curves;
+:class:`~mpdp.protocols.mixture_gradient.GradientPrecision`). The figures and the commands that reproduce them
+are in ``bench/RESULTS.md`` (section "paper 002 reproductions").
 """
 
 from __future__ import annotations

@@ -250,12 +250,9 @@ class VerticalDPVI(_Base):
         Keep the data parties as greenlets but fork the trusted dealer (and the trusted noise party, with
         ``noise="trusted"``) into processes of their own (``run_protocol(..., cooperative=True, forked=...)``,
         :mod:`mpdp.runtime.mixed`): the dealer computes the next step's correlations while the parties compute
-        this one. Same seed, same posterior, bit for bit. It takes ~9% of the work off the parties' thread, but
-        on the 2-core development host it has not gained wall time even with a core idle (session 10: 1-epoch
-        Adult fits 14-17 ms per step against 13-16 ms with the default, alternated; the bench's row 1.19x the
-        greenlets row): the replies' trip between processes costs about what the dealer's share saves. Measure
-        on your own machines before choosing it. Needs ``os.fork``
-        and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
+        this one. Same seed, same posterior, bit for bit. It pays only when a core is free for the dealer
+        (figures: ``bench/RESULTS.md``, dpvi): measure on your own machines before choosing it. Needs
+        ``os.fork`` and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """

@@ -135,9 +135,8 @@ class BatchPlan:
         Poisson: each record joins a step's minibatch independently with probability at most ``q =
         sampling_rate``, within ``2^-64`` of it (:meth:`~mpdp.randomness.RandomSource.bernoulli`); the
         subsampled Gaussian's privacy loss grows with the rate, so the epsilon accounted at ``q`` bounds the
-        true one. Until session 14 the test was ``random(n) < q``: a rate ``ceil(q 2^53) 2^-53``, up to
-        ``2^-53`` *above* ``q``, and three more passes over ``n`` values per step and party. Both tests read the
-        same words and disagree on a record with probability below ``2^-53``."""
+        true one. A float test ``random(n) < q`` reads the same words and disagrees on a record with
+        probability below ``2^-53``."""
         per = self.steps_per_epoch
         for epoch in range(self.epochs):
             source = rng.spawn(f"epoch/{epoch}")
