@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
-from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
+from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, deal, draw, draw_shape, matmul_shape
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, convert_unsigned, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
@@ -293,7 +293,9 @@ _MIXED = [  # every kind, one-word and two-word rings, narrow rings, conversions
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
-    from mpdp.crypto.correlations import _fast, _fast_corrections, _ring_corrections
+    from mpdp.crypto.correlations.corrections import ring_corrections as _ring_corrections
+    from mpdp.crypto.correlations.corrections import word_corrections as _fast_corrections
+    from mpdp.crypto.correlations.corrections import word_path_applies as _fast
 
     for i, spec in enumerate(_MIXED):
         parts = [draw(spec, RandomSource.seeded(f"w-{i}-{j}"), index=j) for j in range(n)]

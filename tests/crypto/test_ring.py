@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.ring import Z2_128, Ring, Z2k, _narrow, ring_for_bits
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
+from mpdp.crypto.ring.kernels import narrow_product as _narrow
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
