@@ -37,8 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.correlations import convert_unsigned
-from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
+from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k, convert_unsigned
 
 __all__ = ["and_combine", "b2a_combine", "beaver_combine", "square_combine", "wrap_shift_output"]
 

@@ -2,8 +2,8 @@
 
 The trusted dealer and each computing party expand a shared secret key into many megabytes of uniform ring
 elements per operation (:mod:`mpdp.crypto.correlations`). :class:`~mpdp.randomness.RandomSource`
-(ChaCha20 in software, ~0.5 GB/s here) would make that expansion the bottleneck of every product; AES-CTR
-runs on the AES-NI instructions at ~2 GB/s. The key itself always comes from a ``RandomSource``, so the
+(ChaCha20 in software) would make that expansion the bottleneck of every product; AES-CTR runs on the
+AES-NI instructions, several times faster. The key itself always comes from a ``RandomSource``, so the
 randomness is still injected and cryptographic: this is only a PRG, the standard one (NIST SP 800-38A
 counter mode; a block cipher in CTR mode is a PRG under the PRP assumption on AES).
 

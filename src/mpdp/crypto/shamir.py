@@ -29,7 +29,7 @@ import gmpy2
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.ring import _mulhilo
+from mpdp.crypto.ring.kernels import mulhilo
 from mpdp.errors import KeyMismatchError, ParameterError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource, resolve
 
@@ -110,7 +110,7 @@ class PrimeField:
             return (a * b) % np.uint64(self.p)
         # p = 2^61 - 1: a b = hi 2^64 + lo with hi < 2^58; 2^64 = 8 and 2^61 = 1 (mod p)
         a, b = np.broadcast_arrays(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
-        lo, hi = _mulhilo(a, b)
+        lo, hi = mulhilo(a, b)
         m = np.uint64(_M61)
         s = (lo & m) + (lo >> np.uint64(61)) + (hi << np.uint64(3))  # < 2^62 + 2^61 + 8
         s = (s & m) + (s >> np.uint64(61))

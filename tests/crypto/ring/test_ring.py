@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.ring import Z2_128, Ring, Z2k, _narrow, ring_for_bits
+from mpdp.crypto.ring import Z2_128, Ring, Z2k, convert_unsigned, ring_for_bits
+from mpdp.crypto.ring.kernels import narrow_product as _narrow
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
 from mpdp.randomness import RandomSource
 
@@ -230,3 +231,11 @@ def test_wide_results_take_per_limb_products(ring: Ring) -> None:
         ai, bi, ci, di = (_ints(ring, x) for x in (a, b, c, d))
         assert (_ints(ring, ring.matmul(a, b)) == np.matmul(ai, bi) % m).all()
         assert (_ints(ring, ring.matmul_sum([(a, b), (c, d)])) == (np.matmul(ai, bi) + np.matmul(ci, di)) % m).all()
+
+
+def test_convert_unsigned() -> None:
+    a = np.array([5, 2**63 + 7], dtype=np.uint64)
+    wide = convert_unsigned(a, Z2k(64), Z2_128())
+    assert Z2_128().to_object(wide, signed=False).tolist() == [5, 2**63 + 7]
+    assert convert_unsigned(wide, Z2_128(), Z2k(64)).tolist() == [5, 2**63 + 7]
+    assert convert_unsigned(a, Z2k(64), Z2k(8)).tolist() == [5, 7]

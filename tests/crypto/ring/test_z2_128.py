@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.crypto.ring import Z2k, _mulhi
+from mpdp.crypto.ring import Z2k
+from mpdp.crypto.ring.kernels import mulhi as _mulhi
 from mpdp.randomness import RandomSource
 
-from .wide_values import RING, M, as_ints, edge_words
+from ..wide_values import RING, M, as_ints, edge_words
 
 
 def _words(seed: int, shape: tuple[int, ...]) -> np.ndarray:

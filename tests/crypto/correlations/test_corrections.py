@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.beaver import and_combine, b2a_combine, beaver_combine, wrap_shift_output
-from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, convert_unsigned, deal, draw, draw_shape, matmul_shape
-from mpdp.crypto.ring import Z2_128, Ring, Z2k, ring_for_bits
-from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError
+from mpdp.crypto.correlations import CORRECTED, CorrelationSpec, deal, draw, draw_shape
+from mpdp.crypto.ring import Ring, Z2k, convert_unsigned, ring_for_bits
+from mpdp.errors import ParameterError
 from mpdp.randomness import RandomSource
+
+from .mixed_specs import MIXED as _MIXED
 
 
 def _dealt(spec: CorrelationSpec, n: int, seed: int = 0) -> list[dict[str, np.ndarray]]:
@@ -161,48 +163,6 @@ def test_beaver_and_bit_algebra() -> None:
     assert np.array_equal(arith, bit)
 
 
-def test_specs_validate() -> None:
-    with pytest.raises(ParameterError, match="kind"):
-        CorrelationSpec("nope", 64, (3,))
-    with pytest.raises(ShapeMismatchError, match="inner"):
-        CorrelationSpec("matmul", 64, (3, 4), (5, 2))
-    with pytest.raises(ParameterError, match="broadcastable"):
-        CorrelationSpec("mul", 64, (3,), (4,))
-    with pytest.raises(ParameterError, match="size"):
-        CorrelationSpec("mul", 64, (1 << 20,), (1 << 20, 1 << 10))
-    with pytest.raises(MalformedMessageError, match="correlation request"):
-        CorrelationSpec.from_wire({"kind": "mul"})
-    spec = CorrelationSpec("wrap", 128, (3,), out_ring_bits=64, shift=5)
-    assert CorrelationSpec.from_wire(spec.to_wire()) == spec
-    assert matmul_shape((5,), (5, 2)) == (2,)
-    assert matmul_shape((2, 3, 5), (5,)) == (2, 3)
-
-
-def test_specs_are_normalised_frozen_values_however_often_they_are_built() -> None:
-    import dataclasses
-
-    for _ in range(2):  # the second time from the validated fields
-        spec = CorrelationSpec("wrap", 64, [3, 2], shift=5)  # type: ignore[arg-type]
-        assert spec.shape == (3, 2) and spec.out_ring_bits == 64
-        spec = CorrelationSpec("wrap", 64, (3, 2), (), 0, 5)
-        assert spec == CorrelationSpec("wrap", 64, (3, 2), out_ring_bits=64, shift=5) and hash(spec) == hash(
-            CorrelationSpec("wrap", 64, (3, 2), shift=5))
-        assert spec.out_ring_bits == 64 and spec != CorrelationSpec("wrap", 64, (3, 2), shift=4)
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            spec.shift = 3  # type: ignore[misc]
-        assert dataclasses.replace(spec, shift=4) == CorrelationSpec("wrap", 64, (3, 2), shift=4)
-        with pytest.raises(ParameterError, match="shift"):
-            CorrelationSpec("wrap", 64, (3,), shift=64)
-
-
-def test_convert_unsigned() -> None:
-    a = np.array([5, 2**63 + 7], dtype=np.uint64)
-    wide = convert_unsigned(a, Z2k(64), Z2_128())
-    assert Z2_128().to_object(wide, signed=False).tolist() == [5, 2**63 + 7]
-    assert convert_unsigned(wide, Z2_128(), Z2k(64)).tolist() == [5, 2**63 + 7]
-    assert convert_unsigned(a, Z2k(64), Z2k(8)).tolist() == [5, 7]
-
-
 @pytest.mark.parametrize("kind", ["mul_wrap", "matmul_wrap", "square_wrap"])
 @pytest.mark.parametrize(("bits", "out_bits"), [(64, 64), (128, 128), (128, 64)])
 def test_masked_products_carry_the_mask_their_wrap_parts_describe(kind: str, bits: int, out_bits: int) -> None:
@@ -257,43 +217,11 @@ def test_owned_products_mask_the_owners_operand_with_its_own_part(owner: int, bi
              own=RandomSource.seeded("dealer"))
 
 
-def test_only_owned_kinds_name_an_owner_and_it_travels_on_the_wire() -> None:
-    with pytest.raises(ParameterError, match="owner"):
-        CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20)
-    with pytest.raises(ParameterError, match="owner"):
-        CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=20, owner=1)
-    owned = CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20, owner=1)
-    assert CorrelationSpec.from_wire(owned.to_wire()) == owned
-    assert owned != CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=20, owner=0)
-    plain = CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=20)
-    assert "owner" not in plain.to_wire() and CorrelationSpec.from_wire(plain.to_wire()) == plain
-    with pytest.raises(MalformedMessageError):
-        CorrelationSpec.from_wire({**owned.to_wire(), "owner": "1"})
-
-
-_MIXED = [  # every kind, one-word and two-word rings, narrow rings, conversions both ways, broadcasting
-    CorrelationSpec("mul", 64, (3, 4), (4,)), CorrelationSpec("mul", 12, (2, 5), (2, 1)),
-    CorrelationSpec("mul", 128, (3, 1), (3, 4)), CorrelationSpec("matmul", 64, (3, 4), (4, 2)),
-    CorrelationSpec("matmul", 128, (2, 3), (3, 2)), CorrelationSpec("square", 20, (6,)),
-    CorrelationSpec("square", 128, (2, 2)), CorrelationSpec("wrap", 64, (7,), out_ring_bits=128),
-    CorrelationSpec("wrap", 128, (5,), out_ring_bits=128, shift=58), CorrelationSpec("wrap", 128, (5,), shift=64),
-    CorrelationSpec("wrap", 128, (4,), out_ring_bits=64, shift=101), CorrelationSpec("wrap", 40, (3,), shift=7),
-    CorrelationSpec("wrap", 64, (3,), out_ring_bits=30, shift=0), CorrelationSpec("compare", 64, (2, 3)),
-    CorrelationSpec("compare", 128, (4,)), CorrelationSpec("compare", 16, (4,)), CorrelationSpec("and", 64, (2, 8, 3)),
-    CorrelationSpec("dabit", 64, (70,)), CorrelationSpec("dabit", 128, (3, 5)), CorrelationSpec("dabit", 9, (4,)),
-    CorrelationSpec("mul_wrap", 64, (4, 3), (4, 1), shift=24), CorrelationSpec("mul_wrap", 128, (5,), (5,), shift=48),
-    CorrelationSpec("mul_wrap", 128, (3, 2), (3, 1), out_ring_bits=64, shift=101),
-    CorrelationSpec("matmul_wrap", 64, (4, 3), (3, 2), shift=24), CorrelationSpec("matmul_wrap", 128, (2, 3), (3, 2)),
-    CorrelationSpec("square_wrap", 30, (5,), shift=10), CorrelationSpec("square_wrap", 128, (2, 2), shift=127),
-    CorrelationSpec("matmul_owned_wrap", 64, (4, 3), (3, 2), shift=24, owner=0),
-    CorrelationSpec("matmul_owned_wrap", 128, (2, 3), (3, 2), out_ring_bits=64, shift=90, owner=0),
-    CorrelationSpec("mul", 64, (), ()), CorrelationSpec("wrap", 128, (), shift=3),  # 0-d: the ring-method path
-]
-
-
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
-    from mpdp.crypto.correlations import _fast, _fast_corrections, _ring_corrections
+    from mpdp.crypto.correlations.corrections import ring_corrections as _ring_corrections
+    from mpdp.crypto.correlations.corrections import word_corrections as _fast_corrections
+    from mpdp.crypto.correlations.corrections import word_path_applies as _fast
 
     for i, spec in enumerate(_MIXED):
         parts = [draw(spec, RandomSource.seeded(f"w-{i}-{j}"), index=j) for j in range(n)]
@@ -310,32 +238,3 @@ def test_the_word_level_corrections_equal_the_ring_methods(n: int) -> None:
             assert g.dtype == np.uint64 and np.array_equal(g, np.asarray(w, dtype=np.uint64)), spec
         for p, q in zip(parts, copies, strict=True):  # the drawn parts are not modified
             assert all(np.array_equal(p[k], q[k]) for k in q), spec
-
-
-@pytest.mark.parametrize("prg", [True, False])
-def test_a_batch_draws_and_deals_exactly_what_spec_by_spec_calls_do(prg: bool) -> None:
-    from mpdp.crypto.correlations import CorrelationBatch
-    from mpdp.crypto.prg import AesCtrPrg
-
-    def source(label: str) -> object:
-        return AesCtrPrg(label.encode() * 16) if prg else RandomSource.seeded(label)
-
-    specs = _MIXED * 2
-    work = CorrelationBatch(specs)
-    streams = [source(f"s{i}") for i in range(3)]
-    parts = [work.draw(s, index=i) for i, s in enumerate(streams)]
-    masks = work.masks(source("own"))
-    words = np.concatenate([work.corrections(parts, masks, lo, hi) for lo, hi in ((0, 5), (5, 6), (6, len(specs)))])
-    assert words.shape == (work.reply_offsets[-1],) and words.dtype == np.uint64
-    ref_streams, own = [source(f"s{i}") for i in range(3)], source("own")
-    for i, spec in enumerate(specs):
-        fix = deal(spec, ref_streams, own=own)
-        for name, shape, lo, hi in work.correction_layout[i]:
-            assert np.array_equal(words[lo:hi].reshape(shape), fix[name]), (spec, name)
-    mirrors = [source(f"s{i}") for i in range(3)]
-    for i, spec in enumerate(specs):
-        for j, m in enumerate(mirrors):
-            want = draw(spec, m, index=j)
-            assert want.keys() == parts[j][i].keys()
-            assert all(np.array_equal(want[k], parts[j][i][k]) and want[k].dtype == parts[j][i][k].dtype
-                       for k in want), (spec, j)
