@@ -69,20 +69,10 @@ from typing import Any
 from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.cooperative import CooperativeTransport, run_cooperative
-from mpdp.runtime.processes import (
-    _GRACE,
-    Failure,
-    RunOne,
-    _check_platform,
-    _Inbox,
-    _Link,
-    fork_parties,
-    reap,
-    settle,
-    socketpairs,
-    tell_abort,
-    unanswered,
-)
+from mpdp.runtime.processes.child import RunOne, unanswered
+from mpdp.runtime.processes.fork import check_platform, fork_parties, reap, socketpairs
+from mpdp.runtime.processes.frames import Inbox, Link
+from mpdp.runtime.processes.reports import GRACE, Failure, settle, tell_abort
 
 __all__ = ["MixedTransport", "can_fork", "run_mixed"]
 
@@ -96,7 +86,7 @@ def can_fork() -> bool:
 class _ToForked(deque[bytes]):
     """The queue of a (greenlet party, forked party) pair in the parent: always empty, its append sends."""
 
-    def __init__(self, transport: MixedTransport, link: _Link) -> None:
+    def __init__(self, transport: MixedTransport, link: Link) -> None:
         super().__init__()
         self._deliver = functools.partial(transport._deliver, link)
 
@@ -117,25 +107,25 @@ class MixedTransport(CooperativeTransport):
         super().__init__(parties)
         self.remote = frozenset(forked)
         self._selector = selectors.DefaultSelector()
-        self._links: dict[tuple[str, str], _Link] = {}  # (greenlet party, forked party) -> the greenlet's end
+        self._links: dict[tuple[str, str], Link] = {}  # (greenlet party, forked party) -> the greenlet's end
         for (owner, peer), sock in pairs.items():
             if owner not in self.remote:
-                link = _Link(peer, sock, max_bytes)
+                link = Link(peer, sock, max_bytes)
                 self._links[(owner, peer)] = link
                 self._queues[(peer, owner)] = link.inbox.frames  # read from the socket into the pair's queue
                 self._queues[(owner, peer)] = _ToForked(self, link)
                 self._selector.register(sock, selectors.EVENT_READ, link)
         self._controls = controls
-        self._reports = {n: _Inbox(n, 1 << 62) for n in controls}  # reports from our own children: no cap
+        self._reports = {n: Inbox(n, 1 << 62) for n in controls}  # reports from our own children: no cap
         for n, sock in controls.items():
             sock.setblocking(False)
             self._selector.register(sock, selectors.EVENT_READ, n)
         self._pids = pids  # children not yet reaped
-        self._writing: set[_Link] = set()
-        self._closing: set[_Link] = set()  # links of finished greenlet parties with bytes still to deliver
+        self._writing: set[Link] = set()
+        self._closing: set[Link] = set()  # links of finished greenlet parties with bytes still to deliver
         self._deadlines: dict[str, float] = {}  # greenlet party waiting for a forked one -> when it gives up
         self._expired: set[str] = set()
-        self._broken: dict[_Link, MpdpError] = {}  # links whose bytes the hub refused (an over-long frame)
+        self._broken: dict[Link, MpdpError] = {}  # links whose bytes the hub refused (an over-long frame)
         self.results: dict[str, Any] = {}
         self.traffic: dict[str, PartyTraffic] = {}
         self.failures: list[Failure] = []
@@ -188,7 +178,7 @@ class MixedTransport(CooperativeTransport):
             return link.inbox.eof or name in self._expired or link in self._broken
         return src in self._finished
 
-    def _deliver(self, link: _Link, data: bytes) -> None:
+    def _deliver(self, link: Link, data: bytes) -> None:
         """A greenlet party's message to a forked one: framed onto the socket, or queued until it is writable."""
         if link.send(data) or link in self._writing:
             self._want_write(link)
@@ -223,11 +213,11 @@ class MixedTransport(CooperativeTransport):
 
     def finish(self) -> None:
         """After the greenlet parties: deliver their last bytes and wait for every forked party's report
-        (``_GRACE`` seconds once the run is aborted; the caller kills whoever is left)."""
+        (``GRACE`` seconds once the run is aborted; the caller kills whoever is left)."""
         give_up: float | None = None
         while self._pids or any(link.outbox for link in self._closing):
             if self._abort_reason is not None and give_up is None:
-                give_up = time.monotonic() + _GRACE
+                give_up = time.monotonic() + GRACE
             if give_up is not None and time.monotonic() >= give_up:
                 break
             self._pump(None if give_up is None else max(0.0, give_up - time.monotonic()))
@@ -238,7 +228,7 @@ class MixedTransport(CooperativeTransport):
     def _pump(self, wait: float | None) -> None:
         for key, events in self._selector.select(wait):
             data = key.data
-            if isinstance(data, _Link):
+            if isinstance(data, Link):
                 if events & selectors.EVENT_READ:
                     try:
                         data.read()
@@ -266,20 +256,20 @@ class MixedTransport(CooperativeTransport):
             exc = self.failures[-1][2]
             self.abort(f"{name} failed with {type(exc).__name__}: {exc}")
 
-    def _flush(self, link: _Link) -> None:
+    def _flush(self, link: Link) -> None:
         link.flush()
         if link in self._closing and not link.outbox:  # a finished greenlet's last bytes are delivered
             self._close(link)
         else:
             self._want_write(link)
 
-    def _want_write(self, link: _Link) -> None:
+    def _want_write(self, link: Link) -> None:
         want = bool(link.outbox)
         if want != (link in self._writing):
             self._selector.modify(link.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0), link)
             (self._writing.add if want else self._writing.discard)(link)
 
-    def _close(self, link: _Link) -> None:
+    def _close(self, link: Link) -> None:
         self._closing.discard(link)
         self._writing.discard(link)
         if link.sock.fileno() >= 0:
@@ -297,7 +287,7 @@ def run_mixed(names: Sequence[str], run_one: RunOne, forked: Collection[str], *,
     """
     names = tuple(names)
     away = tuple(n for n in names if n in forked)
-    _check_platform(len(names))
+    check_platform(len(names))
     pids: dict[str, int] = {}
     sockets: list[socket.socket] = []
     transport: MixedTransport | None = None

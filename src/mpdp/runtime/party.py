@@ -212,9 +212,9 @@ def _forked_parties(names: tuple[str, ...], forked: Collection[str], cooperative
         raise ParameterError(explain("forked", tuple(forked), "only with cooperative=True and no transport",
                                      "pass cooperative=True (the other parties run as greenlets) and drop "
                                      "transport=, or fork every party with processes=True"))
-    from mpdp.runtime.processes import _check_platform
+    from mpdp.runtime.processes.fork import check_platform
 
-    _check_platform(len(names))
+    check_platform(len(names))
     return tuple(n for n in names if n in forked)
 
 
