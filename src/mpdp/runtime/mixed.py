@@ -14,36 +14,21 @@ forked party, the scheduler blocks in a selector on those sockets and on the for
 (a report of failure, or a child's end, aborts the run) until the earliest waiting receive's timeout.
 Forked parties talk to each other over their own socketpairs.
 
-Why: greenlets save the thread hand-overs but leave a second core idle, and the run's wall time is the sum
-of every party's work. A party that only serves others (the trusted dealer of
-:mod:`mpdp.protocols.mpc.dealer`) can take the second core without adding a hand-over per message: the DPVI
-step exchanges ~35 messages each way between its two computing parties, and only a request from each and one
-reply with the dealer. The parties request step ``t+1``'s correlations as step ``t`` starts
+When to use it: greenlets save the thread hand-overs but leave a second core idle, so a run's wall time is
+the sum of every party's work. A party that only serves the others (the trusted dealer of
+:mod:`mpdp.protocols.mpc.dealer`) can take a second core without adding a hand-over per message: in the DPVI
+step the two computing parties exchange ~35 messages each way, but each exchanges only a request and a reply
+with the dealer. The parties request step ``t+1``'s correlations as step ``t`` starts
 (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned` with ``ahead``), so the forked dealer computes
-them while the parties compute step ``t``.
-
-Measured on the bench's DPVI step (Adult, batch 100; session 8, main e34637a): the dealer costs ~3 ms of CPU
-per step in its own process; callgrind counts 71.0 M instructions per step for the one thread running alice,
-bob and the dealer as greenlets, 64.3 M for that thread with the dealer forked (-9.4%); in the 20 timed steps
-the dealer's reply was always there before party 0 needed it (the scheduler never waited for the dealer).
-The messages between greenlets cost what they cost in the cooperative runner (+0.3 M instructions per step
-with an idle forked party). So ~9% is what the wall time can gain where a core is idle. This 2-core host had
-none during the session (other jobs' load 1.7-7), and wall times went both ways (33 alternated rounds, each
-the median of three runs of 20 timed steps, greenlets against the dealer forked): with one other job (the
-step at 17-26 ms) the forked dealer lost every time, median 23.0 ms against 18.7 ms (it competes for the
-parties' core, and the parties' thread CPU rose); with several (the step at 25-90 ms) it won 14 of 26, median
-54 ms against 59 ms. One-epoch Adult fits (``mpdp run dpvi --option epochs=1 --seed 1``, alternated pairs,
-identical results): at load 5-7, 27 s against 41 s (five pairs: a larger share of the contended cores for the
-run's two processes); at load 2.2, 13.7-17.1 s against 12.8-16.4 s (four pairs, every one slower by 0.7-2.8
-s). Pinning the parties' thread to one CPU and the dealer to the other removed the loss at load 2 but gained
-nothing (19.4 against 19.6 ms per step, four rounds). :class:`~mpdp.learning.dpvi.VerticalDPVI` therefore
-keeps its dealer a greenlet by default; ``fork_services=True`` forks it (and a trusted noise party). The gain
-depends on the other core being free: none in session 10 (the dealer's ~0.5 MB of replies per step cost the
-parent about what the dealer's work would), 8-20% per DPVI step in session 13's bench runs on an idle 2-core
-host (``python -m bench dpvi``): measure before choosing it.
+them while the parties compute step ``t``. The gain is at most the dealer's share of the greenlets' thread's
+work, and only where a core is idle: on a busy host the forked dealer competes with the parties for their core
+(and its replies cross a socketpair), and the run is slower. :class:`~mpdp.learning.dpvi.VerticalDPVI`
+therefore keeps its dealer a greenlet by default; ``fork_services=True`` forks it (and a trusted noise party).
+Measure on the target host before choosing it: ``python -m bench dpvi``, row "dpvi iteration (mpc, greenlets,
+dealer in its own process)" against "dpvi iteration (mpc, 2 parties, greenlets)" (see bench/RESULTS.md).
 
 Semantics are those of threads and greenlets: the same results and traffic counts for the same seed
-(interleavings never mattered); a failure in either kind of party aborts the others, and the first genuine
+(they never depend on the interleaving); a failure in either kind of party aborts the others, and the first genuine
 failure is re-raised with a note naming its party (a forked party's rebuilt as with ``processes=True``; a
 forked process that ends without a report is a PartyUnavailableError). Deadlock is detected at once when every
 waiting greenlet waits for another greenlet; a receive from a forked party that gets nothing within the run's
