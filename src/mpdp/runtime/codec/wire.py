@@ -2,8 +2,8 @@
 
 Everything here is shared by the encoder, the decoder and the envelope and opening fast paths: the header,
 the type tags and the array dtype table of wire version 1 (the layout is in :mod:`mpdp.runtime.codec`), the
-precompiled structs for its fixed-size fields, and :class:`CodecLimits`. Changing any value here changes the
-bytes on the wire: ``WIRE_VERSION`` must change with it.
+precompiled structs for its fixed-size fields, and :class:`CodecLimits`. Changing the header, a tag, the
+dtype table or a struct changes the bytes on the wire: ``WIRE_VERSION`` must change with it.
 """
 
 from __future__ import annotations
