@@ -7,19 +7,17 @@ failure rules, without threads. Each party runs in its own greenlet (a stackful 
 switches to the next party that can go on (a message for it is queued, the run was aborted, or the party it
 waits for has finished), in the parties' order.
 
-Why: with threads the parties take turns on the GIL anyway (their work here is Python and small numpy
-arrays), and each hand-over costs a futex wake-up, the GIL's drop-and-take and a context switch; numpy's
-release of the GIL inside larger operations lets a woken party preempt the one computing. Measured on the
-DPVI step of paper 002 (2 parties and a dealer, 35 messages each way per step): ~15 us per hand-over against
-~1 us for a greenlet switch (a ping-pong of openings: 62 us per round trip with two threads on one CPU, 33 us
-for the same Python work in one thread). On an idle 2-core host the step costs about the same either way
-(five pairs: median 23.1 ms against 23.9 ms); with other work on the host threads lose more: at load 5 a
-one-epoch Adult fit took 9-11% less wall and CPU time as greenlets, the bench's step 37 ms against 55 ms
-(session 7). Parties still see only their own objects and the bytes they receive; nothing is
-shared that threads would not share.
+When to use it: with threads the parties take turns on the GIL anyway when their work is Python and small
+numpy arrays, and each hand-over costs a futex wake-up, the GIL's drop-and-take and a context switch (and
+numpy's release of the GIL inside larger operations lets a woken party preempt the one computing); a greenlet
+switch costs a small fraction of that. The saving grows with the number of messages per unit of work, and
+with the host's other load, which makes each thread hand-over dearer: ``python -m bench dpvi`` compares the
+rows "dpvi iteration (mpc, 2 parties)" and "dpvi iteration (mpc, 2 parties, greenlets)" (see
+bench/RESULTS.md). Parties still see only their own objects and the bytes they receive; nothing is shared
+that threads would not share.
 
 Semantics: a party's role runs exactly as with threads (the results and traffic counts are the same: they
-never depended on the interleaving). A receive that no party can ever satisfy fails at once with
+do not depend on the interleaving). A receive that no party can ever satisfy fails at once with
 :class:`~mpdp.errors.ProtocolAbortError` (every running party waiting, nothing queued for them: deadlock),
 as does waiting for a party that has finished, as in :class:`~mpdp.runtime.transport.InMemoryTransport`.
 Receive timeouts do not apply: a party is only ever waiting while another computes, and a party that

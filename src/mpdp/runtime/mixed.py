@@ -14,36 +14,21 @@ forked party, the scheduler blocks in a selector on those sockets and on the for
 (a report of failure, or a child's end, aborts the run) until the earliest waiting receive's timeout.
 Forked parties talk to each other over their own socketpairs.
 
-Why: greenlets save the thread hand-overs but leave a second core idle, and the run's wall time is the sum
-of every party's work. A party that only serves others (the trusted dealer of
-:mod:`mpdp.protocols.mpc.dealer`) can take the second core without adding a hand-over per message: the DPVI
-step exchanges ~35 messages each way between its two computing parties, and only a request from each and one
-reply with the dealer. The parties request step ``t+1``'s correlations as step ``t`` starts
+When to use it: greenlets save the thread hand-overs but leave a second core idle, so a run's wall time is
+the sum of every party's work. A party that only serves the others (the trusted dealer of
+:mod:`mpdp.protocols.mpc.dealer`) can take a second core without adding a hand-over per message: in the DPVI
+step the two computing parties exchange ~35 messages each way, but each exchanges only a request and a reply
+with the dealer. The parties request step ``t+1``'s correlations as step ``t`` starts
 (:meth:`~mpdp.protocols.mpc.planning.PlannedProvider.planned` with ``ahead``), so the forked dealer computes
-them while the parties compute step ``t``.
-
-Measured on the bench's DPVI step (Adult, batch 100; session 8, main e34637a): the dealer costs ~3 ms of CPU
-per step in its own process; callgrind counts 71.0 M instructions per step for the one thread running alice,
-bob and the dealer as greenlets, 64.3 M for that thread with the dealer forked (-9.4%); in the 20 timed steps
-the dealer's reply was always there before party 0 needed it (the scheduler never waited for the dealer).
-The messages between greenlets cost what they cost in the cooperative runner (+0.3 M instructions per step
-with an idle forked party). So ~9% is what the wall time can gain where a core is idle. This 2-core host had
-none during the session (other jobs' load 1.7-7), and wall times went both ways (33 alternated rounds, each
-the median of three runs of 20 timed steps, greenlets against the dealer forked): with one other job (the
-step at 17-26 ms) the forked dealer lost every time, median 23.0 ms against 18.7 ms (it competes for the
-parties' core, and the parties' thread CPU rose); with several (the step at 25-90 ms) it won 14 of 26, median
-54 ms against 59 ms. One-epoch Adult fits (``mpdp run dpvi --option epochs=1 --seed 1``, alternated pairs,
-identical results): at load 5-7, 27 s against 41 s (five pairs: a larger share of the contended cores for the
-run's two processes); at load 2.2, 13.7-17.1 s against 12.8-16.4 s (four pairs, every one slower by 0.7-2.8
-s). Pinning the parties' thread to one CPU and the dealer to the other removed the loss at load 2 but gained
-nothing (19.4 against 19.6 ms per step, four rounds). :class:`~mpdp.learning.dpvi.model.VerticalDPVI` therefore
-keeps its dealer a greenlet by default; ``fork_services=True`` forks it (and a trusted noise party). The gain
-depends on the other core being free: none in session 10 (the dealer's ~0.5 MB of replies per step cost the
-parent about what the dealer's work would), 8-20% per DPVI step in session 13's bench runs on an idle 2-core
-host (``python -m bench dpvi``): measure before choosing it.
+them while the parties compute step ``t``. The gain is at most the dealer's share of the greenlets' thread's
+work, and only where a core is idle: on a busy host the forked dealer competes with the parties for their core
+(and its replies cross a socketpair), and the run is slower. :class:`~mpdp.learning.dpvi.VerticalDPVI`
+therefore keeps its dealer a greenlet by default; ``fork_services=True`` forks it (and a trusted noise party).
+Measure on the target host before choosing it: ``python -m bench dpvi``, row "dpvi iteration (mpc, greenlets,
+dealer in its own process)" against "dpvi iteration (mpc, 2 parties, greenlets)" (see bench/RESULTS.md).
 
 Semantics are those of threads and greenlets: the same results and traffic counts for the same seed
-(interleavings never mattered); a failure in either kind of party aborts the others, and the first genuine
+(they never depend on the interleaving); a failure in either kind of party aborts the others, and the first genuine
 failure is re-raised with a note naming its party (a forked party's rebuilt as with ``processes=True``; a
 forked process that ends without a report is a PartyUnavailableError). Deadlock is detected at once when every
 waiting greenlet waits for another greenlet; a receive from a forked party that gets nothing within the run's
@@ -69,20 +54,10 @@ from typing import Any
 from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.cooperative import CooperativeTransport, run_cooperative
-from mpdp.runtime.processes import (
-    _GRACE,
-    Failure,
-    RunOne,
-    _check_platform,
-    _Inbox,
-    _Link,
-    fork_parties,
-    reap,
-    settle,
-    socketpairs,
-    tell_abort,
-    unanswered,
-)
+from mpdp.runtime.processes.child import RunOne, unanswered
+from mpdp.runtime.processes.fork import check_platform, fork_parties, reap, socketpairs
+from mpdp.runtime.processes.frames import Inbox, Link
+from mpdp.runtime.processes.reports import GRACE, Failure, settle, tell_abort
 
 __all__ = ["MixedTransport", "can_fork", "run_mixed"]
 
@@ -96,7 +71,7 @@ def can_fork() -> bool:
 class _ToForked(deque[bytes]):
     """The queue of a (greenlet party, forked party) pair in the parent: always empty, its append sends."""
 
-    def __init__(self, transport: MixedTransport, link: _Link) -> None:
+    def __init__(self, transport: MixedTransport, link: Link) -> None:
         super().__init__()
         self._deliver = functools.partial(transport._deliver, link)
 
@@ -117,25 +92,25 @@ class MixedTransport(CooperativeTransport):
         super().__init__(parties)
         self.remote = frozenset(forked)
         self._selector = selectors.DefaultSelector()
-        self._links: dict[tuple[str, str], _Link] = {}  # (greenlet party, forked party) -> the greenlet's end
+        self._links: dict[tuple[str, str], Link] = {}  # (greenlet party, forked party) -> the greenlet's end
         for (owner, peer), sock in pairs.items():
             if owner not in self.remote:
-                link = _Link(peer, sock, max_bytes)
+                link = Link(peer, sock, max_bytes)
                 self._links[(owner, peer)] = link
                 self._queues[(peer, owner)] = link.inbox.frames  # read from the socket into the pair's queue
                 self._queues[(owner, peer)] = _ToForked(self, link)
                 self._selector.register(sock, selectors.EVENT_READ, link)
         self._controls = controls
-        self._reports = {n: _Inbox(n, 1 << 62) for n in controls}  # reports from our own children: no cap
+        self._reports = {n: Inbox(n, 1 << 62) for n in controls}  # reports from our own children: no cap
         for n, sock in controls.items():
             sock.setblocking(False)
             self._selector.register(sock, selectors.EVENT_READ, n)
         self._pids = pids  # children not yet reaped
-        self._writing: set[_Link] = set()
-        self._closing: set[_Link] = set()  # links of finished greenlet parties with bytes still to deliver
+        self._writing: set[Link] = set()
+        self._closing: set[Link] = set()  # links of finished greenlet parties with bytes still to deliver
         self._deadlines: dict[str, float] = {}  # greenlet party waiting for a forked one -> when it gives up
         self._expired: set[str] = set()
-        self._broken: dict[_Link, MpdpError] = {}  # links whose bytes the hub refused (an over-long frame)
+        self._broken: dict[Link, MpdpError] = {}  # links whose bytes the hub refused (an over-long frame)
         self.results: dict[str, Any] = {}
         self.traffic: dict[str, PartyTraffic] = {}
         self.failures: list[Failure] = []
@@ -188,7 +163,7 @@ class MixedTransport(CooperativeTransport):
             return link.inbox.eof or name in self._expired or link in self._broken
         return src in self._finished
 
-    def _deliver(self, link: _Link, data: bytes) -> None:
+    def _deliver(self, link: Link, data: bytes) -> None:
         """A greenlet party's message to a forked one: framed onto the socket, or queued until it is writable."""
         if link.send(data) or link in self._writing:
             self._want_write(link)
@@ -223,11 +198,11 @@ class MixedTransport(CooperativeTransport):
 
     def finish(self) -> None:
         """After the greenlet parties: deliver their last bytes and wait for every forked party's report
-        (``_GRACE`` seconds once the run is aborted; the caller kills whoever is left)."""
+        (``GRACE`` seconds once the run is aborted; the caller kills whoever is left)."""
         give_up: float | None = None
         while self._pids or any(link.outbox for link in self._closing):
             if self._abort_reason is not None and give_up is None:
-                give_up = time.monotonic() + _GRACE
+                give_up = time.monotonic() + GRACE
             if give_up is not None and time.monotonic() >= give_up:
                 break
             self._pump(None if give_up is None else max(0.0, give_up - time.monotonic()))
@@ -238,7 +213,7 @@ class MixedTransport(CooperativeTransport):
     def _pump(self, wait: float | None) -> None:
         for key, events in self._selector.select(wait):
             data = key.data
-            if isinstance(data, _Link):
+            if isinstance(data, Link):
                 if events & selectors.EVENT_READ:
                     try:
                         data.read()
@@ -266,20 +241,20 @@ class MixedTransport(CooperativeTransport):
             exc = self.failures[-1][2]
             self.abort(f"{name} failed with {type(exc).__name__}: {exc}")
 
-    def _flush(self, link: _Link) -> None:
+    def _flush(self, link: Link) -> None:
         link.flush()
         if link in self._closing and not link.outbox:  # a finished greenlet's last bytes are delivered
             self._close(link)
         else:
             self._want_write(link)
 
-    def _want_write(self, link: _Link) -> None:
+    def _want_write(self, link: Link) -> None:
         want = bool(link.outbox)
         if want != (link in self._writing):
             self._selector.modify(link.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0), link)
             (self._writing.add if want else self._writing.discard)(link)
 
-    def _close(self, link: _Link) -> None:
+    def _close(self, link: Link) -> None:
         self._closing.discard(link)
         self._writing.discard(link)
         if link.sock.fileno() >= 0:
@@ -297,7 +272,7 @@ def run_mixed(names: Sequence[str], run_one: RunOne, forked: Collection[str], *,
     """
     names = tuple(names)
     away = tuple(n for n in names if n in forked)
-    _check_platform(len(names))
+    check_platform(len(names))
     pids: dict[str, int] = {}
     sockets: list[socket.socket] = []
     transport: MixedTransport | None = None

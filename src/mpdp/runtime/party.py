@@ -140,29 +140,28 @@ def run_protocol(
 
     one_cpu:
         Party threads share the CPU the caller runs on (Linux; ignored with ``processes``): they take turns on
-        the GIL anyway, and hand-overs within one CPU are cheaper (:mod:`mpdp.runtime.placement`: 1.6x on
-        the DPVI step, whose parties' work is Python and small arrays). Leave it off for parties whose work is
-        in C extensions that release the GIL (CKKS, Paillier), which then run in parallel.
+        the GIL anyway, and hand-overs within one CPU are cheaper (:mod:`mpdp.runtime.placement`), which pays
+        for parties whose work is Python and small arrays (the DPVI step). Leave it off for parties whose work
+        is in C extensions that release the GIL (CKKS, Paillier), which then run in parallel.
 
     cooperative:
         Run the parties as greenlets of the calling thread (:mod:`mpdp.runtime.cooperative`), switched when
-        one waits for a message: no thread hand-overs (the DPVI step: as fast as ``one_cpu`` threads on an
-        idle host, 9-11% faster at load 5), the same results and traffic. For parties whose work is Python
-        and small arrays; parties whose C extensions release the GIL (CKKS, Paillier) lose the overlap
-        threads give them. Receive timeouts do not apply (a run in which every party waits fails at once, as
-        a deadlock).
+        one waits for a message: no thread hand-overs (they cost most on a loaded host), the same results and
+        traffic. For parties whose work is Python and small arrays; parties whose C extensions release the GIL
+        (CKKS, Paillier) lose the overlap threads give them. Receive timeouts do not apply (a run in which
+        every party waits fails at once, as a deadlock).
 
     forked:
         With ``cooperative=True``: the parties to run each in its own forked OS process instead (as with
         ``processes``; Linux/macOS), the others staying greenlets of the calling thread
         (:mod:`mpdp.runtime.mixed`). For a party that works apart from the others, e.g. ``("dealer",)``: the
         trusted dealer computes the next step's correlations on another core while the greenlet parties
-        compute, and its few messages cross a socketpair (the DPVI step: -9% of the greenlets' instructions;
-        it gains wall time only where a core is idle). The same results and traffic as the other runners;
-        receives from a forked party time out after ``timeout``; its result comes back through the wire codec.
+        compute, and its few messages cross a socketpair (it gains wall time only where a core is idle; see
+        :mod:`mpdp.runtime.mixed`). The same results and traffic as the other runners; receives from a forked
+        party time out after ``timeout``; its result comes back through the wire codec.
 
-    While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores made
-    interleaved matrix products ~10x slower; :mod:`mpdp.runtime.placement`); restored after the run.
+    While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores slows
+    interleaved matrix products many times over; :mod:`mpdp.runtime.placement`); restored after the run.
 
     Raises
     ------
@@ -212,9 +211,9 @@ def _forked_parties(names: tuple[str, ...], forked: Collection[str], cooperative
         raise ParameterError(explain("forked", tuple(forked), "only with cooperative=True and no transport",
                                      "pass cooperative=True (the other parties run as greenlets) and drop "
                                      "transport=, or fork every party with processes=True"))
-    from mpdp.runtime.processes import _check_platform
+    from mpdp.runtime.processes.fork import check_platform
 
-    _check_platform(len(names))
+    check_platform(len(names))
     return tuple(n for n in names if n in forked)
 
 

@@ -6,23 +6,20 @@ the party threads.
 
 * **numpy's BLAS runs a pool per call** (always addressed). OpenBLAS starts as many threads as the host has
   cores and keeps them spinning after each call. With several parties in one process (or one host), each
-  party's pool competes with the other parties for the same cores. Measured (session 6, 2-core host): two
-  threads alternating a Z_2^128 matrix product (limbs on BLAS) with elementwise ring work took 60-150 ms per
-  iteration with the default pool against 9.5-12.5 ms with one BLAS thread. :func:`one_blas_thread` sets
-  the limit that ``OPENBLAS_NUM_THREADS=1`` would; a party's matrices are minibatch-sized, where one thread
-  is enough.
+  party's pool competes with the other parties for the same cores, and matrix products interleaved with
+  other parties' work slow down many times over (see bench/RESULTS.md). :func:`one_blas_thread` sets the
+  limit that ``OPENBLAS_NUM_THREADS=1`` would; a party's matrices are minibatch-sized, where one thread is
+  enough.
 * **Threads move between CPUs** (addressed with ``run_protocol(..., one_cpu=True)``). The party threads take
   turns on the GIL: each message from one party wakes another. When the woken thread sits on another CPU,
   every hand-over crosses CPUs (a wake-up interrupt, the GIL's condition variable, caches refilled with the
   message just written on the first CPU), while the threads never run Python code at the same time anyway.
   :func:`party_threads_on_one_cpu` gives the party threads one CPU, the one the caller runs on (the
-  scheduler's own choice, so concurrent runs do not pile onto one CPU). Measured on the DPVI step of paper
-  002 (2 parties and a dealer): party 0's CPU time per step 28 ms floating against 17 ms on one CPU, the
-  wall time 58 ms against 38 ms (session 5, 2-core host); run as a user runs it, without environment
-  settings, 46-50 ms against 27-31 ms (session 6). Threads this process did not create (BLAS workers, the
-  caller's) keep their CPUs. It is a request, not a default: parties whose work is mostly in C extensions
-  that release the GIL (CKKS, Paillier) run that work in parallel on several CPUs, which one CPU would
-  take away.
+  scheduler's own choice, so concurrent runs do not pile onto one CPU). Protocols of many small messages
+  whose parties' work is Python and small arrays (the DPVI step) spend markedly less CPU and wall time per
+  step on one CPU (see bench/RESULTS.md). Threads this process did not create (BLAS workers, the caller's)
+  keep their CPUs. It is a request, not a default: parties whose work is mostly in C extensions that
+  release the GIL (CKKS, Paillier) run that work in parallel on several CPUs, which one CPU would take away.
 
 Both are scoped to one run (the BLAS limit is restored after it, the pinned threads end with it;
 process-wide state is never changed at import), and both apply only when more than one party runs: a single

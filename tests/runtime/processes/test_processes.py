@@ -276,7 +276,7 @@ def test_a_receive_polls_its_socket_briefly_before_it_sleeps() -> None:
     import socket
     import struct
 
-    from mpdp.runtime.processes import _SocketEndpoint
+    from mpdp.runtime.processes.child import SocketEndpoint as _SocketEndpoint
 
     mine, theirs = socket.socketpair()
     control, runner = socket.socketpair()

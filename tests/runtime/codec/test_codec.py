@@ -22,7 +22,7 @@ from mpdp.runtime.codec import (
     encode_opening,
     read_opening,
 )
-from tests.runtime import wire_reference
+from tests.runtime.codec import wire_reference
 from tests.strategies import big_ints, wire_values
 
 
