@@ -1,4 +1,6 @@
-"""Secure comparison and what it enables: sign, ReLU, select, maximum, clip, clip to an L2 norm.
+"""Secure comparison and what it enables: sign, ReLU, select, maximum, clip to an interval.
+
+Clipping to an L2 norm, which also needs an inverse square root, is in :mod:`~mpdp.protocols.mpc.clipping`.
 
 The primitive is ``ltz(x) = [x < 0]``, the top bit of ``x``'s two's complement, computed exactly:
 
@@ -48,7 +50,6 @@ from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
 __all__ = [
     "clip",
-    "clip_norm",
     "greater",
     "less",
     "less_than_public",
@@ -429,22 +430,3 @@ def clip(x: SharedFixedPoint, low: float, high: float) -> SharedFixedPoint:
     moves = stack([-(x - low), -(x - high)])  # low - x, high - x
     out = x + (bits * moves).sum(axis=0)
     return out.assume_bound(max(abs(low), abs(high)))
-
-
-def clip_norm(g: SharedFixedPoint, max_norm: float, *, axis: int = -1, params: Any = None) -> SharedFixedPoint:
-    """Scale each slice along ``axis`` to L2 norm at most ``max_norm`` (DP-SGD per-example clipping).
-
-    ``g * min(1, C / ||g||) = g * C * inv_sqrt(max(||g||^2, C^2))``.
-
-    Accuracy: the factor carries the relative error of :func:`~mpdp.protocols.mpc.functions.inv_sqrt`
-    (documented there); the clipped norm exceeds ``C`` by at most that relative error plus ``sqrt(d) 2^-f``.
-    """
-    from mpdp.protocols.mpc.functions import inv_sqrt
-
-    if not max_norm > 0:
-        raise ParameterError(explain("max_norm", max_norm, "a number > 0", "pass the clipping bound C"))
-    squares = g.square().sum(axis=axis)
-    limited = maximum(squares, max_norm**2)
-    factor = (inv_sqrt(limited, params) * max_norm).assume_bound(1.0 + 1e-3)
-    expanded = factor._reshape_op(lambda a: np.expand_dims(a, axis))
-    return (g * expanded).assume_bound(min(g.bound, max_norm) * (1 + 1e-3) + g.fmt.resolution)
