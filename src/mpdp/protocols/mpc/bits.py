@@ -17,8 +17,8 @@ stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_tha
 thresholds run side by side; one daBit round turns the bits additive. The carry circuits' first level needs
 only products of adjacent mask bits, which every threshold shares: they are computed once per element, in the
 round that opens ``c`` (:func:`~mpdp.protocols.mpc.comparison.open_with_pairs`), and five rounds of the tree
-remain. Seven rounds for any number of thresholds, against 14 for the former route (decomposition, a
-prefix-OR leading-one word, daBits), at the price of one carry circuit per threshold instead of one
+remain. Seven rounds for any number of thresholds, against 14 for a bit decomposition followed by a
+prefix-OR leading-one word and daBits, at the price of one carry circuit per threshold instead of one
 decomposition per element.
 
 Security: semi-honest, up to n - 1 colluding parties; all opened values are uniformly masked.
