@@ -125,20 +125,6 @@ def test_many_thresholds_against_one_mask_are_exact(fmt: FixedPointFormat) -> No
     assert out.tolist() == (raw[None, :] >= t[:, None]).astype(float).tolist()
 
 
-def test_clip_to_l2_norm() -> None:
-    g = np.array([[3.0, 4.0, 0.0], [0.3, 0.4, 0.0], [0.0, 0.0, 0.0], [-6.0, 8.0, 0.0], [1.0, 1.0, 1.0]])
-
-    def program(s: MPCSession) -> np.ndarray:
-        a = s.input("alice", g if s.comm.name == "alice" else None, bound=10.0, fmt=HIGH_PRECISION)
-        return cmp.clip_norm(a, 1.0, axis=-1).reveal()
-
-    out = first(run_mpc(program, fmt=HIGH_PRECISION))
-    norms = np.linalg.norm(g, axis=1, keepdims=True)
-    expected = g * np.minimum(1.0, 1.0 / np.maximum(norms, 1e-300))
-    assert np.allclose(out, expected, rtol=1e-9, atol=1e-12)
-    assert np.all(np.linalg.norm(out, axis=1) <= 1.0 + 1e-9)
-
-
 def test_where_needs_a_bit() -> None:
     def program(s: MPCSession) -> None:
         a = s.public(np.ones(2))

@@ -94,7 +94,7 @@ def test_replies_come_in_doubling_chunks_that_cover_the_request() -> None:
     np.zeros(6, dtype=np.uint64),  # too many
     np.zeros((1, 3), dtype=np.uint64),  # not flat
     np.zeros(3, dtype=np.int64),  # wrong dtype
-    [{"c": np.zeros(3, dtype=np.uint64)}],  # the former format: a list of dicts
+    [{"c": np.zeros(3, dtype=np.uint64)}],  # a list of dicts (one per correlation)
     [np.zeros(3, dtype=np.uint64)],  # a list of arrays
 ])
 def test_party_zero_refuses_a_malformed_dealer_reply(reply: object) -> None:

@@ -116,7 +116,7 @@ def test_stale_correlations_do_not_pile_up_when_shapes_drift() -> None:
     product per block here). What stays queued after a block is at most the next block's plan: the plan
     prefetched ahead when it still matches (the block's shapes equal the previous one's), nothing when the
     shapes changed (it was fetched for the old ones), nothing after the last block. Not the leftovers of every
-    earlier shape, which made long DPVI trainings 5x slower."""
+    earlier shape, which every later lookup would pass over."""
     sizes = [6, 9, 6, 12, 12, 9, 6, 6]
     out, plans, queued = _drifting(sizes, ahead=True)
     assert plans == sizes

@@ -44,12 +44,11 @@ from mpdp.crypto.correlations import CorrelationSpec, matmul_shape
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mpc.session import MPCSession, _check_bound
+from mpdp.protocols.mpc.channel import Channel, check_bound
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
 
 __all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_owned", "mul_public", "mul_split",
            "square", "truncate", "wrap_shift_many"]
-
 
 
 def _need(fmt: FixedPointFormat, bound: float, scale: int, what: str) -> None:
@@ -63,7 +62,7 @@ def _need(fmt: FixedPointFormat, bound: float, scale: int, what: str) -> None:
 
 
 # -- truncation and conversion ----------------------------------------------------------------------------
-def wrap_shift_many(session: MPCSession, ring_in: Ring, ring_out: Ring, shares: Sequence[RingArray],
+def wrap_shift_many(session: Channel, ring_in: Ring, ring_out: Ring, shares: Sequence[RingArray],
                     shifts: Sequence[int], *, sharing_id: bytes) -> list[RingArray]:
     """Wrap-corrected shifts of several share arrays in one round (see :mod:`mpdp.crypto.beaver`).
 
@@ -284,7 +283,7 @@ def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tupl
         if len(shape) != 2:
             raise ShapeMismatchError(explain("block shape", shape, f"(rows, {y.shape[0]})", "pass matrices"))
     for b in bounds:  # public bounds on |X_j| the format holds, as every shared value's
-        _check_bound(b, fmt)
+        check_bound(b, fmt)
     encoded = _own_operand(fmt, mine, blocks[me], bounds[me], f"{session.comm.name}'s matrix")
     inner = y.shape[0]
     scale = fmt.frac_bits + y.scale
@@ -314,7 +313,7 @@ def mul_owned(y: SharedFixedPoint, mine: npt.ArrayLike | None, owner: str, bound
     if owner not in session.parties:
         raise ParameterError(explain("owner", owner, f"one of {session.parties}", "name a computing party"))
     o = session.parties.index(owner)
-    _check_bound(bound, fmt)
+    check_bound(bound, fmt)
     mine_here = session.comm.name == owner
     if (mine is None) == mine_here:
         raise ParameterError(explain("mine", "values" if mine is not None else None,

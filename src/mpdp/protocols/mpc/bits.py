@@ -17,8 +17,8 @@ stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_tha
 thresholds run side by side; one daBit round turns the bits additive. The carry circuits' first level needs
 only products of adjacent mask bits, which every threshold shares: they are computed once per element, in the
 round that opens ``c`` (:func:`~mpdp.protocols.mpc.comparison.open_with_pairs`), and five rounds of the tree
-remain. Seven rounds for any number of thresholds, against 14 for the former route (decomposition, a
-prefix-OR leading-one word, daBits), at the price of one carry circuit per threshold instead of one
+remain. Seven rounds for any number of thresholds, against 14 for a bit decomposition followed by a
+prefix-OR leading-one word and daBits, at the price of one carry circuit per threshold instead of one
 decomposition per element.
 
 Security: semi-honest, up to n - 1 colluding parties; all opened values are uniformly masked.
@@ -35,8 +35,8 @@ from mpdp.crypto.beaver import b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import ParameterError, explain
+from mpdp.protocols.mpc.channel import Channel
 from mpdp.protocols.mpc.comparison import _and_many, _pair_circuit_specs, less_than_public_pairs, open_with_pairs
-from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
 __all__ = ["at_least", "bit_decompose", "lanes_to_ring"]
@@ -79,7 +79,7 @@ def bit_decompose(x: SharedFixedPoint) -> RingArray:
     return words
 
 
-def lanes_to_ring(session: MPCSession, words: RingArray, lanes: npt.NDArray[np.int64], ring: Ring) -> RingArray:
+def lanes_to_ring(session: Channel, words: RingArray, lanes: npt.NDArray[np.int64], ring: Ring) -> RingArray:
     """Additive shares in ``ring`` of bit ``lanes[j]`` of each XOR-shared word: shape ``(len(lanes), *shape)``."""
     shifts = lanes.astype(np.uint64).reshape((-1,) + (1,) * words.ndim)
     selected = ((words[None] >> shifts) & np.uint64(1)).astype(np.uint8)
@@ -92,7 +92,7 @@ _WORD = Z2k(64)
 _LOW63 = np.uint64((1 << 63) - 1)
 
 
-def at_least(session: MPCSession, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring, *,
+def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring, *,
              rows: npt.NDArray[np.int64] | None = None) -> RingArray:
     """Additive shares in ``ring`` of ``[x >= t_j]`` for each public threshold: shape ``(len(t), *shape)``.
 

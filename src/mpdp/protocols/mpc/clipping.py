@@ -1,49 +1,42 @@
-"""The DP-SGD clipping factor ``min(1, 1/sqrt(x))`` of a shared squared norm, without a comparison.
+"""Clipping for DP-SGD under MPC: per-example clipping to an L2 norm, and ``values / sqrt(max(a, b))``.
 
-Per-example clipping scales a gradient ``g`` by ``min(1, C / ||g||) = 1 / sqrt(max(x, 1))`` with
-``x = ||g||^2 / C^2``. :func:`~mpdp.protocols.mpc.comparison.clip_norm` computes ``max(x, 1)`` with a secure
-comparison and then ``inv_sqrt``; both compare ``x`` with public values. :func:`clip_factor` folds the
-maximum into the comparisons ``inv_sqrt`` already performs: the normalisation finds the bucket
-``x in [2^(k-1), 2^k)`` for ``k = 1..H+1`` only (the domain starts at 1), as one-hot shared bits ``h_k``, and
-with ``u = sum_k h_k`` (1 exactly when ``x >= 1``)
+:func:`clip_norm` scales each slice of a shared gradient ``g`` to L2 norm at most ``C``:
+``g min(1, C / ||g||) = g C inv_sqrt(max(||g||^2, C^2))``, a secure maximum
+(:func:`~mpdp.protocols.mpc.comparison.maximum`) and the Newton-Raphson
+:func:`~mpdp.protocols.mpc.functions.inv_sqrt`.
 
-    z    = x sum_k h_k 2^-k + (1 - u)          in [1/2, 1]
-    root =   sum_k h_k 2^(-k/2) + (1 - u)
+:func:`inv_sqrt_max` computes ``v / sqrt(max(a, b))`` with neither a Newton-Raphson iteration nor the maximum
+formed first, for the DPVI step (``c r = q~ / sqrt(max(S~^2, n~))``, see :mod:`mpdp.protocols.mixture_gradient`).
+One many-threshold comparison (:func:`~mpdp.protocols.mpc.bits.at_least`) finds the bucket
+``m = max(a, b) in [2^((k-1)/n), 2^(k/n))`` (``n = buckets_per_octave``), and the bucket's constants, linear in
+the comparison bits, give
 
-are linear in the bits (no product beyond ``x * scale``): the result is ``root / sqrt(z)``, that is
-``1/sqrt(x)`` for ``x >= 1`` and ``1/sqrt(1) = 1`` otherwise (including ``x = 0`` and the tiny negative
-values a truncation can produce). About 11 rounds fewer than comparison + ``inv_sqrt``.
+    z    = m 2^(-k/n)          in [2^(-1/n), 1]
+    root =   2^(-k/(2n))
 
-``1/sqrt(z)`` is the fixed polynomial ``Q_d(t)``, ``t = 4z - 3`` in ``[-1, 1]``, of
-:data:`~mpdp.crypto.approximations.INV_SQRT_POLYNOMIALS` (default degree 8, relative error 5.9e-8): its
-powers take ``ceil(log2(d))`` product rounds, its dyadic coefficients combine them exactly, without a
-truncation, and one last product gives ``root Q(t)``, against two rounds of three dependent products per
-Newton-Raphson step. :func:`clip_weights` also scales values ``v`` (DP-SGD's per-example weights) in
-that last product: ``v root`` is formed alongside ``z`` and multiplied by ``Q(t)``, with no product
-after the factor. :func:`inv_sqrt_max` computes ``v / sqrt(max(a, b))`` the same way, the maximum's bucket
-from one many-threshold comparison (DP-SGD's ``c r = q~ / sqrt(max(S~^2, n~))``, see
-:mod:`mpdp.protocols.mixture_gradient`); with ``buckets_per_octave = n`` its buckets are the powers
-``2^(j/n)``, ``z`` lies in ``[2^(-1/n), 1]`` and a lower degree suffices: half powers and the degree-4 polynomial
-of :data:`~mpdp.crypto.approximations.INV_SQRT_HALF_POLYNOMIALS` (2.6e-6, two products of powers), its degree 3
-(3.3e-5) with one (:func:`_cubic_weights`: ``t^2`` alongside ``v root t``, whose product with
-``c_1 + c_2 t + c_3 t^2`` is the last one), quarter or eighth powers and degree 2 (5.3e-5 or 6.5e-6, one: only
-``t^2``). The comparison's thresholds double with ``n`` (the same rounds); the bucket selection's product does
-not (the bucket constants are combined with the comparison bits before it).
+so that the result is ``v root / sqrt(z)``. ``1/sqrt(z)`` is the fixed polynomial ``Q_d(t)``, ``t = 4z - 3``,
+of :data:`~mpdp.crypto.approximations.INV_SQRT_TABLES`: its powers take ``ceil(log2(d))`` product rounds, its
+dyadic coefficients combine them exactly, without a truncation, and one last product gives ``v root Q(t)``,
+against two rounds of three dependent products per Newton-Raphson step. The finer the buckets, the narrower
+``z``'s interval and the lower the degree: octaves (n = 1) with degree 8 (relative error 5.9e-8), half powers
+with degree 4 (2.6e-6, two products of powers) or 3 (3.3e-5, one: :func:`_cubic_weights` forms ``t^2``
+alongside ``v root t``, whose product with ``c_1 + c_2 t + c_3 t^2`` is the last one), quarter or eighth powers
+with degree 2 (5.3e-5 or 6.5e-6, one: only ``t^2``). The comparison's thresholds double with ``n`` (the same
+rounds); the bucket selection's product does not (the bucket constants are combined with the comparison bits
+before it).
 
 Accuracy
 --------
-:meth:`ClipFactorParams.relative_error_bound`: the polynomial's error (:func:`~mpdp.crypto.approximations.
+:meth:`ClipFactorParams.max_error_bound`: the polynomial's error (:func:`~mpdp.crypto.approximations.
 inv_sqrt_polynomial_error`, on ``t`` widened by the roundings), ``u`` for the rounding of ``z``, the powers'
-roundings (:func:`~mpdp.crypto.approximations.power_errors` weighted by the coefficients), and
-``2 u 2^(H/2)`` for the rounding of ``root`` and of the final product relative to the smallest result
-``2^(-H/2)``; ``u = 2^-f``. The buckets are exact when ``H + f <= 61`` (HIGH_PRECISION: ``H <= 13``);
-beyond, the normalisation compares at a reduced precision ``r`` and inputs within one unit of 1 may land on
-the other side of 1, which adds ``2^-r``. :func:`clip_weights`' values are within ``|v c| eps + 3.5 u`` of
-``v c`` for the returned ``c``.
+roundings (:func:`~mpdp.crypto.approximations.power_errors` weighted by the coefficients), and the roundings of
+the bucket constants and of ``root``; ``u = 2^-f``. The buckets are exact when ``H + f <= 61``; beyond, the
+comparisons run at a reduced precision (see :func:`inv_sqrt_max`). :func:`clip_norm` carries the error of
+:func:`~mpdp.protocols.mpc.functions.inv_sqrt`.
 
 Security
 --------
-Semi-honest, up to n - 1 colluding computing parties, as the normalisation and products it is built from;
+Semi-honest, up to n - 1 colluding computing parties, as the comparisons and products it is built from;
 nothing is opened but uniformly masked values.
 
 References
@@ -58,7 +51,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -69,19 +62,26 @@ from mpdp.crypto.approximations import (
     inv_sqrt_polynomial_error,
     power_errors,
 )
+from mpdp.crypto.beaver import beaver_combine
+from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _masked_product, mul_constants
-from mpdp.protocols.mpc.functions import _normalise, _powers, mul_known
+from mpdp.protocols.mpc.arithmetic import _masked_product, mul_constants, wrap_shift_many
+from mpdp.protocols.mpc.bits import at_least
+from mpdp.protocols.mpc.comparison import maximum
+from mpdp.protocols.mpc.functions import _powers, inv_sqrt, mul_known
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
-__all__ = ["ClipFactorParams", "clip_factor", "clip_weights", "inv_sqrt_max"]
+__all__ = ["ClipFactorParams", "clip_norm", "inv_sqrt_max"]
 
 
 @dataclass(frozen=True)
 class ClipFactorParams:
-    """``high_exp`` (H): the input's public bound must be at most ``2^H``; ``degree`` of the polynomial;
-    ``buckets_per_octave`` (n; above 1 for :func:`inv_sqrt_max` only): buckets at the powers ``2^(j / n)``, so
+    """The parameters of :func:`inv_sqrt_max`.
+
+    ``high_exp`` (H): the inputs' public bounds must be at most ``2^H``; ``degree`` of the polynomial;
+    ``buckets_per_octave`` (n): buckets at the powers ``2^(j / n)``, so
     ``z`` lies in ``[2^(-1/n), 1]`` and a lower degree reaches the same error
     (:data:`~mpdp.crypto.approximations.INV_SQRT_TABLES`): with half powers (n = 2) degree 4 has 2.6e-6 in two
     rounds of powers (degree 8's 5.9e-8 on octaves needs three) and degree 3 has 3.3e-5 in one
@@ -116,20 +116,6 @@ class ClipFactorParams:
             raise ParameterError(explain("bound", bound, "a finite number >= 0", "pass the input's public bound"))
         return cls(high_exp=max(1, math.ceil(math.log2(max(bound, 2.0)))), degree=degree,
                    buckets_per_octave=buckets_per_octave)
-
-    def exact_buckets(self, fmt: FixedPointFormat) -> bool:
-        """Whether the normalisation compares the raw integers themselves (``x 2^f`` fits a signed word)."""
-        return self.high_exp + fmt.frac_bits <= 61
-
-    def reduced_bits(self, fmt: FixedPointFormat) -> int:
-        """Fractional bits the normalisation compares at: ``f`` with :meth:`exact_buckets`, else what a 64-bit
-        word leaves (``min(f, 59 - H)``)."""
-        return fmt.frac_bits if self.exact_buckets(fmt) else min(fmt.frac_bits, 59 - self.high_exp)
-
-    def relative_error_bound(self, fmt: FixedPointFormat) -> float:
-        """The relative error of :func:`clip_factor` and :func:`clip_weights` (module docstring)."""
-        edge = 0.0 if self.exact_buckets(fmt) else 2.0 ** -self.reduced_bits(fmt)
-        return self._bound(fmt, edge) + edge
 
     def max_exact(self, fmt: FixedPointFormat) -> bool:
         """Whether :func:`inv_sqrt_max` compares exactly (``(2^(H + 1) + 2) 2^f < 2^63``)."""
@@ -195,90 +181,47 @@ def _max_error_bound(params: ClipFactorParams, fmt: FixedPointFormat, low_exp: i
     return params._max_error_bound_uncached(fmt, low_exp, values_bound)
 
 
-def clip_factor(x: SharedFixedPoint, params: ClipFactorParams | None = None) -> SharedFixedPoint:
-    """``1 / sqrt(max(x, 1))`` elementwise, for shared ``x`` with public bound at most ``2^params.high_exp``."""
-    return _clip(x, None, params)[0]
+def clip_norm(g: SharedFixedPoint, max_norm: float, *, axis: int = -1, params: Any = None) -> SharedFixedPoint:
+    """Scale each slice along ``axis`` to L2 norm at most ``max_norm`` (DP-SGD per-example clipping).
 
+    ``g * min(1, C / ||g||) = g * C * inv_sqrt(max(||g||^2, C^2))``.
 
-def clip_weights(x: SharedFixedPoint, values: SharedFixedPoint,
-                 params: ClipFactorParams | None = None) -> tuple[SharedFixedPoint, SharedFixedPoint]:
-    """``(c, c v)`` with ``c = 1 / sqrt(max(x, 1))`` for ``x`` of shape ``(B,)`` and ``values`` ``(B, K)``.
-
-    Same rounds as :func:`clip_factor` alone; ``c v`` is within ``|c v| eps + 3.5 u`` of the returned ``c``
-    times ``v`` (``eps`` the factor's :meth:`ClipFactorParams.relative_error_bound`).
+    Accuracy: the factor carries the relative error of :func:`~mpdp.protocols.mpc.functions.inv_sqrt`
+    (documented there); the clipped norm exceeds ``C`` by at most that relative error plus ``sqrt(d) 2^-f``.
     """
-    c, w = _clip(x, values, params)
-    if w is None:  # pragma: no cover - _clip returns the weights when values are given
-        raise ParameterError("no weights")
-    return c, w
+    if not max_norm > 0:
+        raise ParameterError(explain("max_norm", max_norm, "a number > 0", "pass the clipping bound C"))
+    squares = g.square().sum(axis=axis)
+    limited = maximum(squares, max_norm**2)
+    factor = (inv_sqrt(limited, params) * max_norm).assume_bound(1.0 + 1e-3)
+    expanded = factor._reshape_op(lambda a: np.expand_dims(a, axis))
+    return (g * expanded).assume_bound(min(g.bound, max_norm) * (1 + 1e-3) + g.fmt.resolution)
 
 
-def _clip(x: SharedFixedPoint, values: SharedFixedPoint | None,
-          params: ClipFactorParams | None) -> tuple[SharedFixedPoint, SharedFixedPoint | None]:
-    p = params or ClipFactorParams.for_bound(x.bound)
-    if not isinstance(p, ClipFactorParams):
-        raise ParameterError(explain("params", p, "a ClipFactorParams", "pass ClipFactorParams(...)"))
-    x = x.rescale()
-    if x.bound > 2.0**p.high_exp:
-        raise DomainError(explain("x.bound", x.bound, f"<= 2^{p.high_exp}",
-                                  "declare a tighter bound or use ClipFactorParams.for_bound(x.bound)"))
-    if p.buckets_per_octave != 1:
-        raise ParameterError(explain("params.buckets_per_octave", p.buckets_per_octave,
-                                     "1 for clip_factor / clip_weights", "finer buckets are for inv_sqrt_max"))
-    if p.reduced_bits(x.fmt) < 1:
-        raise DomainError(explain("high_exp", p.high_exp, f"room for fractional bits in a 64-bit word with {x.fmt}",
-                                  "lower the input bound"))
-    if values is not None and (x.ndim != 1 or values.ndim != 2 or values.shape[0] != x.shape[0]):
-        raise ParameterError(explain("shapes", (x.shape, values.shape), "x of shape (B,) and values (B, K)",
-                                     "pass one squared norm per row of values"))
-    scale, inside, root_scale = _normalise(x, 0, p.high_exp, False,
-                                           [lambda k: 2.0**-k, lambda k: 1.0, lambda k: 2.0 ** (-k / 2)])
-    outside = 1 - inside.assume_bound(1.0)
-    root = (root_scale + outside).assume_bound(1.0)
-    c, w = _inv_sqrt_tail(x, scale, outside, root, values, p, 2.0 ** -p.reduced_bits(x.fmt), 1.0)
-    if c is None:  # pragma: no cover - the factor is formed unless factor=False
-        raise ParameterError("no clipping factor")
-    return c, w
-
-
-def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, outside: SharedFixedPoint | None,
-                   root: SharedFixedPoint, values: SharedFixedPoint | None, p: ClipFactorParams,
-                   edge: float, top: float, *, factor: bool = True) -> tuple[SharedFixedPoint | None,
-                                                                               SharedFixedPoint | None]:
-    """``(root Q(t), values root Q(t))`` with ``z = x scale (+ outside)`` in ``[1/2 - edge, 1 + edge]``;
-    ``top`` bounds ``root / sqrt(z)``. Without ``factor`` (values given) only the values' products are formed
-    (the factor is None). ``Q(t)`` stays at scale ``f + INV_SQRT_POLYNOMIAL_BITS`` unless the last product
-    cannot hold that (Z_2^64 formats): then it is truncated to ``f`` first (one round, one more ``u``)."""
+def _inv_sqrt_tail(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFixedPoint, values: SharedFixedPoint,
+                   p: ClipFactorParams, edge: float, top: float) -> SharedFixedPoint:
+    """``values root Q(t)`` with ``z = x scale`` in ``[1/2 - edge, 1 + edge]``; ``top`` bounds
+    ``root / sqrt(z)``. ``Q(t)`` stays at scale ``f + INV_SQRT_POLYNOMIAL_BITS`` unless the last product cannot
+    hold that (Z_2^64 formats): then it is truncated to ``f`` first (one round, one more ``u``)."""
     u = x.fmt.resolution
     n = x.shape[0]
     # x 2^-k < 1 for the bucket's k (0 outside the domain): one product, with v root alongside
-    if values is None:
-        scaled = mul_known(x, scale, 1.0)
-    else:
-        K = values.shape[1]
-        v = values.rescale()
-        left = concatenate([x, v.flatten()])
-        right = concatenate([scale, root.reshape(n, 1).broadcast_to((n, K)).flatten()])
-        scaled = mul_known(left, right, max(1.0, v.bound * root.bound))
-    z = scaled[:n] if values is not None else scaled
-    if outside is not None:
-        z = z + outside
+    K = values.shape[1]
+    v = values.rescale()
+    left = concatenate([x, v.flatten()])
+    right = concatenate([scale, root.reshape(n, 1).broadcast_to((n, K)).flatten()])
+    scaled = mul_known(left, right, max(1.0, v.bound * root.bound))
+    z = scaled[:n]
     t = (z * 4 - 3.0).assume_bound(1.0 + 4 * u + 4 * edge)  # exact: integer operations
     q = _polynomial(t, p.table[p.degree], INV_SQRT_POLYNOMIAL_BITS)
     # the results' bounds: top times 1 + the polynomial's error (5.3e-5 for quarter powers' degree 2) + roundings
     top *= 1.0 + inv_sqrt_polynomial_error(p.degree, min(4 * u + 4 * edge, 0.125),
                                            buckets_per_octave=p.buckets_per_octave) + 1e-6
-    left = root if values is None else concatenate([root, scaled[n:]]) if factor else scaled[n:]
+    left = scaled[n:]
     if not x.fmt.raw_bound_ok(left.bound * q.bound, left.scale + q.scale):
         q = q.rescale()
-    if values is None:
-        return (root * q).assume_bound(top), None
     qs = q.reshape(n, 1).broadcast_to((n, K)).flatten()
-    if not factor:
-        return None, (left * qs).reshape(n, K).assume_bound(v.bound * top + 4 * u)
-    out = left * concatenate([q, qs])
-    c = out[:n].assume_bound(top)
-    return c, out[n:].reshape(n, K).assume_bound(v.bound * top + 4 * u)
+    return (left * qs).reshape(n, K).assume_bound(v.bound * top + 4 * u)
 
 
 def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPoint, params: ClipFactorParams,
@@ -292,10 +235,9 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     ``A_j``, ``B_j`` and ``G = [a >= b]``. The bucket's constants are linear in ``[m >= 2^(j/n)] = B_j +
     G (A_j - B_j)``, so they are combined with the bits first and one round of Beaver products of the bit ``G``
     with three values per element (exact: no truncation) gives ``2^(-k/n)``, ``2^(-k/2n)`` for ``m``'s bucket and
-    ``m = b + G (a - b)`` exactly. Then as
-    :func:`clip_weights`: ``z = m 2^(-k/n)`` and ``values 2^(-k/2n)`` in one product, the polynomial, one last
-    product. The comparisons run on the shares' low words when ``(2^(H + 1) + 2) 2^f < 2^63`` (exact: every
-    difference of a word and a threshold fits a signed 64-bit word);
+    ``m = b + G (a - b)`` exactly. Then ``z = m 2^(-k/n)`` and ``values 2^(-k/2n)`` in one product, the
+    polynomial, one last product. The comparisons run on the shares' low words when
+    ``(2^(H + 1) + 2) 2^f < 2^63`` (exact: every difference of a word and a threshold fits a signed 64-bit word);
     otherwise at ``r = min(f, 60 - (H + 1))`` fractional bits after one rounding shift, which may pick the
     smaller of two values within ``2^(1 - r)`` of each other or a neighbouring bucket: ``z`` within
     ``2^(1 - r - low_exp - 1/n)`` of ``[2^(-1/n), 1]`` and ``m >= max(a, b) - 2^(1 - r)``.
@@ -308,12 +250,6 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
     Accuracy: each result within ``|values| eps / sqrt(max(a, b)) + 3.5 u`` with ``eps`` from
     :meth:`ClipFactorParams.max_error_bound` (``values_bound`` at least ``max |values|``).
     """
-    from mpdp.crypto.beaver import beaver_combine
-    from mpdp.crypto.correlations import CorrelationSpec
-    from mpdp.crypto.ring import Z2k
-    from mpdp.protocols.mpc.arithmetic import wrap_shift_many
-    from mpdp.protocols.mpc.bits import at_least
-
     if not isinstance(params, ClipFactorParams):
         raise ParameterError(explain("params", params, "a ClipFactorParams", "pass ClipFactorParams(...)"))
     a, b = a.rescale(), b.rescale()
@@ -374,10 +310,7 @@ def inv_sqrt_max(a: SharedFixedPoint, b: SharedFixedPoint, values: SharedFixedPo
         edge += 2.0 ** (-f - low_exp) + 2.0 ** (-g + H)
     if params.degree == 3:
         return _cubic_weights(m, scale, root, values, params, edge, 2.0 ** (-low_exp / 2))
-    _, out = _inv_sqrt_tail(m, scale, None, root, values, params, edge, 2.0 ** (-low_exp / 2), factor=False)
-    if out is None:  # pragma: no cover - values are given
-        raise ParameterError("no values")
-    return out
+    return _inv_sqrt_tail(m, scale, root, values, params, edge, 2.0 ** (-low_exp / 2))
 
 
 def _cubic_weights(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFixedPoint, values: SharedFixedPoint,

@@ -1,4 +1,6 @@
-"""Secure comparison and what it enables: sign, ReLU, select, maximum, clip, clip to an L2 norm.
+"""Secure comparison and what it enables: sign, ReLU, select, maximum, clip to an interval.
+
+Clipping to an L2 norm, which also needs an inverse square root, is in :mod:`~mpdp.protocols.mpc.clipping`.
 
 The primitive is ``ltz(x) = [x < 0]``, the top bit of ``x``'s two's complement, computed exactly:
 
@@ -43,12 +45,11 @@ from mpdp.crypto.beaver import and_combine, b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import ParameterError, explain
-from mpdp.protocols.mpc.session import MPCSession
+from mpdp.protocols.mpc.channel import Channel
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
 __all__ = [
     "clip",
-    "clip_norm",
     "greater",
     "less",
     "less_than_public",
@@ -64,14 +65,14 @@ __all__ = [
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def _and_many(session: MPCSession, xs: RingArray, ys: RingArray, sharing_id: bytes) -> RingArray:
+def _and_many(session: Channel, xs: RingArray, ys: RingArray, sharing_id: bytes) -> RingArray:
     """XOR shares of ``xs & ys`` (word arrays of equal shape), one round."""
     t = session.provider.and_triple(tuple(xs.shape))
     d, e = session.open_xor([xs ^ t.a, ys ^ t.b], sharing_id=sharing_id, label="mpc.and")
     return and_combine(d, e, t.a, t.b, t.c, leader=session.leader)
 
 
-def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) -> RingArray:
+def less_than_public(session: Channel, c_low: RingArray, r_low: RingArray) -> RingArray:
     """XOR shares (0/1 per element) of ``[c_low < r_low]`` for public words ``c_low`` and XOR-shared ``r_low``.
 
     Both are ``(words, *shape)`` uint64 arrays, word 0 least significant; ``words`` is 1 or 2. The carry
@@ -93,7 +94,7 @@ def less_than_public(session: MPCSession, c_low: RingArray, r_low: RingArray) ->
     return _carry_tree(session, gp, n, shape)
 
 
-def _carry_tree(session: MPCSession, gp: RingArray, n: int, shape: tuple[int, ...]) -> RingArray:
+def _carry_tree(session: Channel, gp: RingArray, n: int, shape: tuple[int, ...]) -> RingArray:
     """The carry tree's levels on bit-sliced ``(G, P)`` rows, ``gp`` of shape ``(2, L, W)`` (row ``i`` holds bit
     position ``i`` of 64 elements per word), one round each; the top ``G`` unpacked to 0/1 words of ``shape``.
 
@@ -237,7 +238,7 @@ _TRANSPOSE_STEPS = _transpose_steps()
 _EVEN = np.uint64(0x5555555555555555)
 
 
-def open_with_pairs(session: MPCSession, ring: Ring, shares: list[RingArray], r_low: RingArray, *, label: str
+def open_with_pairs(session: Channel, ring: Ring, shares: list[RingArray], r_low: RingArray, *, label: str
                     ) -> tuple[list[RingArray], RingArray]:
     """Open ``shares`` (``ring``) in the round that also multiplies adjacent bits of the mask words ``r_low``.
 
@@ -256,7 +257,7 @@ def open_with_pairs(session: MPCSession, ring: Ring, shares: list[RingArray], r_
     return opened, pairs
 
 
-def less_than_public_pairs(session: MPCSession, c_low: RingArray, r_low: RingArray, pairs: RingArray) -> RingArray:
+def less_than_public_pairs(session: Channel, c_low: RingArray, r_low: RingArray, pairs: RingArray) -> RingArray:
     """:func:`less_than_public` given ``pairs`` from :func:`open_with_pairs` (``r_low`` and ``pairs`` may have
     a shape that broadcasts to ``c_low``'s, e.g. one value per element for many thresholds): one round fewer.
 
@@ -429,22 +430,3 @@ def clip(x: SharedFixedPoint, low: float, high: float) -> SharedFixedPoint:
     moves = stack([-(x - low), -(x - high)])  # low - x, high - x
     out = x + (bits * moves).sum(axis=0)
     return out.assume_bound(max(abs(low), abs(high)))
-
-
-def clip_norm(g: SharedFixedPoint, max_norm: float, *, axis: int = -1, params: Any = None) -> SharedFixedPoint:
-    """Scale each slice along ``axis`` to L2 norm at most ``max_norm`` (DP-SGD per-example clipping).
-
-    ``g * min(1, C / ||g||) = g * C * inv_sqrt(max(||g||^2, C^2))``.
-
-    Accuracy: the factor carries the relative error of :func:`~mpdp.protocols.mpc.functions.inv_sqrt`
-    (documented there); the clipped norm exceeds ``C`` by at most that relative error plus ``sqrt(d) 2^-f``.
-    """
-    from mpdp.protocols.mpc.functions import inv_sqrt
-
-    if not max_norm > 0:
-        raise ParameterError(explain("max_norm", max_norm, "a number > 0", "pass the clipping bound C"))
-    squares = g.square().sum(axis=axis)
-    limited = maximum(squares, max_norm**2)
-    factor = (inv_sqrt(limited, params) * max_norm).assume_bound(1.0 + 1e-3)
-    expanded = factor._reshape_op(lambda a: np.expand_dims(a, axis))
-    return (g * expanded).assume_bound(min(g.bound, max_norm) * (1 + 1e-3) + g.fmt.resolution)

@@ -85,9 +85,9 @@ class _Remembered:
 
     The dealer and every party keep one and update it the same way on every request (the parties' requests are
     identical, the dealer checks it), so a number means the same request on both sides. Replacing the least
-    recently used matters over a long training: the public bounds drift, every minibatch size has its own plan,
-    and a table frozen at its first 256 requests (as before) held stale plans while every later step's request
-    travelled in full and was laid out again on both sides (+8% of a DPVI step's instructions).
+    recently used matters over a long training: the public bounds drift and every minibatch size has its own
+    plan, so a table that kept its first requests would hold stale plans while every later step's request
+    travelled in full and was laid out again on both sides.
     """
 
     def __init__(self) -> None:

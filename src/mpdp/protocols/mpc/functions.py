@@ -41,12 +41,14 @@ from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.protocols.mpc.arithmetic import (
     _finish,
+    _masked_product,
     _public_ints,
     convert,
     mul_constants,
     mul_split,
     wrap_shift_many,
 )
+from mpdp.protocols.mpc.bits import at_least
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
@@ -74,8 +76,6 @@ def mul_known(x: SharedFixedPoint, y: SharedFixedPoint, bound: float, *,
     With ``fmt`` (a ring no wider than ``x``'s, fewer fractional bits than the product's scale) the truncation
     delivers the result in ``fmt`` at its ``f``: the switch to a cheaper format costs no extra round, and the
     error is below ``2^-fmt.frac_bits``."""
-    from mpdp.protocols.mpc.arithmetic import _masked_product
-
     x._check_peer(y)
     scale = x.scale + y.scale
     out = fmt or x.fmt
@@ -189,8 +189,6 @@ def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
     ``1 - sum_k h_k`` flags inputs below ``2^low_exp`` (non-positive ones included) and inputs at or above
     ``2^(high_exp + 1)``; the parties learn whether any is flagged.
     """
-    from mpdp.protocols.mpc.bits import at_least
-
     fmt = x.fmt
     session = x.session
     f = fmt.frac_bits

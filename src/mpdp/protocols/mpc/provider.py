@@ -10,8 +10,9 @@ Two levels
 ----------
 :class:`TripleSource`
     The multiplication triples only: :meth:`~TripleSource.mul_triple` (elementwise, numpy broadcasting)
-    and :meth:`~TripleSource.matmul_triple`. This is the part a homomorphic-encryption backend replaces:
-    Paillier or CKKS triples are generated between the computing parties without a dealer (issue 4).
+    and :meth:`~TripleSource.matmul_triple`. This is the part a homomorphic-encryption backend replaces,
+    generating the triples between the computing parties without a dealer
+    (Paillier: :mod:`~mpdp.protocols.mpc.he_triples`).
 :class:`CorrelationProvider`
     A ``TripleSource`` that also supplies square pairs, wrap masks (truncation and ring conversion),
     comparison masks, bitwise AND triples and daBits. The trusted dealer

@@ -6,6 +6,12 @@ A session binds a party's :class:`~mpdp.runtime.Comm`, the list of computing par
 the same program on it; the shared values it creates are
 :class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint` objects holding *this party's* shares.
 
+:class:`MPCSession` implements the :class:`~mpdp.protocols.mpc.tensor.Session` interface: the openings of
+:class:`~mpdp.protocols.mpc.channel.Channel`, which the operations on shares use, and ``ops``, the operations
+of :mod:`~mpdp.protocols.mpc.arithmetic`, :mod:`~mpdp.protocols.mpc.comparison` and
+:mod:`~mpdp.protocols.mpc.functions` that the values' operators call. This module is the top of the package:
+it imports those modules, and none of them imports it.
+
 >>> from mpdp.protocols.mpc import MPCSession, TrustedDealer
 >>> from mpdp.runtime import run_protocol
 >>> def party(comm, x):
@@ -42,8 +48,11 @@ from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring, RingArray, ring_for_bits
 from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, ParameterError, explain
+from mpdp.protocols.mpc import arithmetic, comparison, functions
+from mpdp.protocols.mpc.channel import check_bound
+from mpdp.protocols.mpc.dealer import DealerProvider
 from mpdp.protocols.mpc.provider import CorrelationProvider
-from mpdp.protocols.mpc.tensor import SharedFixedPoint
+from mpdp.protocols.mpc.tensor import Operations, SharedFixedPoint
 from mpdp.runtime import Comm
 
 __all__ = ["MPCSession"]
@@ -52,6 +61,28 @@ _OPENING_KEYS = frozenset({"id", "v"})
 _UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
 _ID = struct.Struct("<8sQ")
 _Z64 = ring_for_bits(64)
+
+
+class _Operations:
+    """The engine's interactive operations, as :class:`~mpdp.protocols.mpc.tensor.SharedFixedPoint`'s operators
+    call them (:class:`~mpdp.protocols.mpc.tensor.Operations`)."""
+
+    mul = staticmethod(arithmetic.mul)
+    mul_public = staticmethod(arithmetic.mul_public)
+    square = staticmethod(arithmetic.square)
+    mul_split = staticmethod(arithmetic.mul_split)
+    matmul = staticmethod(arithmetic.matmul)
+    matmul_public = staticmethod(arithmetic.matmul_public)
+    truncate = staticmethod(arithmetic.truncate)
+    convert = staticmethod(arithmetic.convert)
+    less = staticmethod(comparison.less)
+    greater = staticmethod(comparison.greater)
+    max_along = staticmethod(comparison.max_along)
+    div = staticmethod(functions.div)
+    reciprocal = staticmethod(functions.reciprocal)
+    exp = staticmethod(functions.exp)
+    sqrt = staticmethod(functions.sqrt)
+    inv_sqrt = staticmethod(functions.inv_sqrt)
 
 
 class MPCSession:
@@ -69,6 +100,9 @@ class MPCSession:
     fmt:
         Default fixed-point format of new shared values.
     """
+
+    ops: Operations = _Operations()
+    """The operations behind the operators of this session's shared values (the same for every session)."""
 
     def __init__(self, comm: Comm, *, provider: CorrelationProvider, parties: Iterable[str] | None = None,
                  fmt: FixedPointFormat = FAST) -> None:
@@ -104,8 +138,6 @@ class MPCSession:
                     fmt: FixedPointFormat = FAST) -> MPCSession:
         """A session whose correlations come from the :class:`~mpdp.protocols.mpc.dealer.TrustedDealer`
         named ``dealer`` (every other party computes, unless ``parties`` says otherwise)."""
-        from mpdp.protocols.mpc.dealer import DealerProvider
-
         provider = DealerProvider(comm, dealer=dealer, parties=parties)
         return cls(comm, provider=provider, parties=provider.parties, fmt=fmt)
 
@@ -305,7 +337,7 @@ class MPCSession:
         sharing_id = self.new_id() if sharing_id is None else sharing_id
         label = "mpc.input"
         if self.comm.name == owner:
-            declared = fmt.max_value if bound is None else _check_bound(bound, fmt)
+            declared = fmt.max_value if bound is None else check_bound(bound, fmt)
             mine, shape = _encode_input(owner, values, declared, fmt)
             for p in self.peers:
                 r = ring.random(self.comm.rng, shape)
@@ -321,10 +353,10 @@ class MPCSession:
                                                 "run the same mpdp version"))
         (share,) = self._check_reply(owner, {"id": msg["id"], "v": msg["v"]}, sharing_id, 1)
         declared = msg["bound"]
-        if not isinstance(declared, float) or (bound is not None and declared != _check_bound(bound, fmt)):
+        if not isinstance(declared, float) or (bound is not None and declared != check_bound(bound, fmt)):
             raise ParameterError(explain(f"bound declared by {owner}", declared, f"the bound passed here ({bound})",
                                          "pass the same public bound on every party, or None to accept the owner's"))
-        _check_bound(declared, fmt)
+        check_bound(declared, fmt)
         return SharedFixedPoint(self, ring.check(share, f"share from {owner}", received=True), fmt=fmt,
                                 scale=fmt.frac_bits, bound=declared, sharing_id=sharing_id)
 
@@ -351,7 +383,7 @@ class MPCSession:
         if owner not in self.parties:
             raise ParameterError(explain("owner", owner, f"one of {self.parties}", "name a computing party"))
         shape = _check_shape(shape)
-        declared = _check_bound(bound, fmt)
+        declared = check_bound(bound, fmt)
         sharing_id = self.new_id() if sharing_id is None else sharing_id
         if self.comm.name == owner:
             mine, _ = _encode_input(owner, values, declared, fmt, shape=shape)
@@ -416,7 +448,7 @@ class MPCSession:
         Every party must call it in the same order with the same public ``bound`` and ``scale``.
         """
         fmt = fmt or self.fmt
-        _check_bound(bound, fmt)
+        check_bound(bound, fmt)
         return SharedFixedPoint(self, fmt.ring.check(share, "share"), fmt=fmt,
                                 scale=fmt.frac_bits if scale is None else scale, bound=float(bound),
                                 sharing_id=self.new_id())
@@ -451,11 +483,3 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
                                                for d in shape):
         raise ParameterError(explain("shape", shape, "a tuple of non-negative ints", "pass e.g. shape=(100, 10)"))
     return shape
-
-
-def _check_bound(bound: float, fmt: FixedPointFormat) -> float:
-    if not isinstance(bound, (int, float)) or not np.isfinite(bound) or bound < 0 or bound > fmt.max_value:
-        raise ParameterError(explain("bound", bound, f"a number in [0, {fmt.max_value:g}] for {fmt}",
-                                     "declare a public bound on |values| that the format can hold"))
-    return float(bound)
-

@@ -11,6 +11,16 @@ read as ``raw / 2^scale``. Operators behave like numpy arrays:
   Newton-Raphson division (:mod:`mpdp.protocols.mpc.functions`);
 * ``reveal()`` opens the value to every computing party; ``reveal_to(name)`` to one.
 
+Where the operators live
+------------------------
+This module implements the local operations and the openings. The interactive operators and methods
+(``*``, ``@``, ``/``, ``**``, ``square``, ``truncate``, ``to_format``, comparisons, ``max``, ``exp``, ``sqrt``,
+...) dispatch through the value's session, ``x.session.ops`` (:class:`Operations`), to the modules that
+implement them (:mod:`~mpdp.protocols.mpc.arithmetic`, :mod:`~mpdp.protocols.mpc.comparison`,
+:mod:`~mpdp.protocols.mpc.functions`). Those modules import this one; this one imports none of them:
+:class:`~mpdp.protocols.mpc.session.MPCSession` binds them. :class:`Session` states what a value needs of its
+session: the :class:`~mpdp.protocols.mpc.channel.Channel` interface, the operations and public values.
+
 Public bounds
 -------------
 Every shared value carries ``bound``, a *public* upper bound on its magnitude, propagated through each
@@ -24,8 +34,7 @@ Truncation never fails silently: its result is always one of the two grid neighb
 for raw integers within ``2^(l-2)`` (no probabilistic wrap-around, unlike the 2-party local truncation of
 SecureML or CrypTen, whose failures of size ~2^(l-f) occur with probability ~|x| 2^-l per element), and
 the public bounds keep every operand within that range. The probability of a silent wrong result is
-therefore 0 (the issue's requirement is <= 2^-40), unless a caller promises a false bound with
-``assume_bound``.
+therefore 0, unless a caller promises a false bound with ``assume_bound``.
 
 Accuracy
 --------
@@ -38,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -46,13 +55,52 @@ import numpy.typing as npt
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import KeyMismatchError, ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.protocols.mpc.channel import Channel
 
-if TYPE_CHECKING:
-    from mpdp.protocols.mpc.session import MPCSession
-
-__all__ = ["SharedFixedPoint", "concatenate", "stack"]
+__all__ = ["Operations", "Session", "SharedFixedPoint", "concatenate", "stack"]
 
 Operand = Any  # SharedFixedPoint, a number or an array-like of numbers
+
+
+class Operations(Protocol):
+    """The interactive operations behind :class:`SharedFixedPoint`'s operators and methods, reached through the
+    value's session (``x.session.ops``): products, truncation and conversion
+    (:mod:`~mpdp.protocols.mpc.arithmetic`), comparisons (:mod:`~mpdp.protocols.mpc.comparison`) and functions
+    (:mod:`~mpdp.protocols.mpc.functions`). Those modules import this one, never the reverse:
+    :class:`~mpdp.protocols.mpc.session.MPCSession` binds them."""
+
+    def mul(self, x: SharedFixedPoint, y: SharedFixedPoint, /) -> SharedFixedPoint: ...
+    def mul_public(self, x: SharedFixedPoint, c: npt.NDArray[np.float64], /) -> SharedFixedPoint: ...
+    def square(self, x: SharedFixedPoint, /) -> SharedFixedPoint: ...
+    def mul_split(self, x: SharedFixedPoint, y: SharedFixedPoint, /) -> SharedFixedPoint: ...
+    def matmul(self, x: SharedFixedPoint, y: SharedFixedPoint, /) -> SharedFixedPoint: ...
+    def matmul_public(self, x: SharedFixedPoint, c: npt.NDArray[np.float64], /, *,
+                      left: bool) -> SharedFixedPoint: ...
+    def truncate(self, x: SharedFixedPoint, bits: int, /) -> SharedFixedPoint: ...
+    def convert(self, x: SharedFixedPoint, fmt: FixedPointFormat, /) -> SharedFixedPoint: ...
+    def less(self, x: SharedFixedPoint, y: Operand, /) -> SharedFixedPoint: ...
+    def greater(self, x: SharedFixedPoint, y: Operand, /) -> SharedFixedPoint: ...
+    def max_along(self, x: SharedFixedPoint, axis: int = -1, /) -> SharedFixedPoint: ...
+    def div(self, a: SharedFixedPoint, b: SharedFixedPoint, /) -> SharedFixedPoint: ...
+    def reciprocal(self, x: SharedFixedPoint, params: Any = None, /) -> SharedFixedPoint: ...
+    def exp(self, x: SharedFixedPoint, params: Any = None, /) -> SharedFixedPoint: ...
+    def sqrt(self, x: SharedFixedPoint, params: Any = None, /) -> SharedFixedPoint: ...
+    def inv_sqrt(self, x: SharedFixedPoint, params: Any = None, /) -> SharedFixedPoint: ...
+
+
+class Session(Channel, Protocol):
+    """What a shared value needs of its session: a :class:`~mpdp.protocols.mpc.channel.Channel` that also
+    carries the engine's :class:`Operations` and makes public values.
+    :class:`~mpdp.protocols.mpc.session.MPCSession` implements it."""
+
+    @property
+    def ops(self) -> Operations:
+        """The operations behind the operators of this session's values."""
+        ...
+
+    def public(self, values: Any, *, fmt: FixedPointFormat | None = None) -> SharedFixedPoint:
+        """A public value as a (trivially) shared one."""
+        ...
 
 
 class SharedFixedPoint:
@@ -63,7 +111,7 @@ class SharedFixedPoint:
     ring: Ring
     """The ring of the shares, ``fmt.ring`` (an attribute: operations read it often)."""
 
-    def __init__(self, session: MPCSession, share: RingArray, *, fmt: FixedPointFormat, scale: int, bound: float,
+    def __init__(self, session: Session, share: RingArray, *, fmt: FixedPointFormat, scale: int, bound: float,
                  sharing_id: bytes) -> None:
         self.session = session
         self.share = share
@@ -192,40 +240,30 @@ class SharedFixedPoint:
 
     # -- products -----------------------------------------------------------------------------------------
     def __mul__(self, other: Operand) -> SharedFixedPoint:
-        from mpdp.protocols.mpc import arithmetic
-
         if isinstance(other, SharedFixedPoint):
-            return arithmetic.mul(self, other)
-        return arithmetic.mul_public(self, self._public(other))
+            return self.session.ops.mul(self, other)
+        return self.session.ops.mul_public(self, self._public(other))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Operand) -> SharedFixedPoint:
         if isinstance(other, SharedFixedPoint):
-            from mpdp.protocols.mpc import functions
-
-            return functions.div(self, other)
+            return self.session.ops.div(self, other)
         c = self._public(other)
         if np.any(c == 0):
             raise ParameterError(explain("divisor", "0", "non-zero public numbers", "do not divide by zero"))
         return self * (1.0 / c)
 
     def __rtruediv__(self, other: Operand) -> SharedFixedPoint:
-        from mpdp.protocols.mpc import functions
-
-        return functions.reciprocal(self) * self._public(other)
+        return self.session.ops.reciprocal(self) * self._public(other)
 
     def __matmul__(self, other: Operand) -> SharedFixedPoint:
-        from mpdp.protocols.mpc import arithmetic
-
         if isinstance(other, SharedFixedPoint):
-            return arithmetic.matmul(self, other)
-        return arithmetic.matmul_public(self, self._public(other), left=False)
+            return self.session.ops.matmul(self, other)
+        return self.session.ops.matmul_public(self, self._public(other), left=False)
 
     def __rmatmul__(self, other: Operand) -> SharedFixedPoint:
-        from mpdp.protocols.mpc import arithmetic
-
-        return arithmetic.matmul_public(self, self._public(other), left=True)
+        return self.session.ops.matmul_public(self, self._public(other), left=True)
 
     def __pow__(self, exponent: int) -> SharedFixedPoint:
         if not isinstance(exponent, int) or exponent < 1:
@@ -244,15 +282,11 @@ class SharedFixedPoint:
 
     def square(self) -> SharedFixedPoint:
         """``x * x`` with a square pair (opens one value instead of two)."""
-        from mpdp.protocols.mpc import arithmetic
-
-        return arithmetic.square(self)
+        return self.session.ops.square(self)
 
     def mul_split(self, other: SharedFixedPoint) -> SharedFixedPoint:
         """Paper 002's integer/fraction split product: ``|x y| < max_value`` instead of ``product_capacity``."""
-        from mpdp.protocols.mpc import arithmetic
-
-        return arithmetic.mul_split(self, other)
+        return self.session.ops.mul_split(self, other)
 
     def dot(self, other: Operand) -> SharedFixedPoint:
         """Inner product over the last axis (``sum(x * y, -1)`` with one truncation, via ``@``)."""
@@ -310,9 +344,7 @@ class SharedFixedPoint:
     # -- precision ----------------------------------------------------------------------------------------
     def truncate(self, bits: int) -> SharedFixedPoint:
         """Divide the raw integers by ``2^bits`` (one round): the value keeps, the scale drops by ``bits``."""
-        from mpdp.protocols.mpc import arithmetic
-
-        return arithmetic.truncate(self, bits)
+        return self.session.ops.truncate(self, bits)
 
     def rescale(self) -> SharedFixedPoint:
         """Truncate back to the format's ``f`` fractional bits if the scale is higher (no-op otherwise)."""
@@ -322,39 +354,31 @@ class SharedFixedPoint:
 
     def to_format(self, fmt: FixedPointFormat) -> SharedFixedPoint:
         """The same value in another format (ring and/or fractional bits); one round unless only lifting."""
-        from mpdp.protocols.mpc import arithmetic
+        return self.session.ops.convert(self, fmt)
 
-        return arithmetic.convert(self, fmt)
-
-    # -- functions and comparisons (mpdp.protocols.mpc.functions / .comparison) --------------------------
+    # -- functions and comparisons (x.session.ops: mpdp.protocols.mpc.functions / .comparison) -----------
     def exp(self, params: Any = None) -> SharedFixedPoint:
         """``exp(x)``; see :func:`mpdp.protocols.mpc.functions.exp`."""
-        result: SharedFixedPoint = _f().exp(self, params)
-        return result
+        return self.session.ops.exp(self, params)
 
     def reciprocal(self, params: Any = None) -> SharedFixedPoint:
         """``1/x``; see :func:`mpdp.protocols.mpc.functions.reciprocal`."""
-        result: SharedFixedPoint = _f().reciprocal(self, params)
-        return result
+        return self.session.ops.reciprocal(self, params)
 
     def sqrt(self, params: Any = None) -> SharedFixedPoint:
         """``sqrt(x)``; see :func:`mpdp.protocols.mpc.functions.sqrt`."""
-        result: SharedFixedPoint = _f().sqrt(self, params)
-        return result
+        return self.session.ops.sqrt(self, params)
 
     def inv_sqrt(self, params: Any = None) -> SharedFixedPoint:
         """``1/sqrt(x)``; see :func:`mpdp.protocols.mpc.functions.inv_sqrt`."""
-        result: SharedFixedPoint = _f().inv_sqrt(self, params)
-        return result
+        return self.session.ops.inv_sqrt(self, params)
 
     def __lt__(self, other: Operand) -> SharedFixedPoint:
         """``[x < y]`` as a shared bit (scale 0); see :mod:`mpdp.protocols.mpc.comparison`."""
-        result: SharedFixedPoint = _c().less(self, other)
-        return result
+        return self.session.ops.less(self, other)
 
     def __gt__(self, other: Operand) -> SharedFixedPoint:
-        result: SharedFixedPoint = _c().greater(self, other)
-        return result
+        return self.session.ops.greater(self, other)
 
     def __le__(self, other: Operand) -> SharedFixedPoint:
         return 1 - self.__gt__(other)
@@ -364,8 +388,7 @@ class SharedFixedPoint:
 
     def max(self, axis: int = -1) -> SharedFixedPoint:
         """The maximum along ``axis`` (tournament of secure comparisons)."""
-        result: SharedFixedPoint = _c().max_along(self, axis)
-        return result
+        return self.session.ops.max_along(self, axis)
 
     # -- opening ------------------------------------------------------------------------------------------
     def reveal(self) -> npt.NDArray[np.float64]:
@@ -390,18 +413,6 @@ def _capacity_error(fmt: FixedPointFormat, scale: int, bound: float) -> Precisio
                 f"|x| < {2.0 ** (fmt.raw_capacity_bits - scale):.6g} for {fmt}",
                 "use tighter input bounds, rescale the data, or a wider format (ring_bits=128)")
     )
-
-
-def _f() -> Any:
-    from mpdp.protocols.mpc import functions
-
-    return functions
-
-
-def _c() -> Any:
-    from mpdp.protocols.mpc import comparison
-
-    return comparison
 
 
 def _joined(values: Sequence[SharedFixedPoint], fn: Callable[[Ring, list[RingArray]], RingArray]) -> SharedFixedPoint:
