@@ -110,8 +110,8 @@ def test_products_carry_no_systematic_rescale_error(ckks_d1) -> None:
 
 
 def test_products_with_zero_plaintexts_stay_at_the_right_level(ckks_d1) -> None:
-    """TenSEAL skips the product for an all-zero plaintext; the vector still consumes its level (regression:
-    the reply of a CKKS inner product with an all-zero column was rejected as tampered)."""
+    """TenSEAL skips the product for an all-zero plaintext; the vector still consumes its level, so the reply of
+    a CKKS inner product with an all-zero column is not mistaken for a tampered one."""
     v = CkksVector.encrypt(ckks_d1, np.ones(10))
     for result in (v.dot(np.zeros(10)), v.mul_plain(np.zeros(10)), v.mul_scalar(0.0)):
         sent = result.add_plain(3.0).rerandomize()
