@@ -123,7 +123,7 @@ def run(quick: bool = False) -> list[BenchResult]:
 
     # -- inner products ----------------------------------------------------------------------------------
     results.append(_cross("inner product n=45,222: shares (dealer triple)", x, y, SharesBackend(), rng, repeat=5))
-    from mpdp.protocols.inner_product_ckks import new_context
+    from mpdp.protocols.inner_product.ckks import new_context
 
     context = new_context()  # key generation is not part of the protocol run, as for Paillier
     results.append(_cross("inner product n=45,222: ckks (reused keys)", x, y, CkksBackend(), rng, keys=context))

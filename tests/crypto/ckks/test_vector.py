@@ -110,8 +110,8 @@ def test_products_carry_no_systematic_rescale_error(ckks_d1) -> None:
 
 
 def test_products_with_zero_plaintexts_stay_at_the_right_level(ckks_d1) -> None:
-    """TenSEAL skips the product for an all-zero plaintext; the vector still consumes its level (regression:
-    the reply of a CKKS inner product with an all-zero column was rejected as tampered)."""
+    """TenSEAL skips the product for an all-zero plaintext; the vector still consumes its level, so the reply of
+    a CKKS inner product with an all-zero column is not mistaken for a tampered one."""
     v = CkksVector.encrypt(ckks_d1, np.ones(10))
     for result in (v.dot(np.zeros(10)), v.mul_plain(np.zeros(10)), v.mul_scalar(0.0)):
         sent = result.add_plain(3.0).rerandomize()
@@ -120,8 +120,8 @@ def test_products_with_zero_plaintexts_stay_at_the_right_level(ckks_d1) -> None:
 
 
 def test_an_addend_to_a_dot_product_covers_every_slot(ckks_d1) -> None:
-    """Regression (session 14): the mask of a CKKS inner product went into slot 0 only, and the key owner read
-    the unmasked product in every other slot of the reply."""
+    """The addend of a dot product goes into every slot of the reply, so a mask hides the product in every slot
+    a key owner can decrypt, not in slot 0 alone."""
     x, w = np.linspace(-1.0, 1.0, 5000), np.cos(np.arange(5000.0))
     masked = CkksVector.encrypt(ckks_d1, x).dot(w).add_plain(12345.0).rerandomize()
     slots = all_slots(ckks_d1, masked)

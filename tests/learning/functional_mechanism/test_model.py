@@ -103,7 +103,7 @@ def test_claim1_vertical_equals_centralised(backend: str, K: int) -> None:
     """
     pytest.importorskip("mpdp.protocols.inner_product")
     if backend == "ckks":
-        pytest.importorskip("mpdp.protocols.inner_product_ckks")
+        pytest.importorskip("tenseal")
     X, y = _logistic_data(300, 6, 12)
     cols = [list(c) for c in ColumnPartition.even(6, K).columns]
     if backend in EXACT_BACKENDS:
@@ -119,7 +119,7 @@ def test_claim1_vertical_equals_centralised(backend: str, K: int) -> None:
         # CKKS is approximate: its error is priced into the sensitivity (so the noise scale differs from the
         # centralised one); with negligible noise the objective is the centralised one within the documented
         # per-entry bound times the monomial factor (1 for lambda, 1/8 for M).
-        from mpdp.protocols.inner_product_ckks import ckks_error_bound
+        from mpdp.protocols.inner_product.ckks_parameters import ckks_error_bound
 
         ref = centralized_fm("logistic", X, y, epsilon=1e7, rng=RandomSource.seeded(13),
                              settings=SolveSettings(trim_factor=0.0))

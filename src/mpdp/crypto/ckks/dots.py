@@ -1,7 +1,7 @@
 """Many products of encrypted vectors with plaintext columns, on SEAL directly.
 
 A party holding plaintext columns ``y_1 .. y_m`` that computes a product of every encrypted column ``x_i`` it
-received with every ``y_j`` (the CKKS inner product, :mod:`mpdp.protocols.inner_product_ckks`) would, with
+received with every ``y_j`` (the CKKS inner product, :mod:`mpdp.protocols.inner_product.ckks`) would, with
 :meth:`CkksVector.dot <mpdp.crypto.ckks.CkksVector.dot>`, have TenSEAL encode every plaintext chunk again for
 each ``x_i`` and rescale after each chunk's product. Here each ``y_j`` is encoded once (:class:`PlainColumns`)
 and each pair costs, on TenSEAL's SEAL objects (``tenseal.sealapi``), one plaintext product per chunk at the
@@ -14,10 +14,7 @@ y_(c,s)``, and ``sum_s v_s = <x_i, y_j>``. Then either
 * :func:`masked_slot_products`: no rotation, one mask per slot; the key owner adds the slots itself.
 
 and a fresh public-key encryption of zero is added (as :meth:`CkksVector.rerandomize
-<mpdp.crypto.ckks.CkksVector.rerandomize>`: the ciphertext randomness is no longer a function of ``y``).
-
-Measured (session 14, ``ckks-8192-d1``, 36,178 rows in 9 chunks): 13.0 ms per pair with the ladder, about 4 ms
-without, against 24.2 ms with ``dot``, ``add_plain`` and ``rerandomize``; 4.2 ms per column encoded once.
+<mpdp.crypto.ckks.CkksVector.rerandomize>`: the ciphertext randomness is not a function of ``y``).
 
 Accuracy
 --------
@@ -117,7 +114,7 @@ def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.A
     adds the chunks' products in slot ``s`` (so ``sum_s v_js = <vector, y_j>``), as the wire form of a
     rerandomized ``slots``-long vector. No rotation: the receiver adds the slots itself. ``masks`` is
     ``(m, slots)``; ``vector`` must be fresh (no level used). Per pair: the chunks' products, one rescale, one
-    plaintext addition and the encryption of zero (measured, session 14: about 4 ms at 36,178 rows)."""
+    plaintext addition and the encryption of zero."""
     _check(vector, columns)
     params = vector.context.params
     r = _masks(masks, (len(columns), params.slots), params.max_magnitude, "one mask per column and slot")

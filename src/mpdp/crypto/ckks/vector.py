@@ -181,9 +181,8 @@ class CkksVector:
 
         A length-1 vector (a :meth:`sum` or :meth:`dot` result) holds its value in *every* slot of its
         ciphertext: the rotation ladder leaves the total everywhere. Its addend is therefore encoded into every
-        slot. Until session 14 it went into slot 0 only, so a mask added to a dot product hid slot 0 alone and
-        the key owner, decrypting the raw ciphertext, read the unmasked product in the other 4,095 slots
-        (:mod:`mpdp.protocols.inner_product_ckks`)."""
+        slot: an addend in slot 0 alone would mask slot 0 alone, and a key owner decrypting the raw ciphertext
+        would read the unmasked product in the other 4,095 slots (:mod:`mpdp.protocols.inner_product.ckks`)."""
         plain = self._plain_chunks(values, "addend")
         if self.length == 1:  # a scalar: TenSEAL encodes it into every slot
             chunks = [self.chunks[0] + float(plain[0][0])]

@@ -294,7 +294,7 @@ class FMDataParty(Party):
 
         if isinstance(spec.backend, CkksBackend):
             if self._keys is None:
-                from mpdp.protocols.inner_product_ckks import new_context
+                from mpdp.protocols.inner_product.ckks import new_context
 
                 # the functional mechanism's products are all shared (never revealed to the key owner): they
                 # need no rotation, so no Galois keys (18.6 MB of public context per key owner, 0.4 s)
@@ -348,7 +348,7 @@ class FMServer(Party):
             raise ShapeMismatchError("the label party did not confirm the parties' record alignment")
         plan = dataclasses.replace(plan, records=int(n0))
         if self.backend == "ckks":  # approximate products: price their error into the sensitivity (fm_noise)
-            from mpdp.protocols.inner_product_ckks import ckks_error_bound
+            from mpdp.protocols.inner_product.ckks_parameters import ckks_error_bound
 
             plan = dataclasses.replace(plan, coefficient_error=ckks_error_bound(int(n0), 1.0), max_frac_bits=16)
         comm.broadcast(plan.to_wire(), label="plan", to=names)

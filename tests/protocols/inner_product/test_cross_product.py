@@ -164,13 +164,13 @@ def test_ckks_backend_matches_plaintext_within_its_bound() -> None:
 
 
 def test_ckks_replies_show_the_key_owner_only_masked_values(monkeypatch) -> None:
-    """Regression (session 14): the mask covered slot 0 of each reply only, and the key owner read the unmasked
-    entry of X^T Y in the other slots. Now slot ``s`` of a reply holds the entry's partial sum ``x_s y_s`` under its
-    own mask, uniform over a period of about 2^20: a slot within 1 of its partial sum has probability below
-    2^-19, so more than 3 of the 16,384 slots seen here has probability below 1e-6."""
+    """Every slot of a reply is masked, not slot 0 alone (which would show the key owner the unmasked entry of
+    X^T Y in the other slots): slot ``s`` of a reply holds the entry's partial sum ``x_s y_s`` under its own mask,
+    uniform over a period of about 2^20, so a slot within 1 of its partial sum has probability below 2^-19, and
+    more than 3 of the 16,384 slots seen here has probability below 1e-6."""
     pytest.importorskip("tenseal")
-    import mpdp.protocols.inner_product_ckks as ckks
-    from mpdp.protocols.inner_product import CkksBackend
+    from mpdp.protocols.inner_product import CkksBackend, ckks
+    from mpdp.protocols.inner_product.ckks_parameters import share_scale_bits
     from tests.crypto.ckks.slots import all_slots
 
     seen = []
@@ -188,7 +188,7 @@ def test_ckks_replies_show_the_key_owner_only_masked_values(monkeypatch) -> None
     run = simulate_cross_product(X, Y, spec, rng=RandomSource.seeded(4))
     assert np.max(np.abs(outcome(run, spec) - X.T @ Y)) <= spec.error_bound
     assert len(seen) == 4
-    scale = 2.0 ** -ckks.share_scale_bits(spec.backend.mask_bits)  # the key owner's columns are scaled
+    scale = 2.0 ** -share_scale_bits(spec.backend.mask_bits)  # the key owner's columns are scaled
     near = 0
     for k, slots in enumerate(seen):
         i, j = divmod(k, 2)
@@ -240,7 +240,7 @@ def test_ckks_shared_products_send_no_galois_keys() -> None:
     owner refuses keys without them before sending anything."""
     pytest.importorskip("tenseal")
     from mpdp.protocols.inner_product import CkksBackend
-    from mpdp.protocols.inner_product_ckks import ckks_holder, new_context
+    from mpdp.protocols.inner_product.ckks import ckks_holder, new_context
 
     X, Y = matrices(40, 1, 2, 5, 1.0)
     sent = {}

@@ -14,7 +14,7 @@ pytest.importorskip("tenseal")
 @pytest.mark.parametrize("rows", [4097, 5000])
 def test_rows_beyond_one_chunk(rows: int) -> None:
     from mpdp.protocols.inner_product import CkksBackend, CrossProductSpec, simulate_cross_product
-    from mpdp.protocols.inner_product_ckks import ckks_error_bound
+    from mpdp.protocols.inner_product.ckks_parameters import ckks_error_bound
 
     rng = RandomSource.seeded(rows)
     X, Y = 2 * rng.random((rows, 2)) - 1, 2 * rng.random((rows, 1)) - 1

@@ -18,10 +18,8 @@ then holds the partial sum ``v_s`` of the rows in that slot, and ``sum_s v_s = (
   its share.
 
 Either way ``right`` *rerandomises* the reply (a fresh encryption of zero, so the ciphertext randomness is not a
-function of ``Y`` the key owner could read). Measured (session 14, 36,178 rows, 9 chunks): 4 ms per shared entry
-(no rotation) and 13 ms per revealed one, against 24 ms with :meth:`~mpdp.crypto.ckks.CkksVector.dot`, which
-encoded ``Y_j`` again for every ``X_i``, rescaled per chunk and summed the slots of every entry; paper 000's FM
-on Adult with K = 3 (3,602 entries): 107 s -> 30 s.
+function of ``Y`` the key owner could read). A shared entry costs the chunks' plaintext products, one rescale,
+one plaintext addition and the encryption of zero; a revealed one adds the ladder's ``log2(slots)`` rotations.
 
 Security
 --------
@@ -30,66 +28,40 @@ Semi-honest. ``right`` sees only ciphertexts (RLWE at >= 128 bits: the vetted se
 ``decrypt()`` shows; what it sees of a shared entry is the slots ``v_s + r_s`` and its share. Real-valued masks
 are limited by the CKKS plaintext range: a decrypted value must stay below ``2^(60 - 40 - 1) = 2^19``, so for
 ``k > 18`` the left scales its columns by ``2^-s``, ``s = k - 18``, before encrypting and the shares are scaled
-back by ``2^s``; :func:`check_slot_period` refuses products whose slots or masked entries would leave the period.
-With ``B = rows bound^2``, a simulator that draws every slot uniformly (the last one fixed by the share) differs
-from the real view by at most ``sum_s |v_s| / P <= B / (2^s P)``, about ``B / 2^(s + 20)``, and the share
-``(X^T Y)_ij + R`` hides the entry within ``B / 2^(k + 1)``: in all at most ``B / 2^k`` (2^-7.5 for B = 45,222
-and the default k = 23), as before session 14. Far weaker than the 2^-40 of the ``shares`` and ``paillier``
-backends: use CKKS shares only where that is acceptable. Until session 14 every entry was summed into every
-slot and masked in slot 0 alone, so the other 4,095 slots gave the key owner the unmasked product
-(:meth:`~mpdp.crypto.ckks.CkksVector.add_plain` now masks every slot of a sum). CKKS has no circuit privacy
-against the key owner without noise flooding, which is not added: decrypted values carry noise that depends on
-``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
+back by ``2^s``; :func:`~mpdp.protocols.inner_product.ckks_parameters.check_slot_period` refuses products whose
+slots or masked entries would leave the period. With ``B = rows bound^2``, a simulator that draws every slot
+uniformly (the last one fixed by the share) differs from the real view by at most ``sum_s |v_s| / P <= B / (2^s
+P)``, about ``B / 2^(s + 20)``, and the share ``(X^T Y)_ij + R`` hides the entry within ``B / 2^(k + 1)``: in all
+at most ``B / 2^k`` (2^-7.5 for B = 45,222 and the default k = 23). Far weaker than the 2^-40 of the ``shares``
+and ``paillier`` backends: use CKKS shares only where that is acceptable. Every slot of a reply carries its own
+mask: a sum left in every slot and masked in one would show the key owner the unmasked product in the others
+(:meth:`~mpdp.crypto.ckks.CkksVector.add_plain` masks every slot of a sum for the same reason). CKKS has no
+circuit privacy against the key owner without noise flooding, which is not added: decrypted values carry noise
+that depends on ``Y`` (see :mod:`mpdp.crypto.ckks.vector`).
 
 Accuracy
 --------
-CKKS is approximate: per entry the documented dot-product bound of ``ckks-8192-d1``
-(:meth:`~mpdp.crypto.ckks.CkksParameters.dot_error_bound`: ``(3e-5 + 5e-7 sqrt(rows)) bound^2``; the slots'
-errors add up to at most that, tested at 36,178 rows), plus ``2^-20`` for the float roundings of the slot masks'
-sums (three roundings to nearest of values below ``2^31``, ulp ``2^-21``: the right's sum of all masks but the
-last and its difference from ``R``, the left's sum of the slots), all times ``2^s`` when shares are
-scaled (above): 4.4e-3 at 45,222 rows, bound 1 and the default ``mask_bits = 23`` (the previous TenSEAL-direct
-backend documented 0.021).
+CKKS is approximate: per entry :func:`~mpdp.protocols.inner_product.ckks_parameters.ckks_error_bound` (the set's
+dot-product bound plus the slot masks' float roundings, times ``2^s`` when shares are scaled).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.ckks import CkksContext, CkksParameters, CkksVector, parameters_for_depth
+from mpdp.crypto.ckks import CkksContext, CkksParameters, CkksVector
 from mpdp.crypto.ckks.dots import PlainColumns, masked_dots, masked_slot_products
-from mpdp.errors import MalformedMessageError, ParameterError, PrecisionError, explain
+from mpdp.errors import MalformedMessageError, ParameterError, explain
+from mpdp.protocols.inner_product.ckks_parameters import PARAMETERS, SLOT_PERIOD, mask_span, scale_bits
+from mpdp.protocols.inner_product.spec import CkksBackend, CrossProduct, CrossProductSpec
 from mpdp.runtime.comm import Comm
 
-if TYPE_CHECKING:
-    from mpdp.protocols.inner_product import CrossProduct, CrossProductSpec
-
-__all__ = ["MASK_BITS", "PARAMETERS", "SLOT_PERIOD", "CkksKeys", "check_slot_period", "ckks_error_bound",
-           "ckks_holder", "new_context", "share_scale_bits"]
-
-#: The named parameter set of the backend: one plaintext product (depth 1), N = 8192.
-PARAMETERS: CkksParameters = parameters_for_depth(1)
-#: Largest mask exponent without scaling: masked values must stay below the set's ``max_magnitude`` (2^19).
-MASK_BITS = 18
-#: A shared reply's slots are masked modulo this period (scaled units): every slot stays below 2^19 in magnitude
-#: (masks within ``P / 2 = 2^19 - 2^10``, partial sums below ``2^10``) and the key owner reduces the slots' sum
-#: into ``[-P/2, P/2]``, where the masked entry lies.
-SLOT_PERIOD = 2.0**20 - 2.0**11
-
-
-def share_scale_bits(mask_bits: int) -> int:
-    """``s``: columns are encrypted times ``2^-s`` so that a ``2^mask_bits`` mask fits the plaintext range."""
-    return max(0, mask_bits - MASK_BITS)
-
-
-def ckks_error_bound(rows: int, bound: float, mask_bits: int = 23) -> float:
-    """Documented per-entry error of a CKKS cross product with shares (see the module docstring)."""
-    return (PARAMETERS.dot_error_bound(rows, bound, bound) + 2.0**-20) * 2.0 ** share_scale_bits(mask_bits)
+__all__ = ["CkksKeys", "ckks_holder", "new_context"]
 
 
 @dataclass(frozen=True)
@@ -107,33 +79,15 @@ class CkksKeys:
 def new_context(params: CkksParameters = PARAMETERS, *, galois_keys: bool = True) -> CkksKeys:
     """Fresh CKKS keys (secret, relinearisation and, with ``galois_keys``, Galois) for the key owner to reuse
     across runs. Only products revealed to the key owner (``reveal_to=left``) rotate, and need the Galois keys;
-    shared products add their slots after decryption (module docstring). Without them, key generation takes
-    0.01 s instead of 0.12 s, and the public context serialises in 0.02 s to 1.1 MB instead of 0.26 s to 18.6 MB
+    shared products add their slots after decryption (module docstring). Without them key generation and the
+    public context's serialisation cost far less, and that context is about 1 MB instead of 18.6 MB
     (``ckks-8192-d1``). Keys without them refuse a revealed product with a typed error."""
     ctx = CkksContext.generate(params, galois_keys=galois_keys)
     return CkksKeys(ctx, ctx.public().to_wire())
 
 
-def _scale_bits(spec: CrossProductSpec) -> int:
-    return 0 if spec.reveal_to == spec.left else share_scale_bits(spec.backend.mask_bits)  # type: ignore[union-attr]
-
-
-def check_slot_period(spec: CrossProductSpec) -> None:
-    """Refuse a shared CKKS product whose slots or masked entries would leave the slot period (public values only;
-    :class:`~mpdp.protocols.inner_product.CrossProductSpec` calls it at construction, so both holders refuse
-    before any encryption): ``chunks bound^2 2^-s < 2^10`` per slot and ``B 2^-s + 2^(k - s) + 1 <
-    SLOT_PERIOD / 2`` per entry, the 1 the room for the CKKS error."""
-    scaled = float(spec.bound) ** 2 * 2.0 ** -_scale_bits(spec)
-    if -(-spec.rows // PARAMETERS.slots) * scaled >= 2.0**10 or \
-            spec.rows * scaled + _mask_span(spec) + 1.0 >= SLOT_PERIOD / 2:
-        raise PrecisionError(explain("CKKS shared product", f"{spec.rows} rows of bound {spec.bound:g}",
-                                     "entries within the slot period (about 2^18 after scaling)",
-                                     "lower the backend's mask_bits or the entries' bound"))
-
-
-def _mask_span(spec: CrossProductSpec) -> float:
-    """The entries' mask range ``2^(k - s)`` (scaled units, at most 2^18)."""
-    return 2.0 ** (spec.backend.mask_bits - _scale_bits(spec))  # type: ignore[union-attr]
+def _scale_bits(spec: CrossProductSpec, backend: CkksBackend) -> int:
+    return scale_bits(backend.mask_bits, shared=spec.reveal_to != spec.left)
 
 
 def _slot_masks(comm: Comm, totals: npt.NDArray[np.float64], slots: int) -> npt.NDArray[np.float64]:
@@ -161,8 +115,11 @@ def _reply(raw: Any, ctx: CkksContext, length: int, sender: str) -> npt.NDArray[
 
 
 def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any = None) -> CrossProduct:
-    from mpdp.protocols.inner_product import CrossProduct
-
+    """This holder's side of a CKKS ``X^T Y`` (``m`` its checked matrix; ``keys`` the left's :class:`CkksKeys`,
+    generated when None): the protocol of the module docstring."""
+    backend = spec.backend
+    if not isinstance(backend, CkksBackend):
+        raise ParameterError(explain("backend", type(backend).__name__, "CkksBackend", "use cross_product"))
     share: npt.NDArray[np.float64]
     if comm.name == spec.left:
         own = new_context(galois_keys=spec.reveal_to == spec.left) if keys is None else keys
@@ -174,7 +131,7 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
                                          "Galois keys: a product revealed to its key owner rotates",
                                          "pass keys=new_context(galois_keys=True) or None"))
         ctx = own.context
-        factor = 2.0 ** -_scale_bits(spec)
+        factor = 2.0 ** -_scale_bits(spec, backend)
         columns = [CkksVector.encrypt(ctx, m[:, i] * factor).to_wire() for i in range(spec.left_cols)]
         comm.send(spec.right, {"context": own.public, "columns": columns}, label="ip.ckks")
         reply = comm.recv(spec.right, label="ip.ckks")
@@ -213,12 +170,13 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
             comm.send(spec.left, [w for i in range(spec.left_cols) for w in masked_dots(enc[i], plain, zero)],
                       label="ip.ckks")
             return CrossProduct(None, None, 0, spec.fmt, spec.result_bound, real=True)
-        masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * _mask_span(spec)  # the masks R
+        span = mask_span(backend.mask_bits)
+        masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * span  # the masks R
         out = []
         for i in range(spec.left_cols):
             out.extend(masked_slot_products(enc[i], plain, _slot_masks(comm, masks[i], ctx.params.slots)))
         comm.send(spec.left, out, label="ip.ckks")
-        share = -masks * 2.0 ** _scale_bits(spec)
+        share = -masks * 2.0 ** _scale_bits(spec, backend)
     if spec.reveal_to is None:
         return CrossProduct(None, share, 0, spec.fmt, spec.result_bound, real=True)
     # reveal to right: left sends its masked share
