@@ -58,7 +58,7 @@ def test_declared_types_and_positive_class(table: Path) -> None:
     ("kwargs", "error", "message"),
     [
         ({"label": "salary"}, ParameterError, "salary.*CSV header"),
-        ({"label": "income", "numeric": ["city"]}, DomainError, "declare city categorical"),
+        ({"label": "income", "numeric": ["city"]}, DomainError, r"declare it categorical \(--categorical city"),
         ({"label": "income", "bounds": {"age": (40, 100)}}, DomainError, "declared bounds"),
         ({"label": "income", "categories": {"city": ["Paris"]}}, DomainError, "declare every category"),
         ({"label": "city"}, DomainError, "exactly two classes.*--positive"),
