@@ -74,3 +74,13 @@ def test_a_typo_in_a_numeric_column_is_refused(toys: None, tmp_path: Path,
 def test_csv_options_are_refused_for_built_in_datasets(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "fm-logistic", "--dataset", "synthetic-logistic:n=100,d=3", "--id-column", "id"]) == 2
     assert "--id-column" in capsys.readouterr().err
+
+
+def test_datasets_show_counts_dropped_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = csv(tmp_path, blanks=2)
+    argv = ["datasets", "show", "--dataset", str(path), "--label", "target", "--id-column", "customer", *DOMAINS]
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["rows"] == 38 and record["dropped_rows"] == 2
+    assert main(argv) == 0
+    assert "38 rows (2 dropped for missing values)" in capsys.readouterr().out
