@@ -92,6 +92,14 @@ def test_a_column_unique_per_row_is_an_identifier_not_a_feature(tmp_path: Path, 
     assert ids is not None and len(ids) == N and ids[0] == ("1000" if column == "id" else "user-0000")
 
 
+def test_an_identifier_with_gaps_is_still_no_feature_and_drops_no_row(tmp_path: Path) -> None:
+    lines = table(with_id="customer")
+    lines[6] = "," + lines[6].split(",", 1)[1]  # file line 7 has no customer
+    with pytest.warns(DatasetWarning, match="customer is unique per row"):
+        data = quiet_load(write(tmp_path, lines))
+    assert data.n == N and data.ids is None and "customer" not in data.attribute_names  # type: ignore[attr-defined]
+
+
 def test_naming_the_identifier_column(tmp_path: Path) -> None:
     path = write(tmp_path, table(with_id="customer"))
     with warnings.catch_warnings():

@@ -8,15 +8,15 @@ Three rules, each either acting and saying so or refusing with the file's line n
   lists the first offending lines and values; the fix is to correct or blank those cells (a blank cell is a
   missing value), or to declare the column categorical. A column declared numeric refuses any cell that is not
   a number the same way. Any other column is categorical.
-* **identifiers.** An undeclared feature column is an identifier when the table has at least
-  :data:`MIN_ROWS_FOR_IDENTIFIER` complete rows, every row has a value, the values are all distinct, and the
-  column is text (``user-0001``) or whole numbers that either sit under an identifier-like name (``id``,
-  ``customer_id``, ``uuid``, ``key``, ``index``) or count the rows (each one more than the row above). A distinct
-  value per row carries no pattern a model could learn, only which record it is. Identifiers are kept out of the
-  features (with a :class:`~mpdp.errors.DatasetWarning`); decimal numbers are never taken for identifiers (a
-  measurement such as income is often unique per row). Declaring the column's type (numeric or categorical) or
-  listing it among the feature columns keeps it as a feature; naming it as the identifier column (``id_column=``,
-  ``--id-column``) excludes it without a warning.
+* **identifiers.** An undeclared feature column is an identifier when it has at least
+  :data:`MIN_ROWS_FOR_IDENTIFIER` values, all distinct (missing cells aside), and they are text (``user-0001``) or
+  whole numbers that either sit under an identifier-like name (``id``, ``customer_id``, ``uuid``, ``key``,
+  ``index``) or count the rows (each one more than the row above). A distinct value per row carries no pattern a
+  model could learn, only which record it is. Identifiers are kept out of the features (with a
+  :class:`~mpdp.errors.DatasetWarning`); decimal numbers are never taken for identifiers (a measurement such as
+  income is often unique per row). Declaring the column's type (numeric or categorical) or listing it among the
+  feature columns keeps it as a feature; naming it as the identifier column (``id_column=``, ``--id-column``)
+  excludes it without a warning.
 * **missing values** are handled in :mod:`mpdp.datasets.csvfile` (rows dropped and counted, or refused).
 """
 
@@ -90,7 +90,7 @@ def _looks_like_identifier(column: str, cells: Sequence[str]) -> bool:
 
 
 def find_identifiers(columns: Sequence[str], cells: Sequence[Sequence[str]]) -> list[str]:
-    """The undeclared feature ``columns`` (``cells[j]``: every row's text, none missing) that are identifiers."""
+    """The undeclared feature ``columns`` (``cells[j]``: their present cells' text) that are identifiers."""
     return [c for c, values in zip(columns, cells, strict=True) if _looks_like_identifier(c, values)]
 
 

@@ -193,8 +193,9 @@ def load_csv(
     identifiers = list(given)
     if columns is None:
         undeclared = [c for c in features if c not in categorical and c not in numeric]
-        present = [c for c in undeclared if all(r[header.index(c)].lower() not in MISSING for _, r in rows)]
-        found = find_identifiers(present, [[r[header.index(c)] for _, r in rows] for c in present])
+        cells = [[r[header.index(c)] for _, r in rows if r[header.index(c)].lower() not in MISSING]
+                 for c in undeclared]
+        found = find_identifiers(undeclared, cells)
         if found:
             warnings.warn(
                 f"{file.name}: {', '.join(found)} is unique per row (a distinct value on every row), so it is "
@@ -214,7 +215,10 @@ def load_csv(
     ids: list[str] | None = None
     if identifiers:
         ids = [r[header.index(identifiers[0])] for _, r in kept]
-        require_unique(identifiers[0], ids, lines, source=file.name)
+        if any(v.lower() in MISSING for v in ids):  # a found identifier with gaps: no ids to align records by
+            ids = None
+        else:
+            require_unique(identifiers[0], ids, lines, source=file.name)  # a named one; a found one is unique
 
     inferred: list[str] = []
     attrs: list[Attribute] = []
