@@ -33,7 +33,9 @@ Tree::
         └── DatasetUnavailableError          no source could provide the data
 
 :class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
-random source used for a DP release).
+random source used for a DP release). :class:`DatasetWarning` says that a loader set part of the input aside
+(rows dropped for missing values, an identifier column kept out of the features), with the count and the option
+that makes it explicit.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ __all__ = [
     "CryptoError",
     "DatasetError",
     "DatasetUnavailableError",
+    "DatasetWarning",
     "DomainError",
     "EncodingOverflowError",
     "InsufficientSharesError",
@@ -171,3 +174,7 @@ class DatasetUnavailableError(DatasetError):
 
 class PrivacyLeakWarning(UserWarning):
     """A use that weakens a privacy guarantee without making the computation invalid."""
+
+
+class DatasetWarning(UserWarning):
+    """A loader set part of the input aside (rows with missing values, an identifier column) and says how much."""

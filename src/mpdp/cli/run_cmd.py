@@ -273,6 +273,7 @@ def handle(args: argparse.Namespace) -> int:
     record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
+    record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
     if args.json:
         print_json(record)
     else:

@@ -122,6 +122,9 @@ def run_protocol(
 ) -> ProtocolRun[Any]:
     """Run every party's role concurrently, one thread (or one forked process) each; collect results and traffic.
 
+    While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores slows
+    interleaved matrix products many times over; :mod:`mpdp.runtime.placement`); restored after the run.
+
     Parameters
     ----------
     roles:
@@ -159,9 +162,6 @@ def run_protocol(
         compute, and its few messages cross a socketpair (it gains wall time only where a core is idle; see
         :mod:`mpdp.runtime.mixed`). The same results and traffic as the other runners; receives from a forked
         party time out after ``timeout``; its result comes back through the wire codec.
-
-    While two or more parties run, numpy's BLAS uses one thread (a pool per party on the same cores slows
-    interleaved matrix products many times over; :mod:`mpdp.runtime.placement`); restored after the run.
 
     Raises
     ------

@@ -216,28 +216,16 @@ class VerticalDPVI(_Base):
 
     Parameters
     ----------
-    components, epochs, batch_size, clip, learning_rate, batching:
-        The model and DP-SGD settings (:class:`~mpdp.learning.dpvi.training.DPVISettings`).
-    epsilon, delta:
-        The target towards an outside analyst; the noise multiplier is calibrated to it. Or pass
-        ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private reference).
     noise:
         ``"parties"`` (distributed discrete Gaussian) or ``"trusted"`` (a trusted noise party).
-    accountant:
-        ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's).
     precision:
         Formats and approximations of the secure step (:class:`~mpdp.protocols.mixture_gradient.GradientPrecision`);
         ``GradientPrecision(renormalize=False)`` is paper 002's Figure 2 failure mode.
     colluders:
         For the per-party guarantee: how many other parties a party may collude with.
-    ledger, party_ledgers:
-        Budget keepers (:class:`~mpdp.dp.accounting.cost.BudgetSpender`, e.g. a privacy ledger) charged before
-        training: the analyst's epsilon on ``ledger``, each party's VPDP epsilon on ``party_ledgers[name]``.
-        An overspend refuses the fit before any release.
-    public_seed:
-        32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
-        the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
-        minibatches with the same samples.
+    party_ledgers:
+        Each party's budget keeper (:class:`~mpdp.dp.accounting.cost.BudgetSpender`, e.g. a privacy ledger),
+        charged its VPDP epsilon before training; an overspend refuses the fit before any release.
     processes:
         Run every party (and the dealer) in its own forked OS process on this machine
         (``run_protocol(..., processes=True)``, Linux/macOS) instead of threads of this process: the parties
@@ -253,8 +241,21 @@ class VerticalDPVI(_Base):
         this one. Same seed, same posterior, bit for bit. It pays only when a core is free for the dealer
         (figures: ``bench/RESULTS.md``, dpvi): measure on your own machines before choosing it. Needs
         ``os.fork`` and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
-    rng:
-        Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
+    **kwargs:
+        The settings shared with :class:`DPVI`, by keyword:
+
+        - ``components``, ``epochs``, ``batch_size``, ``clip``, ``learning_rate``, ``batching``: the model and
+          DP-SGD settings (:class:`~mpdp.learning.dpvi.training.DPVISettings`);
+        - ``epsilon``, ``delta``: the target towards an outside analyst; the noise multiplier is calibrated to
+          it. Or pass ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private
+          reference);
+        - ``accountant``: ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's);
+        - ``ledger``: the analyst's budget keeper, charged epsilon before training (with ``party_ledgers``, an
+          overspend refuses the fit before any release);
+        - ``public_seed``: 32 bytes all parties agree on for the public randomness (initialisation,
+          minibatches, ``eta``); default: the first party draws it. The same seed given to :class:`DPVI` makes
+          the baseline visit the same minibatches with the same samples;
+        - ``rng``: root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,

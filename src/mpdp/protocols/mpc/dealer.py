@@ -149,14 +149,14 @@ def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -
 class TrustedDealer(Party):
     """The dealer's role: serves correlations until every computing party closes.
 
+    ``run`` returns ``{"batches", "correlations", "elements"}``: how much it dealt.
+
     Parameters
     ----------
     name:
         The dealer's party name (default ``"dealer"``).
     parties:
         The computing parties in canonical order; default every other party of the protocol.
-
-    ``run`` returns ``{"batches", "correlations", "elements"}``: how much it dealt.
     """
 
     def __init__(self, name: str = "dealer", *, parties: Sequence[str] | None = None) -> None:
@@ -215,6 +215,8 @@ class TrustedDealer(Party):
 class DealerProvider(CorrelationProvider):
     """A computing party's correlations, from a :class:`TrustedDealer`.
 
+    Construction receives this party's stream key from the dealer (one message).
+
     Parameters
     ----------
     comm:
@@ -223,8 +225,6 @@ class DealerProvider(CorrelationProvider):
         The dealer's party name.
     parties:
         The computing parties in canonical order (default: every party but the dealer).
-
-    Construction receives this party's stream key from the dealer (one message).
     """
 
     def __init__(self, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None) -> None:
