@@ -129,6 +129,21 @@ class Alignment:
         """``{"aligned_rows", "rows_per_party"}`` as run reports carry them."""
         return {"aligned_rows": self.size, "rows_per_party": dict(self.set_sizes)}
 
+    def to_wire(self) -> dict[str, Any]:
+        """Plain data for the codec (a forked party's result travels so); :meth:`from_wire` rebuilds it."""
+        return {"party": self.party, "rows": self.rows, "size": self.size, "set_sizes": dict(self.set_sizes)}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Alignment:
+        if isinstance(data, Alignment):
+            return data
+        if (not isinstance(data, dict) or set(data) != {"party", "rows", "size", "set_sizes"}
+                or not isinstance(data["rows"], np.ndarray) or data["rows"].dtype != np.int64
+                or data["rows"].shape != (data["size"],)):
+            raise MalformedMessageError(explain("alignment", data, "Alignment.to_wire() data",
+                                                "pass what to_wire() returned"))
+        return cls(party=data["party"], rows=data["rows"], size=data["size"], set_sizes=dict(data["set_sizes"]))
+
 
 def _check_size_message(value: Any, src: str, max_ids: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= max_ids:
