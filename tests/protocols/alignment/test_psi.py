@@ -170,3 +170,17 @@ def test_spec_checks_and_config_round_trip() -> None:
     with pytest.raises(ParameterError, match="one of"):
         AlignmentParty("zed", ["x"], spec)
     assert random_scalar(RandomSource.seeded(0))  # the spec holds no key: each party draws its own
+
+
+def test_the_catalog_builds_alignment_roles_from_npy_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from mpdp.protocols.catalog import PartySetup, build_role, load_input
+
+    np.save(tmp_path / "a.npy", np.array([f"u{i}" for i in range(30)]))
+    np.save(tmp_path / "b.npy", np.array([f"U{i}" for i in range(10, 50)]))
+    params = {"min_intersection": 20}
+    roles = {p: build_role("alignment", PartySetup(p, ("a", "b"), params, load_input(str(tmp_path / f"{p}.npy"), p)))
+             for p in ("a", "b")}
+    result = run_protocol(roles, rng=RandomSource.seeded(4)).results
+    assert result["a"].size == 20 and result["a"].to_wire()["set_sizes"] == {"a": 30, "b": 40}
+    with pytest.raises(ParameterError, match="1-D array of str ids"):
+        build_role("alignment", PartySetup("a", ("a", "b"), params, np.arange(3)))
