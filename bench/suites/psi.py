@@ -127,10 +127,13 @@ def _million(reference: BenchResult) -> BenchResult:
     n = 1_000_000
     a, b = _sets(n)
     spec = AlignmentSpec(parties=("alice", "bob"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run = run_protocol({"alice": AlignmentParty("alice", a, spec), "bob": AlignmentParty("bob", b, spec)},
                        rng=RandomSource.seeded("bench-psi-1m"), processes=True, timeout=3600.0)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     size = Alignment.from_wire(run.results["alice"]).size  # a forked party's result comes back in wire form
     if size != n // 2:
         raise RuntimeError(f"alignment found {size} common ids, expected {n // 2}")
@@ -139,8 +142,11 @@ def _million(reference: BenchResult) -> BenchResult:
     ref_per_s = reference.n / reference.baseline_seconds if reference.baseline_seconds else None
     return BenchResult(f"PSI {n:,} x {n:,}, half common, forked parties", 2 * n, seconds,
                        reference=reference.baseline, reference_per_s=ref_per_s, bytes=c["bytes"],
-                       note=f"peak RSS of the larger party {peak_mb:.0f} MB; {c['messages']} messages, "
-                            f"{c['rounds']} rounds; target <= 90 s; load {os.getloadavg()[0]:.2f}")
+                       cpu_seconds=cpu_seconds,
+                       note=f"peak RSS of the larger party {peak_mb:.0f} MB; both parties' CPU {cpu_seconds:.0f} s "
+                            f"(/ {default_workers()} cores = {cpu_seconds / default_workers():.0f} s on idle cores); "
+                            f"{c['messages']} messages, {c['rounds']} rounds; target <= 90 s; "
+                            f"load {os.getloadavg()[0]:.2f}")
 
 
 def run(quick: bool = False) -> list[BenchResult]:

@@ -183,7 +183,7 @@ def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec) -> Alignment:
     sizes = {p: n if p == me else _check_size_message(announced[p], p, spec.max_ids) for p in parties}
     key = random_scalar(comm.rng)
     shuffle = comm.rng.permutation(n)
-    current = exponentiate(hash_to_group([normal[j] for j in shuffle], domain=DOMAIN, workers=spec.workers),
+    current = exponentiate(hash_to_group([normal[j] for j in shuffle.tolist()], domain=DOMAIN, workers=spec.workers),
                            key, workers=spec.workers)
     k, i = len(parties), parties.index(me)
     nxt, prv = parties[(i + 1) % k], parties[(i - 1) % k]
