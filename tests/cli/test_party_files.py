@@ -15,6 +15,8 @@ from mpdp.cli.party_data import align_tables
 from mpdp.datasets.party_files import joined_rows, read_party_table, write_table
 from mpdp.randomness import RandomSource
 
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")  # --seed: seeded keys warn
+
 N, COMMON_FROM, COMMON_TO = 400, 100, 380  # alice holds ids [0, 380), bob [100, 400): 280 common
 
 

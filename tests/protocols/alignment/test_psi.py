@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,15 @@ from mpdp.errors import (
     InvalidGroupElementError,
     MalformedMessageError,
     ParameterError,
+    PrivacyLeakWarning,
 )
 from mpdp.protocols.alignment import DOMAIN, Alignment, AlignmentParty, AlignmentSpec, simulate_alignment
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, run_protocol
 from mpdp.runtime.transport import InMemoryTransport
+
+# seeded keys warn (PrivacyLeakWarning), as they should; one test checks the warning, the others use seeds freely
+pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
 
 
 @st.composite
@@ -93,6 +98,16 @@ def test_no_message_carries_an_id_or_a_plain_hash_of_one() -> None:
         digests = [hashlib.new(name, raw).digest() for name in ("md5", "sha1", "sha256", "sha512", "blake2b")]
         for needle in (raw, raw.upper(), *digests, *(d.hex().encode() for d in digests), h):
             assert needle[:16] not in wire, x
+
+
+@pytest.mark.filterwarnings("default::mpdp.errors.PrivacyLeakWarning")
+def test_seeded_keys_warn_and_fresh_ones_do_not() -> None:
+    ids = [f"u{i}" for i in range(3)]
+    with pytest.warns(PrivacyLeakWarning, match="anyone who knows the seed"):
+        simulate_alignment({"a": ids, "b": ids}, min_intersection=1, rng=RandomSource.seeded(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        simulate_alignment({"a": ids, "b": ids}, min_intersection=1)
 
 
 def test_identifiers_are_refused_before_anything_is_sent() -> None:

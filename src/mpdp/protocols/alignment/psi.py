@@ -22,6 +22,7 @@ Cost: each party hashes its own ``n_i`` identifiers and exponentiates ``sum_j n_
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ from mpdp.errors import (
     IntersectionTooSmallError,
     MalformedMessageError,
     ParameterError,
+    PrivacyLeakWarning,
     ProtocolAbortError,
     explain,
 )
@@ -181,6 +183,10 @@ def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec) -> Alignment:
     comm.broadcast(n, label="psi-sizes", to=peers)
     announced = comm.gather(peers, label="psi-sizes")
     sizes = {p: n if p == me else _check_size_message(announced[p], p, spec.max_ids) for p in parties}
+    if comm.rng.is_seeded:
+        warnings.warn(f"alignment: {me}'s key drawn from a seeded {comm.rng!r}; anyone who knows the seed can "
+                      "test any identifier against the messages. Use the default (fresh OS entropy) for real data.",
+                      PrivacyLeakWarning, stacklevel=2)
     key = random_scalar(comm.rng)
     shuffle = comm.rng.permutation(n)
     current = exponentiate(hash_to_group([normal[j] for j in shuffle.tolist()], domain=DOMAIN, workers=spec.workers),
