@@ -17,7 +17,7 @@ is the same value whoever applied the keys in whichever order, and nobody can co
    (``psi-result``). Each party undoes its shuffle: ``rows[r]`` is its row holding the ``r``-th common record.
 
 Cost: each party hashes its own ``n_i`` identifiers and exponentiates ``sum_j n_j`` elements; it sends
-``32 sum_j n_j`` bytes (about), in ``k + 1`` rounds. The leader also validates the ``k - 1`` lists it receives.
+``32 sum_j n_j`` bytes (about), in ``k + 2`` rounds. The leader also validates the ``k - 1`` lists it receives.
 """
 
 from __future__ import annotations
