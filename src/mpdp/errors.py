@@ -22,6 +22,7 @@ Tree::
     │   ├── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
     │   └── AuthenticationError              a peer's TLS certificate is not the party it should be
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
+    │   └── InvalidGroupElementError         a received group element that is not a valid encoding
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
     │   └── PartyUnavailableError (TimeoutError)  a party stopped answering within the timeout
@@ -30,7 +31,9 @@ Tree::
     │   └── LedgerCorruptError               a persisted ledger that fails to verify
     └── DatasetError
         ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
-        └── DatasetUnavailableError          no source could provide the data
+        ├── DatasetUnavailableError          no source could provide the data
+        ├── DuplicateIdError                 an id column that holds the same identifier more than once
+        └── IntersectionTooSmallError        record alignment found fewer common records than the minimum
 
 :class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
 random source used for a DP release). :class:`DatasetWarning` says that a loader set part of the input aside
@@ -51,8 +54,11 @@ __all__ = [
     "DatasetUnavailableError",
     "DatasetWarning",
     "DomainError",
+    "DuplicateIdError",
     "EncodingOverflowError",
     "InsufficientSharesError",
+    "IntersectionTooSmallError",
+    "InvalidGroupElementError",
     "KeyMismatchError",
     "LedgerCorruptError",
     "MalformedMessageError",
@@ -136,6 +142,10 @@ class MalformedMessageError(MpdpError, ValueError):
     """Bytes received from another party do not decode to a valid message."""
 
 
+class InvalidGroupElementError(MalformedMessageError):
+    """A party sent bytes that are not valid elements of the protocol's group (e.g. not a ristretto255 point)."""
+
+
 class ProtocolError(MpdpError):
     """A multiparty protocol cannot proceed."""
 
@@ -170,6 +180,15 @@ class ChecksumMismatchError(DatasetError):
 
 class DatasetUnavailableError(DatasetError):
     """No configured source could provide the dataset."""
+
+
+
+class DuplicateIdError(DatasetError):
+    """An id column holds the same identifier (after normalisation) in more than one row."""
+
+
+class IntersectionTooSmallError(DatasetError):
+    """Private record alignment found fewer common records than the configured minimum (none, or too few)."""
 
 
 class PrivacyLeakWarning(UserWarning):
