@@ -83,7 +83,8 @@ def test_random_state_repeats_a_fit_and_refuses_a_second_source() -> None:
 
 def test_pipeline_and_cross_validation() -> None:
     X, y = _data(600)
-    pipe = Pipeline([("scale", FunctionTransformer(lambda Z: Z / 2)), ("fm", FMLogisticRegression(5.0, random_state=1))])
+    pipe = Pipeline([("scale", FunctionTransformer(lambda Z: Z / 2)),
+                     ("fm", FMLogisticRegression(5.0, random_state=1))])
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and np.all((scores > 0.5) & (scores <= 1.0))
     reg = cross_val_score(FMLinearRegression(10.0, random_state=2), X, 0.5 * X[:, 0], cv=3)
@@ -111,7 +112,7 @@ def test_an_exhausted_ledger_refuses_the_search() -> None:
 
 
 def test_bad_labels_are_refused_in_sklearn_words() -> None:
-    X, y = _data(50)
+    X, _ = _data(50)
     with pytest.raises(DomainError, match="Only binary classification"):
         FMLogisticRegression(1.0).fit(X, np.arange(50) % 3)
     with pytest.raises(DomainError, match="Unknown label type: continuous"):

@@ -117,6 +117,8 @@ def add_parser(subparsers: Any) -> None:
                          help="algorithm-specific setting (repeatable), e.g. --option T=100")
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
+    parser.add_argument("--save", metavar="DIR", help="write the released model (DIR/model.json) and this run's "
+                                                      "JSON (DIR/run.json); see mpdp predict, mpdp synthesize")
     parser.set_defaults(handler=handle)
 
 
@@ -273,6 +275,10 @@ def handle(args: argparse.Namespace) -> int:
     record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
+    if args.save:
+        from mpdp.cli.release_io import save_run
+
+        record["saved"] = save_run(args.save, report, config, record, args)
     if args.json:
         print_json(record)
     else:

@@ -109,7 +109,7 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
         return RandomSource.fresh()
 
     # -- input ------------------------------------------------------------------------------------------------
-    def _check_X(self, X: Any, *, reset: bool) -> FloatArray:
+    def _check_features(self, X: Any, *, reset: bool) -> FloatArray:
         """Validated float64 features (see the module docstring, Input); ``reset`` at fit time."""
         if not reset:
             check_is_fitted(self)
@@ -119,7 +119,7 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
             raise _typed(exc, "X") from exc
         return out
 
-    def _check_Xy(self, X: Any, y: Any) -> tuple[FloatArray, FloatArray]:
+    def _check_features_labels(self, X: Any, y: Any) -> tuple[FloatArray, FloatArray]:
         """Validated float64 features and numeric labels, one per row, at fit time."""
         if y is None:
             raise ParameterError(explain("y", None, "one label per row", f"{type(self).__name__} requires y to be "

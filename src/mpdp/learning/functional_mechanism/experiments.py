@@ -138,6 +138,7 @@ def _run(objective: str) -> Callable[[RunConfig], RunReport]:
             extra={"backend": backend, "phases": model.phases_, "partition": [list(n) for n in part.names],
                    "row_l1": list(model.result_.plan.party_l1 or ()),
                    "trimmed_directions": model.result_.solve.trimmed},
+            released=model,
         )
 
     return run
@@ -176,7 +177,8 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
                     opts = {"l1": "attributes" if variant == "fm" else "box"}
                     model = _estimator(objective, train, part.columns, 0, eps, "shares",
                                        rng.spawn(f"{variant}/{eps}"), opts)
-                    scores.setdefault((variant, eps), []).append(paper_metric(model.fit(train.X, train.y), test.X, test.y))
+                    model.fit(train.X, train.y)
+                    scores.setdefault((variant, eps), []).append(paper_metric(model, test.X, test.y))
         rows = [ReproRow({"method": "non-private"}, metric,
                          PAPER_TABLE3_NONPRIVATE if paper else None, float(np.mean(nonpriv)), float(np.std(nonpriv)),
                          reps)]

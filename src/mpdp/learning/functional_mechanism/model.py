@@ -43,6 +43,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ShapeMismatchError, explain
+from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of
 from mpdp.learning.functional_mechanism.noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
@@ -52,7 +53,6 @@ from mpdp.learning.functional_mechanism.objective import (
 )
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
-from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -178,7 +178,7 @@ class _FMEstimator(PrivateEstimator):
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
 
         start = time.perf_counter()
-        Xa, ya = self._check_Xy(X, y)
+        Xa, ya = self._check_features_labels(X, y)
         ya = self._labels(ya)
         n, d = Xa.shape
         part, l1 = self._plan_inputs(d)
@@ -202,7 +202,7 @@ class _FMEstimator(PrivateEstimator):
 
     def _linear(self, X: npt.ArrayLike) -> FloatArray:
         """``X @ coef_ + intercept_`` (the released model applied to features in the fitted encoding)."""
-        Xa = self._check_X(X, reset=False)
+        Xa = self._check_features(X, reset=False)
         out: FloatArray = Xa @ self.coef_ + self.intercept_
         return out
 
@@ -250,8 +250,8 @@ class FMLogisticRegression(ClassifierMixin, _FMEstimator):  # type: ignore[misc]
 class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]
     """Differentially private linear regression by the functional mechanism (see FMLogisticRegression).
 
-    ``y`` in [-1, 1] (``clip=True`` clips it there, as it clips the features). ``score`` is scikit-learn's R^2 (higher is better, what model selection maximises);
-    :meth:`mse` is the paper's metric, the mean squared error.
+    ``y`` in [-1, 1] (``clip=True`` clips it there, as it clips the features). ``score`` is scikit-learn's R^2
+    (higher is better, what model selection maximises); :meth:`mse` is the paper's metric, the mean squared error.
     """
 
     _objective: FMObjective = "linear"
