@@ -69,7 +69,7 @@ def test_truncated_damaged_or_odd_files_are_refused(tmp_path: Path) -> None:
                 b'{"format": "mpdp.released-model", "format": "x"}'):
         with pytest.raises(ModelFileError):
             parse_model(bad)
-    with pytest.raises(ModelFileError, match="model.json"):
+    with pytest.raises(ModelFileError, match=r"model\.json"):
         read_model(tmp_path / "nowhere")
 
 
