@@ -60,7 +60,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mpdp.errors import DomainError, MpdpError, ParameterError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource
 
-__all__ = ["SHARED_PARAMETERS", "PrivateEstimator", "binary_labels", "child_stream", "classes_of"]
+__all__ = ["SHARED_PARAMETERS", "PrivateEstimator", "binary_labels", "child_stream", "classes_of", "row_split",
+           "unit_box"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -166,6 +167,27 @@ def binary_labels(y: FloatArray, name: str = "y") -> FloatArray:
         raise DomainError(explain(name, np.unique(y)[:5], "labels in {0, 1}",
                                   "encode the two classes as 0 and 1 (the label domain is public)"))
     return y
+
+
+def unit_box(X: FloatArray, *, clip: bool, name: str = "X") -> FloatArray:
+    """Features in the public domain [-1, 1]: refused outside it, or clipped there with ``clip=True`` (a fixed
+    per-record map, so the sensitivity holds and no privacy is lost)."""
+    if clip:
+        out: FloatArray = np.clip(X, -1.0, 1.0)
+        return out
+    if X.size and np.abs(X).max() > 1.0:
+        raise DomainError(explain(name, f"values in [{X.min():g}, {X.max():g}]", "features in [-1, 1] (the public "
+                                  "domain the sensitivity assumes)", "scale by public bounds, or pass clip=True"))
+    return X
+
+
+def row_split(n: int, parties: int, rng: RandomSource) -> list[npt.NDArray[np.int64]]:
+    """A random split of ``n`` rows into ``parties`` near-equal parts, smaller parts first (every part non-empty)."""
+    if isinstance(parties, bool) or not isinstance(parties, int) or not 1 <= parties <= n:
+        raise ParameterError(explain("parties", parties, f"an int in 1..{n} (n_samples = {n}: the number of rows)",
+                                     "use fewer parties than records"))
+    order = rng.permutation(n).astype(np.int64)
+    return sorted((np.sort(part) for part in np.array_split(order, parties)), key=len)
 
 
 def classes_of(labels: Sequence[float] = (0.0, 1.0)) -> FloatArray:
