@@ -13,6 +13,7 @@ cloning and the budget (each fit charges its cost on ``ledger`` before anything 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Self, cast
 
 import numpy as np
@@ -32,8 +33,9 @@ from mpdp.randomness import RandomSource
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor"]
 
 FloatArray = npt.NDArray[np.float64]
-_FITS = {"pathak": fit_pathak, "local-outp": fit_local_outp, "local-objp": fit_local_objp,
-         "local-gradp": fit_local_gradp, "mpc-outp": fit_mpc_outp, "mpc-gradp": fit_mpc_gradp}
+_FITS: dict[str, Callable[..., DistributedFit]] = {
+    "pathak": fit_pathak, "local-outp": fit_local_outp, "local-objp": fit_local_objp,
+    "local-gradp": fit_local_gradp, "mpc-outp": fit_mpc_outp, "mpc-gradp": fit_mpc_gradp}
 _GRADIENT = ("local-gradp", "mpc-gradp")
 _MPC = ("mpc-outp", "mpc-gradp", "pathak")
 
