@@ -36,6 +36,22 @@ failed fit as a score of ``nan`` and carries on unless told otherwise: pass ``er
 the search at the first refusal. The folds of a search overlap, so the privacy of the search is the
 composition of all its fits, which is what the ledger adds up.
 
+scikit-learn's estimator checks
+-------------------------------
+``tests/learning/test_estimator.py`` runs ``sklearn.utils.estimator_checks.parametrize_with_checks`` on every
+array estimator (with ``clip=True``, since the checks feed data outside [-1, 1], and ``random_state`` set).
+Every check passes except these, which a DP estimator should fail:
+
+* ``check_estimators_dtypes``, ``check_classifier_data_not_an_array``, ``check_fit2d_1feature``,
+  ``check_classifiers_classes`` (classifiers): they train on labels 1 and 2 or on strings. The label domain
+  {0, 1} is public and part of the sensitivity, so labels are never re-encoded from the private rows.
+* ``check_classifiers_one_label`` (MPC Out P): trained on one class, one noisy release of the averaged minimisers
+  need not predict that class; refusing the fit instead would reveal that the private labels hold one class.
+
+:class:`~mpdp.learning.dpvi.DPVI` and :class:`~mpdp.learning.dpvi.VerticalDPVI` fit a
+:class:`~mpdp.datasets.Dataset` (the mixture needs typed attributes), not an array, so the array checks do
+not apply to them; ``get_params``, ``set_params`` and ``clone`` are tested.
+
 Input
 -----
 :meth:`PrivateEstimator._check_X` runs scikit-learn's ``validate_data`` (2-d float arrays, no NaN or
