@@ -87,3 +87,9 @@ def test_synthesize_writes_the_schema(table: Path, capsys: pytest.CaptureFixture
     assert main(["predict", "--model", str(saved), "--dataset", str(table / "new.csv"), "--out",
                  str(table / "x.csv")]) == 2
     assert "UnsupportedModelError" in capsys.readouterr().err
+
+
+def test_save_is_refused_before_a_run_that_releases_no_model(table: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "np-agt", "--dataset", str(table / "train.csv"), "--label", "outcome", "--save", str(table / "np")]
+    assert main(args) == 2
+    assert "UnsupportedModelError" in capsys.readouterr().err and not (table / "np").exists()

@@ -257,6 +257,10 @@ def handle(args: argparse.Namespace) -> int:
     if not args.algorithm:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp run --list` to see them"))
     algo = get_algorithm(args.algorithm)
+    if args.save:  # refused before any budget is spent
+        from mpdp.cli.release_io import check_savable
+
+        check_savable(algo.name)
     if args.plot:
         from mpdp.cli.plotting import check_plot_target
 

@@ -5,8 +5,8 @@ carries in ``released``, turned into a :class:`~mpdp.learning.release.format.Rel
   coefficients on the encoded features;
 * mpc-gradp, mpc-outp, pathak, local-* (and ``-ridge``; a :class:`~mpdp.learning.distributed_erm.DistributedFit`):
   ``linear``, ``theta`` folded through the public unit-ball map ``[x / B, 1] / sqrt(2)``;
-* ofpa, ofaa, output (:class:`~mpdp.learning.ofpa_ofaa.model.FitResult`): ``linear``, ``theta`` folded through
-  ``[x, 1] / sqrt(B^2 + 1)``;
+* ofpa (either perturbation), ofaa (:class:`~mpdp.learning.ofpa_ofaa.model.FitResult`): ``linear``, ``theta``
+  folded through ``[x, 1] / sqrt(B^2 + 1)``;
 * dpvi (:class:`~mpdp.learning.dpvi.VerticalDPVI`): ``mixture`` at the released posterior mean;
 * pfds, pfds-s, pfds-minus (the sharers' synthetic records): ``records``.
 
@@ -33,7 +33,19 @@ from mpdp.learning.release import kinds, mixture
 from mpdp.learning.release.format import ReleasedModel
 from mpdp.learning.release.schema import TableSchema
 
-__all__ = ["released_model"]
+__all__ = ["SAVABLE", "check_savable", "released_model"]
+
+#: Algorithms whose run releases a model file (the ``-ridge`` variants of paper 003's methods included).
+SAVABLE = ("fm-logistic", "fm-linear", "mpc-gradp", "mpc-outp", "pathak", "local-outp", "local-objp", "local-gradp",
+           "ofpa", "ofaa", "dpvi", "pfds", "pfds-s", "pfds-minus")
+
+
+def check_savable(algorithm: str) -> None:
+    """Refuse ``--save`` before a run whose algorithm releases nothing mpdp can save."""
+    if algorithm.removesuffix("-ridge") not in SAVABLE:
+        raise UnsupportedModelError(explain("--save", algorithm, f"one of {list(SAVABLE)}",
+                                            f"{algorithm} releases no DP model (an agent's own predictor or a "
+                                            "non-private baseline): drop --save"))
 
 
 def _run_summary(report: RunReport) -> dict[str, Any]:
@@ -65,8 +77,7 @@ def released_model(report: RunReport, train: Dataset, *,
         kind, params = "records", kinds.records_parameters(released[0], released[1])
     else:
         raise UnsupportedModelError(explain(f"{report.algorithm} release", type(released).__name__,
-                                            "a model mpdp can save (fm-*, mpc-*, pathak, local-*, ofpa, ofaa, "
-                                            "output, dpvi, pfds*)", "drop --save for this algorithm"))
+                                            f"a model of one of {list(SAVABLE)}", "drop --save for this algorithm"))
     if not (math.isfinite(report.epsilon_spent) and math.isfinite(report.delta_spent)):
         raise UnsupportedModelError(explain("privacy spent", report.epsilon_spent, "a finite epsilon (a DP release)",
                                             "a non-private run releases nothing to save"))
