@@ -177,3 +177,10 @@ def test_dpvi_estimators_clone_and_keep_their_ledgers() -> None:
     assert copy.ledger is ledger and copy.party_ledgers is parties and copy.rng is not model.rng
     assert copy.set_params(components=3).components == 3 and model.components == 2
     assert clone(DPVI(epsilon=None, noise_multiplier=1.0)).get_params()["noise_multiplier"] == 1.0
+
+
+def test_an_unfitted_estimator_refuses_to_predict() -> None:
+    X, _ = _data(10)
+    for model in (FMLogisticRegression(1.0), OfpaOfaaClassifier(), DistributedERMRegressor(), PFDSClassifier()):
+        with pytest.raises(ParameterError, match="call fit"):
+            model.predict(X)

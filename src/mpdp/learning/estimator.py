@@ -70,19 +70,24 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mpdp.errors import DomainError, MpdpError, ParameterError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource
 
-__all__ = ["SHARED_PARAMETERS", "PrivateEstimator", "binary_labels", "child_stream", "classes_of", "row_split",
-           "unit_box"]
+__all__ = ["SHARED_PARAMETERS", "EstimatorNotFittedError", "PrivateEstimator", "binary_labels", "child_stream",
+           "classes_of", "row_split", "unit_box"]
 
 FloatArray = npt.NDArray[np.float64]
 
 #: Parameters that ``clone`` hands over as the same object: budget keepers, never copied.
 SHARED_PARAMETERS = frozenset({"ledger", "party_ledgers"})
+
+
+class EstimatorNotFittedError(ParameterError, NotFittedError):  # type: ignore[misc]
+    """An estimator used before ``fit``: mpdp's typed error that is also scikit-learn's ``NotFittedError``."""
 
 
 def child_stream(parent: RandomSource) -> RandomSource:
@@ -129,7 +134,11 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
     def _check_features(self, X: Any, *, reset: bool) -> FloatArray:
         """Validated float64 features (see the module docstring, Input); ``reset`` at fit time."""
         if not reset:
-            check_is_fitted(self)
+            try:
+                check_is_fitted(self)
+            except NotFittedError as exc:
+                raise EstimatorNotFittedError(explain(type(self).__name__, "an unfitted estimator", "a fitted one",
+                                                      "call fit(X, y) first")) from exc
         try:
             out: FloatArray = validate_data(self, X, reset=reset, dtype=np.float64, accept_sparse=False)
         except ValueError as exc:
