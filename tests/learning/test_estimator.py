@@ -184,3 +184,17 @@ def test_an_unfitted_estimator_refuses_to_predict() -> None:
     for model in (FMLogisticRegression(1.0), OfpaOfaaClassifier(), DistributedERMRegressor(), PFDSClassifier()):
         with pytest.raises(ParameterError, match="call fit"):
             model.predict(X)
+
+
+def test_a_copy_for_another_process_never_duplicates_an_in_memory_budget(tmp_path: Any) -> None:
+    import pickle
+
+    from mpdp.errors import PrivacyError
+
+    with pytest.raises(PrivacyError, match="file-backed ledger"):
+        pickle.dumps(FMLogisticRegression(1.0, ledger=PrivacyLedger(epsilon=1.0)))
+    on_disk = PrivacyLedger.open_or_create(tmp_path / "budget.json", epsilon=2.0)
+    copy = pickle.loads(pickle.dumps(FMLogisticRegression(1.0, ledger=on_disk)))
+    X, y = _data(100)
+    copy.fit(X, y)
+    assert PrivacyLedger.open(tmp_path / "budget.json").spent.epsilon == 1.0  # the copy spent on the shared file

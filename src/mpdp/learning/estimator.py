@@ -36,6 +36,13 @@ failed fit as a score of ``nan`` and carries on unless told otherwise: pass ``er
 the search at the first refusal. The folds of a search overlap, so the privacy of the search is the
 composition of all its fits, which is what the ledger adds up.
 
+Parallel searches (``n_jobs > 1``) run fits in worker processes, which receive pickled copies of the estimator.
+A copied in-memory ledger would let every worker spend the whole budget, so pickling an estimator that holds
+one is refused (:class:`~mpdp.errors.PrivacyError`); a file-backed ledger
+(:meth:`~mpdp.dp.accounting.ledger.PrivacyLedger.open_or_create`) re-reads its file under a lock at every
+spend and is shared correctly. A :class:`RandomSource` cannot be pickled either: parallel searches use
+``rng=None`` (fresh entropy in each fit) or ``random_state``.
+
 scikit-learn's estimator checks
 -------------------------------
 ``tests/learning/test_estimator.py`` runs ``sklearn.utils.estimator_checks.parametrize_with_checks`` on every
@@ -74,7 +81,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from mpdp.errors import DomainError, MpdpError, ParameterError, ShapeMismatchError, explain
+from mpdp.errors import DomainError, MpdpError, ParameterError, PrivacyError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource
 
 __all__ = ["SHARED_PARAMETERS", "EstimatorNotFittedError", "PrivateEstimator", "binary_labels", "child_stream",
@@ -109,6 +116,16 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
             else:
                 params[name] = clone(value, safe=False)
         return type(self)(**params)
+
+    def __getstate__(self) -> Any:
+        for name in SHARED_PARAMETERS:
+            keepers = getattr(self, name, None)
+            for keeper in (keepers.values() if isinstance(keepers, dict) else [keepers]):
+                if keeper is not None and getattr(keeper, "path", "unknown") is None:
+                    raise PrivacyError(explain(f"{type(self).__name__}.{name}", "an in-memory ledger",
+                                               "a file-backed ledger to copy the estimator to another process",
+                                               "use PrivacyLedger.open_or_create(path, ...), or n_jobs=1"))
+        return super().__getstate__()
 
     # -- randomness -------------------------------------------------------------------------------------------
     def _fit_source(self) -> RandomSource:
