@@ -283,6 +283,8 @@ def handle(args: argparse.Namespace) -> int:
         from mpdp.cli.release_io import save_run
 
         record["saved"] = save_run(args.save, report, config, record, args)
+        if interactive(args):
+            print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
     if args.json:
         print_json(record)
     else:
