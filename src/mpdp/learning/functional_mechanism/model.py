@@ -101,7 +101,7 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
     (paper, "Logistic Regression"). The solve trims noise-dominated directions (:class:`SolveSettings`).
     """
     Xc = check_features(X, row_l1, clip=clip)
-    yc = check_labels(objective, y)
+    yc = check_labels(objective, y, clip=clip)
     if Xc.shape[0] != yc.shape[0]:
         raise ShapeMismatchError(explain("X, y", (Xc.shape, yc.shape), "one label per row", "align X and y"))
     d = Xc.shape[1]
@@ -255,10 +255,6 @@ class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]
     """
 
     _objective: FMObjective = "linear"
-
-    def _labels(self, y: FloatArray) -> FloatArray:
-        # clip=True clips the target to its public domain [-1, 1] too: a fixed per-record map, no privacy lost
-        return np.clip(y, -1.0, 1.0) if self.clip else y
 
     def predict(self, X: npt.ArrayLike) -> FloatArray:
         return self._linear(X)
