@@ -4,8 +4,9 @@ The CSV is read in the model's schema (:func:`mpdp.learning.release.schema.read_
 was trained on must be present (others are ignored), a missing value, a non-number or an unseen category is
 refused with its line numbers, and a numeric value outside the model's public bounds is clipped and counted
 (``--out-of-bounds clip``, the default) or refused (``--out-of-bounds error``). The output has one row per input
-row: ``prediction`` (class 0 or 1, or the regression value in the label's units when its bounds were declared)
-and, for a logistic model, ``probability`` (of class 1). Prediction is post-processing of the released model:
+row: ``prediction`` (the class name where the model knows it, e.g. Adult's ``>50K``, else 0 or 1; a regression
+value in the label's units when its bounds were declared) and, for a logistic model, ``probability`` (of
+class 1). Prediction is post-processing of the released model:
 it reads no training data and spends no budget.
 """
 
@@ -42,10 +43,8 @@ def handle(args: argparse.Namespace) -> int:
     table = read_table(model.schema, args.dataset, out_of_bounds=args.out_of_bounds)
     prediction, proba = predict(model.kind, model.parameters, model.schema, table.values)
     columns: dict[str, list[str]] = {}
-    if proba is None:
-        columns["prediction"] = [f"{v:.10g}" for v in model.schema.label_units(prediction)]
-    else:
-        columns["prediction"] = [str(int(v)) for v in prediction]
+    columns["prediction"] = model.schema.label_text(prediction)
+    if proba is not None:
         columns["probability"] = [f"{p:.6f}" for p in proba]
     out = write_table(args.out, columns)
     record = {"model": str(args.model), "algorithm": model.algorithm, "rows": table.rows, "out": str(out),

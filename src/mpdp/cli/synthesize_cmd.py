@@ -2,8 +2,9 @@
 
 For dpvi (paper 002's mixture) the rows are drawn from the mixture at the released posterior mean; for pfds
 (paper 004) they are drawn with replacement from the synthetic records the sharers released. The twin has the
-training table's columns: original names, category labels, numbers in their units, and the label column (class
-0 or 1; a regression target in its units when its bounds were declared) when the model covers it. Synthesis is
+training table's columns: original names, category labels, numbers in their units, and the label column (the
+class names where the model knows them, e.g. Adult's, else 0 or 1; a regression target in its units when its
+bounds were declared) when the model covers it. Synthesis is
 post-processing of a DP release: it reads no training data and spends no budget, whatever N. A model with no
 generative part (fm-*, mpc-*, ofpa, ...) is refused (:class:`~mpdp.errors.UnsupportedModelError`).
 Randomness: fresh OS entropy, or ``--seed`` for a reproducible twin.
@@ -41,8 +42,7 @@ def handle(args: argparse.Namespace) -> int:
     values, labels = sample(model.kind, model.parameters, schema, args.rows, rng_from_args(args))
     columns = {a.name: [format_value(a, v) for v in values[:, j]] for j, a in enumerate(schema.attributes)}
     if model.kind == "records" or has_label(model.parameters, schema):
-        columns[schema.label] = [str(int(v)) for v in labels] if schema.task == "classification" \
-            else [f"{v:.10g}" for v in schema.label_units(labels)]
+        columns[schema.label] = schema.label_text(labels)
     out = write_table(args.out, columns)
     record = {"model": str(args.model), "algorithm": model.algorithm, "rows": args.rows, "out": str(out),
               "columns": list(columns), "epsilon_spent": 0.0}

@@ -16,7 +16,8 @@ from mpdp.learning.release.kinds import linear_parameters
 from mpdp.learning.release.schema import TableSchema
 
 SCHEMA = TableSchema((Attribute("age", "numeric", bounds=(0.0, 100.0)),
-                      Attribute("city", "categorical", categories=("Lyon", "Paris"))), "y", "classification")
+                      Attribute("city", "categorical", categories=("Lyon", "Paris"))), "y", "classification",
+                     label_classes=("no", "yes"))
 
 
 def _model() -> ReleasedModel:
@@ -30,6 +31,7 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     back = read_model(tmp_path)
     assert path.name == "model.json" and back.parameters == _model().parameters
     assert back.schema == SCHEMA and back.per_party == {"party0": 1.0} and back.mpdp_version
+    assert back.schema.label_text(np.array([1.0, 0.0])) == ["yes", "no"]
     document = json.loads(path.read_text())
     assert document["format"] == "mpdp.released-model" and document["version"] == 1
 
@@ -38,7 +40,8 @@ def test_schema_of_a_dataset_matches_its_encoding() -> None:
     values = np.array([[30.0, 0.0], [70.0, 1.0]])
     data = make_dataset("toy", SCHEMA.attributes, values, np.array([0.0, 1.0]), task="classification",
                         label_name="y")
-    assert TableSchema.of(data) == SCHEMA
+    assert TableSchema.of(data, label_classes=("no", "yes")) == SCHEMA
+    assert TableSchema.of(data).label_text(np.array([1.0])) == ["1"]
     np.testing.assert_array_equal(SCHEMA.encode(values), data.X)
 
 

@@ -54,11 +54,12 @@ def _run_summary(report: RunReport) -> dict[str, Any]:
     return {k: record[k] for k in keep}
 
 
-def released_model(report: RunReport, train: Dataset, *,
-                   label_bounds: tuple[float, float] | None = None) -> ReleasedModel:
+def released_model(report: RunReport, train: Dataset, *, label_bounds: tuple[float, float] | None = None,
+                   label_classes: tuple[str, str] | None = None) -> ReleasedModel:
     """The model ``report`` released, in the schema of ``train`` (the run's training set); ``label_bounds``: a
-    regression target's declared public bounds (:class:`~mpdp.learning.release.schema.TableSchema`)."""
-    schema = TableSchema.of(train, label_bounds=label_bounds)
+    regression target's declared public bounds, ``label_classes``: the names of classes 0 and 1
+    (:class:`~mpdp.learning.release.schema.TableSchema`)."""
+    schema = TableSchema.of(train, label_bounds=label_bounds, label_classes=label_classes)
     released = report.released
     d = len(schema.feature_names)
     if isinstance(released, FMLogisticRegression | FMLinearRegression):

@@ -47,20 +47,28 @@ class TableSchema:
     ``label_bounds``: a regression target's public bounds, when declared (``--bounds LABEL=lo:hi``); the model
     is trained on the target scaled from them to [-1, 1], and predictions are scaled back to the label's units.
     Without them predictions stay on the [-1, 1] scale.
+
+    ``label_classes``: the names of classes 0 and 1, when known (Adult's ``<=50K`` and ``>50K``); predictions and
+    twins then write the names, else the codes 0 and 1 (1 is the positive class: ``--positive``, or the larger
+    of a CSV label's two values).
     """
 
     attributes: tuple[Attribute, ...]
     label: str
     task: Task
     label_bounds: tuple[float, float] | None = None
+    label_classes: tuple[str, str] | None = None
 
     @classmethod
-    def of(cls, data: Dataset, *, label_bounds: tuple[float, float] | None = None) -> TableSchema:
+    def of(cls, data: Dataset, *, label_bounds: tuple[float, float] | None = None,
+           label_classes: tuple[str, str] | None = None) -> TableSchema:
         """The schema of ``data``; a dataset without an attribute view is numeric features in [-1, 1]."""
         attrs = data.attributes or tuple(Attribute(n, "numeric", bounds=(-1.0, 1.0)) for n in data.feature_names)
         bounds = (float(label_bounds[0]), float(label_bounds[1])) if label_bounds and data.task == "regression" \
             else None
-        schema = cls(tuple(attrs), data.label_name, data.task, bounds)
+        classes = (str(label_classes[0]), str(label_classes[1])) if label_classes and \
+            data.task == "classification" else None
+        schema = cls(tuple(attrs), data.label_name, data.task, bounds, classes)
         if schema.feature_names != data.feature_names:
             raise SchemaMismatchError(explain(f"features of {data.name}", data.feature_names[:6],
                                               f"the encoding of its attributes {schema.feature_names[:6]}",
@@ -87,13 +95,21 @@ class TableSchema:
         out: FloatArray = lo + (np.asarray(scaled, dtype=np.float64) + 1.0) * (hi - lo) / 2.0
         return out
 
+    def label_text(self, values: FloatArray) -> list[str]:
+        """Labels as written in a table: class names (or 0/1), or regression values in the label's units."""
+        if self.task == "classification":
+            names = self.label_classes or ("0", "1")
+            return [names[int(v)] for v in values]
+        return [f"{v:.10g}" for v in self.label_units(values)]
+
     def to_dict(self) -> dict[str, Any]:
         return {"attributes": [_attribute_dict(a) for a in self.attributes], "label": self.label, "task": self.task,
-                "label_bounds": None if self.label_bounds is None else list(self.label_bounds)}
+                "label_bounds": None if self.label_bounds is None else list(self.label_bounds),
+                "label_classes": None if self.label_classes is None else list(self.label_classes)}
 
     @classmethod
     def from_dict(cls, data: Any) -> TableSchema:
-        body = _exact(data, {"attributes", "label", "task", "label_bounds"}, "schema")
+        body = _exact(data, {"attributes", "label", "task", "label_bounds", "label_classes"}, "schema")
         attrs = body["attributes"]
         if not isinstance(attrs, list) or not attrs:
             raise ModelFileError(explain("schema.attributes", type(attrs).__name__, "a non-empty list",
@@ -110,7 +126,13 @@ class TableSchema:
                                    and lb[0] < lb[1] and body["task"] == "regression"):
             raise ModelFileError(explain("schema.label_bounds", lb, "null, or [low, high] of a regression target",
                                          "rewrite the model file"))
-        return cls(out, body["label"], body["task"], None if lb is None else (float(lb[0]), float(lb[1])))
+        lc = body["label_classes"]
+        if lc is not None and not (isinstance(lc, list) and len(lc) == 2 and all(isinstance(c, str) for c in lc)
+                                   and lc[0] != lc[1] and body["task"] == "classification"):
+            raise ModelFileError(explain("schema.label_classes", lc, "null, or the two class names of a classifier",
+                                         "rewrite the model file"))
+        return cls(out, body["label"], body["task"], None if lb is None else (float(lb[0]), float(lb[1])),
+                   None if lc is None else (lc[0], lc[1]))
 
 
 def _attribute_dict(attr: Attribute) -> dict[str, Any]:
