@@ -61,7 +61,7 @@ not apply to them; ``get_params``, ``set_params`` and ``clone`` are tested.
 
 Input
 -----
-:meth:`PrivateEstimator._check_X` runs scikit-learn's ``validate_data`` (2-d float arrays, no NaN or
+:meth:`PrivateEstimator._check_features` (and ``_check_features_labels`` at fit time) run scikit-learn's ``validate_data`` (2-d float arrays, no NaN or
 infinity, no sparse input, ``n_features_in_`` and ``feature_names_in_``) and re-raises its errors as mpdp's
 typed errors (:class:`~mpdp.errors.ShapeMismatchError`, :class:`~mpdp.errors.DomainError`), keeping
 scikit-learn's wording in the message. The domain each algorithm's sensitivity assumes (features in [-1, 1],
@@ -71,7 +71,7 @@ refused, never silently rescaled from the private rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -120,7 +120,7 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
     def __getstate__(self) -> Any:
         for name in SHARED_PARAMETERS:
             keepers = getattr(self, name, None)
-            for keeper in (keepers.values() if isinstance(keepers, dict) else [keepers]):
+            for keeper in (keepers.values() if isinstance(keepers, Mapping) else [keepers]):
                 if keeper is not None and getattr(keeper, "path", "unknown") is None:
                     raise PrivacyError(explain(f"{type(self).__name__}.{name}", "an in-memory ledger",
                                                "a file-backed ledger to copy the estimator to another process",
