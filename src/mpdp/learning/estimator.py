@@ -63,10 +63,10 @@ Input
 -----
 :meth:`PrivateEstimator._check_features` (and ``_check_features_labels`` at fit time) run scikit-learn's
 ``validate_data`` (2-d float arrays, no NaN or infinity, no sparse input, ``n_features_in_`` and
-``feature_names_in_``) and re-raise its errors as mpdp's typed errors (:class:`~mpdp.errors.ShapeMismatchError`, :class:`~mpdp.errors.DomainError`), keeping
-scikit-learn's wording in the message. The domain each algorithm's sensitivity assumes (features in [-1, 1],
-rows in the unit ball, labels in {0, 1}) is public and checked by the algorithm itself: data outside it is
-refused, never silently rescaled from the private rows.
+``feature_names_in_``) and re-raise its errors as mpdp's typed errors (:class:`~mpdp.errors.ShapeMismatchError`,
+:class:`~mpdp.errors.DomainError`), keeping scikit-learn's wording in the message. The domain each algorithm's
+sensitivity assumes (features in [-1, 1], rows in the unit ball, labels in {0, 1}) is public and checked by the
+algorithm itself: data outside it is refused, never silently rescaled from the private rows.
 """
 
 from __future__ import annotations
