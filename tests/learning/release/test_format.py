@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mpdp.datasets.dataset import Attribute
 from mpdp.datasets.encoding import make_dataset
@@ -87,3 +89,42 @@ def test_a_consistent_but_invalid_body_is_refused(tmp_path: Path) -> None:
     document["sha256"] = hashlib.sha256(_canonical(document["body"])).hexdigest()
     with pytest.raises(ModelFileError, match="weights"):
         parse_model(json.dumps(document).encode())
+
+
+@pytest.fixture(scope="module")
+def valid_file(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return write_model(tmp_path_factory.mktemp("model"), _model()).read_bytes()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_the_reader_raises_only_model_file_errors(valid_file: bytes, data: st.DataObject) -> None:
+    # a valid file with one byte changed, a slice removed or a JSON value replaced: a model or a ModelFileError
+    raw = valid_file
+    document = json.loads(raw)
+    mutation = data.draw(st.sampled_from(["byte", "cut", "value"]))
+    if mutation == "byte":
+        at = data.draw(st.integers(0, len(raw) - 1))
+        bad = raw[:at] + bytes([data.draw(st.integers(0, 255))]) + raw[at + 1:]
+    elif mutation == "cut":
+        start = data.draw(st.integers(0, len(raw) - 1))
+        bad = raw[:start] + raw[start + data.draw(st.integers(1, 40)):]
+    else:
+        import hashlib
+
+        from mpdp.learning.release.format import _canonical
+
+        body = document["body"]
+        section = data.draw(st.sampled_from(["schema", "parameters", "privacy", "run"]))
+        key = data.draw(st.sampled_from(sorted(body[section])))
+        junk = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                         st.text(max_size=5), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3),
+                                                                                                  st.integers(),
+                                                                                                  max_size=2))
+        body[section][key] = data.draw(junk)
+        document["sha256"] = hashlib.sha256(_canonical(body)).hexdigest()  # consistent: only validation can refuse
+        bad = json.dumps(document).encode()
+    try:
+        parse_model(bad)
+    except ModelFileError:
+        pass
