@@ -14,7 +14,8 @@ Tree::
     ├── ParameterError (ValueError)          invalid argument or configuration
     │   ├── DomainError                      value outside a function's documented valid domain
     │   ├── ShapeMismatchError               array shapes or party row counts that do not line up
-    │   └── PrecisionError                   fixed-point/crypto parameters that cannot hold the computation
+    │   ├── PrecisionError                   fixed-point/crypto parameters that cannot hold the computation
+    │   └── SchemaMismatchError              a table whose columns or values differ from a model's schema
     ├── EncodingOverflowError (OverflowError) a value does not fit its fixed-point encoding or packing slot
     ├── CryptoError
     │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
@@ -29,11 +30,15 @@ Tree::
     ├── PrivacyError
     │   ├── BudgetExceededError              a release would spend more than the ledger allows
     │   └── LedgerCorruptError               a persisted ledger that fails to verify
-    └── DatasetError
-        ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
-        ├── DatasetUnavailableError          no source could provide the data
-        ├── DuplicateIdError                 an id column that holds the same identifier more than once
-        └── IntersectionTooSmallError        record alignment found fewer common records than the minimum
+    ├── DatasetError
+    │   ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
+    │   ├── DatasetUnavailableError          no source could provide the data
+    │   ├── DuplicateIdError                 an id column that holds the same identifier more than once
+    │   └── IntersectionTooSmallError        record alignment found fewer common records than the minimum
+    └── ModelFileError (ValueError)          a released-model file that is malformed or truncated
+        ├── ModelVersionError                a model file of another format or format version
+        ├── ModelChecksumError               a model file whose body fails its sha256 (edited or damaged)
+        └── UnsupportedModelError            an operation the released model cannot do (predict, synthesize)
 
 :class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
 random source used for a DP release). :class:`DatasetWarning` says that a loader set part of the input aside
@@ -62,6 +67,9 @@ __all__ = [
     "KeyMismatchError",
     "LedgerCorruptError",
     "MalformedMessageError",
+    "ModelChecksumError",
+    "ModelFileError",
+    "ModelVersionError",
     "MpdpError",
     "ParameterError",
     "PartyUnavailableError",
@@ -70,8 +78,10 @@ __all__ = [
     "PrivacyLeakWarning",
     "ProtocolAbortError",
     "ProtocolError",
+    "SchemaMismatchError",
     "ShapeMismatchError",
     "TamperedCiphertextError",
+    "UnsupportedModelError",
     "explain",
 ]
 
@@ -182,13 +192,32 @@ class DatasetUnavailableError(DatasetError):
     """No configured source could provide the dataset."""
 
 
-
 class DuplicateIdError(DatasetError):
     """An id column holds the same identifier (after normalisation) in more than one row."""
 
 
 class IntersectionTooSmallError(DatasetError):
     """Private record alignment found fewer common records than the configured minimum (none, or too few)."""
+
+
+class SchemaMismatchError(ParameterError):
+    """A table whose columns or values differ from the schema a model was trained on."""
+
+
+class ModelFileError(MpdpError, ValueError):
+    """A released-model file that does not parse or does not match its declared structure."""
+
+
+class ModelVersionError(ModelFileError):
+    """A model file of another format, or of a format version this mpdp does not read."""
+
+
+class ModelChecksumError(ModelFileError):
+    """A model file whose body does not match its recorded sha256: edited, truncated or damaged."""
+
+
+class UnsupportedModelError(ModelFileError):
+    """An operation the released model cannot do (e.g. synthesize from a model with no generative part)."""
 
 
 class PrivacyLeakWarning(UserWarning):

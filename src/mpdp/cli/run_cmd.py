@@ -121,6 +121,8 @@ def add_parser(subparsers: Any) -> None:
     add_party_data_arguments(parser, id_column=False)
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
+    parser.add_argument("--save", metavar="DIR", help="write the released model (DIR/model.json) and this run's "
+                                                      "JSON (DIR/run.json); see mpdp predict, mpdp synthesize")
     parser.set_defaults(handler=handle)
 
 
@@ -289,6 +291,10 @@ def handle(args: argparse.Namespace) -> int:
     if not args.algorithm:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp run --list` to see them"))
     algo = get_algorithm(args.algorithm)
+    if args.save:  # refused before any budget is spent
+        from mpdp.cli.release_io import check_savable
+
+        check_savable(algo.name)
     if args.plot:
         from mpdp.cli.plotting import check_plot_target
 
@@ -309,6 +315,12 @@ def handle(args: argparse.Namespace) -> int:
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
     record.update(extra)
+    if args.save:
+        from mpdp.cli.release_io import save_run
+
+        record["saved"] = save_run(args.save, report, config, record, args)
+        if interactive(args):
+            print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
     if args.json:
         print_json(record)
     else:

@@ -466,7 +466,7 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
                    "ledger": {"method": ledger.method, "subject": ledger.subject,
                               "epsilon_spent": ledger.spent.epsilon, "delta_spent": ledger.spent.delta,
                               "entries": len(ledger.entries)}},
-            curves=curves,
+            curves=curves, released=fit,
         )
 
     return run

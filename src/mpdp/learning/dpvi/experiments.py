@@ -186,7 +186,7 @@ def _run(config: RunConfig) -> RunReport:
         algorithm="dpvi", dataset=config.train.name, parties=len(groups), epsilon=config.epsilon, delta=config.delta,
         epsilon_spent=mpc.privacy_.epsilon, delta_spent=config.delta, per_party_epsilon=dict(mpc.privacy_.per_party),
         metric=Metric("test_nll", nll), non_private=non_private, seconds=time.perf_counter() - start,
-        communication=dict(mpc.communication_), extra=extra, curves=curves)
+        communication=dict(mpc.communication_), extra=extra, curves=curves, released=mpc)
 
 
 # -- reproductions -------------------------------------------------------------------------------------------

@@ -206,6 +206,7 @@ def _run(method: str) -> Callable[[RunConfig], RunReport]:
                    "variant": settings.method, "epsilon_per_release": result.epsilon_per_release,
                    "laplace_scale": result.scales,
                    "laplace_scale_degree1": result.scales_linear, "lam": result.lams, "changes": result.changes},
+            released=result,
         )
 
     return run
