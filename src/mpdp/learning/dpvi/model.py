@@ -263,21 +263,23 @@ class VerticalDPVI(_Base):
         this one. Same seed, same posterior, bit for bit. It pays only when a core is free for the dealer
         (figures: ``bench/RESULTS.md``, dpvi): measure on your own machines before choosing it. Needs
         ``os.fork`` and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
-    **kwargs:
-        The settings shared with :class:`DPVI`, by keyword:
-
-        - ``components``, ``epochs``, ``batch_size``, ``clip``, ``learning_rate``, ``batching``: the model and
-          DP-SGD settings (:class:`~mpdp.learning.dpvi.training.DPVISettings`);
-        - ``epsilon``, ``delta``: the target towards an outside analyst; the noise multiplier is calibrated to
-          it. Or pass ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private
-          reference);
-        - ``accountant``: ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's);
-        - ``ledger``: the analyst's budget keeper, charged epsilon before training (with ``party_ledgers``, an
-          overspend refuses the fit before any release);
-        - ``public_seed``: 32 bytes all parties agree on for the public randomness (initialisation,
-          minibatches, ``eta``); default: the first party draws it. The same seed given to :class:`DPVI` makes
-          the baseline visit the same minibatches with the same samples;
-        - ``rng``: root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
+    components, epochs, batch_size, clip, learning_rate, batching, grid_bits, model:
+        The model and DP-SGD settings shared with :class:`DPVI`
+        (:class:`~mpdp.learning.dpvi.training.DPVISettings`).
+    epsilon, delta:
+        The target towards an outside analyst; the noise multiplier is calibrated to it. Or pass
+        ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private reference).
+    accountant:
+        ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's).
+    ledger:
+        The analyst's budget keeper, charged epsilon before training (with ``party_ledgers``, an overspend
+        refuses the fit before any release).
+    public_seed:
+        32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
+        the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
+        minibatches with the same samples.
+    rng:
+        Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
