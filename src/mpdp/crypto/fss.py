@@ -1,0 +1,214 @@
+"""Distributed comparison functions (DCF): two-party function secret sharing of ``x -> beta [x < alpha]``.
+
+A DCF key pair ``(k_0, k_1)`` for a secret ``alpha`` (an unsigned ``depth``-bit integer) and a secret payload
+``beta`` (a ring element) lets each party ``b`` compute, from any *public* ``x``, a ring element
+``y_b = Eval(b, k_b, x)`` with ``y_0 + y_1 = beta [x < alpha]``; either key alone is pseudorandom and reveals
+neither ``alpha`` nor ``beta``. This is the construction of Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar and
+Rathee, "Function Secret Sharing for Mixed-Mode and Fixed-Point Secure Computation" (Eurocrypt 2021, Fig. 3),
+with the one-side-per-level evaluation AriaNN (Ryffel et al., PETS 2022) uses.
+
+Everything is vectorised over elements: ``N`` independent keys (one ``alpha`` each) are generated and evaluated
+level by level on numpy arrays, each level's pseudorandom expansions being one AES call over all elements.
+
+The PRG
+-------
+A node's 128-bit seed ``s`` expands, for a side ``d`` (0 left, 1 right), into the child's seed, its control bit
+``t`` and a value ``v`` by fixed-key AES in Matyas-Meyer-Oseas mode, ``H(z) = AES_K(z) XOR z`` with a public key
+``K``: ``(s_d, t_d) = H(s XOR T_(d,0))`` (``t_d`` the lowest bit, cleared with the next one: seeds have 126 free
+bits, the two low bits of a correction word carry its two control bits) and ``v_d = H(s XOR T_(d,1))``, for
+four public tweaks ``T``; the leaf value is ``H(s XOR T_leaf)``. Fixed-key AES is modelled as a random
+permutation (the standard assumption of fixed-key garbling and FSS libraries: Guo, Katz, Wang and Yu, "Efficient
+and Secure Multiparty Computation from Fixed-Key Block Ciphers", IEEE S&P 2020). The evaluator expands only
+the side its public bit takes: two AES blocks per element per level.
+
+Key layout (``N`` keys of depth ``d`` in a ring of ``w`` words per element, 1 or 2)
+------------------------------------------------------------------------------------
+``seed``: ``(N, 2)`` words, the party's own root seed (uniform; its two low bits are ignored).
+``cw``: ``(d, 2 + w, N)`` words, common to both keys: per level the seed correction (words 0-1, the left and
+right control-bit corrections in bits 0 and 1 of word 0) and the value correction (words 2.., a ring element).
+``last``: the leaf correction, a ring element per key.
+Size per comparison and party: ``16 + 8 (2 + w) d + 8 w`` bytes (1.5 KiB for ``d = 63`` in Z_2^64).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import ParameterError, explain
+
+__all__ = ["MAX_DEPTH", "dcf_eval", "dcf_gen", "key_words"]
+
+Words = npt.NDArray[np.uint64]
+
+MAX_DEPTH = 64
+"""The deepest DCF: inputs of up to 64 bits (one word per element)."""
+
+_KEY = hashlib.sha256(b"mpdp.fss fixed AES key").digest()[:16]
+_TWEAKS = np.frombuffer(b"".join(hashlib.sha256(b"mpdp.fss tweak %d" % i).digest() for i in range(3)),
+                        dtype="<u8").astype(np.uint64).reshape(3, 2, 2)
+# _TWEAKS[d, j] for side d and output j (0: seed and bit, 1: value); the leaf tweak is _TWEAKS[2, 0]
+_DELTA = _TWEAKS[0] ^ _TWEAKS[1]
+_CLEAR = np.uint64(0xFFFFFFFFFFFFFFFC)
+_ONE, _TWO = np.uint64(1), np.uint64(2)
+
+
+class _FixedKeyAes(threading.local):
+    """``H(z) = AES_K(z) XOR z`` on arrays of 128-bit blocks (``(..., 2)`` little-endian words), one AES call.
+    One cipher context per thread (parties may run as threads of one process)."""
+
+    def __init__(self) -> None:
+        self._encryptor: Any = Cipher(algorithms.AES(_KEY), modes.ECB()).encryptor()
+
+    def __call__(self, blocks: Words) -> Words:
+        flat = np.ascontiguousarray(blocks, dtype=np.uint64).reshape(-1)
+        out = np.empty(flat.size + 2, dtype=np.uint64)  # update_into wants a block of spare room
+        self._encryptor.update_into(flat.view(np.uint8).data, out.view(np.uint8).data)
+        if not np.little_endian:  # pragma: no cover - blocks are the little-endian bytes of the words
+            raise ParameterError("the DCF needs a little-endian machine")
+        result = out[: flat.size]
+        result ^= flat
+        return result.reshape(blocks.shape)
+
+
+_HASH = _FixedKeyAes()
+
+
+def _value(words: Words, ring: Ring) -> RingArray:
+    """A ring element per 128-bit block ``(N, 2)``: its low word (masked to the ring) or both words."""
+    if ring.words == 2:
+        return np.ascontiguousarray(words.T)
+    low = np.array(words[:, 0], copy=True)
+    if ring.bits < 64:
+        low &= np.uint64((1 << ring.bits) - 1)
+    return low
+
+
+def _expand(seeds: Words, side: Words | int) -> tuple[Words, Words, Words]:
+    """The child on ``side`` (0/1 words per element, or one int for all) of every seed ``(N, 2)``: its seed (low
+    bits cleared), its control bit (0/1 words) and its value block ``(N, 2)``."""
+    n = seeds.shape[0]
+    blocks = np.empty((n, 2, 2), dtype=np.uint64)
+    blocks[:, 0] = seeds
+    blocks[:, 1] = seeds
+    if isinstance(side, int):
+        blocks ^= _TWEAKS[side]
+    else:
+        blocks ^= _TWEAKS[0]
+        blocks ^= _DELTA & (np.uint64(0) - side)[:, None, None]
+    out = _HASH(blocks)
+    child = out[:, 0]
+    bit = child[:, 0] & _ONE
+    child[:, 0] &= _CLEAR
+    return child, bit, out[:, 1]
+
+
+def _expand_both(seeds: Words) -> Words:
+    """Both children of every seed: ``(N, 4, 2)`` blocks, ``[:, 2 d + j]`` = side ``d``'s output ``j`` (raw)."""
+    blocks = np.empty((seeds.shape[0], 4, 2), dtype=np.uint64)
+    blocks[:] = seeds[:, None, :]
+    blocks ^= _TWEAKS[:2].reshape(4, 2)
+    return _HASH(blocks)
+
+
+def _leaf(seeds: Words, ring: Ring) -> RingArray:
+    return _value(_HASH(seeds ^ _TWEAKS[2, 0]), ring)
+
+
+def _select(cond: Words, ring: Ring, yes: RingArray, no: RingArray) -> RingArray:
+    """``yes`` where the 0/1 word ``cond`` is 1, else ``no`` (ring elements, either layout)."""
+    out: RingArray = no ^ ((yes ^ no) & (np.uint64(0) - cond))
+    return out
+
+
+def _check_depth(depth: int) -> None:
+    if type(depth) is not int or not 1 <= depth <= MAX_DEPTH:
+        raise ParameterError(explain("DCF depth", depth, f"an int in [1, {MAX_DEPTH}]", "compare at most 64 bits"))
+
+
+def key_words(depth: int, ring: Ring) -> int:
+    """Words of one key of ``depth`` in ``ring`` (per element and party): seed, corrections, leaf correction."""
+    return 2 + (2 + ring.words) * depth + ring.words
+
+
+def dcf_gen(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: int,
+            ring: Ring) -> tuple[Words, RingArray]:
+    """The correction words of ``N`` DCF key pairs: ``cw`` of shape ``(depth, 2 + ring.words, N)`` and the leaf
+    correction ``last`` (a ring element per key), for secret ``alpha`` (``(N,)`` words below ``2^depth``),
+    payload ``beta`` (ring elements) and the two parties' root ``seeds`` (``(N, 2)`` words each, uniform).
+    Key ``b`` is ``(seeds[b], cw, last)``."""
+    _check_depth(depth)
+    alpha = np.asarray(alpha, dtype=np.uint64)
+    n = alpha.shape[0]
+    s = [np.array(seeds[0], dtype=np.uint64), np.array(seeds[1], dtype=np.uint64)]
+    for b in (0, 1):
+        s[b][:, 0] &= _CLEAR
+    t = [np.zeros(n, dtype=np.uint64), np.ones(n, dtype=np.uint64)]
+    acc = ring.zeros((n,))
+    cw = np.empty((depth, 2 + ring.words, n), dtype=np.uint64)
+    for i in range(depth):
+        bit = (alpha >> np.uint64(depth - 1 - i)) & _ONE
+        right = np.uint64(0) - bit  # all ones where alpha_i = 1: keep the right child, lose the left
+        kids = [_expand_both(s[b]) for b in (0, 1)]  # per party (N, 4, 2): left seed, left value, right ...
+        t_kid = [[k[:, 2 * d, 0] & _ONE for d in (0, 1)] for k in kids]
+        for k in kids:
+            k[:, 0, 0] &= _CLEAR
+            k[:, 2, 0] &= _CLEAR
+        swap = [(k[:, 0:2] ^ k[:, 2:4]) & right[:, None, None] for k in kids]
+        keep = [k[:, 0:2] ^ sw for k, sw in zip(kids, swap, strict=True)]  # (N, 2, 2): seed, value of the kept
+        lose = [k[:, 2:4] ^ sw for k, sw in zip(kids, swap, strict=True)]
+        s_cw = lose[0][:, 0] ^ lose[1][:, 0]
+        v_cw = ring.sub(ring.sub(_value(lose[1][:, 1], ring), _value(lose[0][:, 1], ring)), acc)
+        v_cw = _select(bit, ring, ring.add(v_cw, beta), v_cw)  # leaving to the left: x < alpha, pay beta
+        v_cw = _select(t[1], ring, ring.neg(v_cw), v_cw)
+        step = ring.add(ring.sub(_value(keep[0][:, 1], ring), _value(keep[1][:, 1], ring)),
+                        _select(t[1], ring, ring.neg(v_cw), v_cw))
+        acc = ring.add(acc, step)
+        t_left = t_kid[0][0] ^ t_kid[1][0] ^ bit ^ _ONE
+        t_right = t_kid[0][1] ^ t_kid[1][1] ^ bit
+        cw[i, 0] = s_cw[:, 0] | t_left | (t_right << _ONE)
+        cw[i, 1] = s_cw[:, 1]
+        cw[i, 2:] = v_cw.reshape(ring.words, n)
+        t_keep = t_left ^ ((t_left ^ t_right) & right)
+        for b in (0, 1):
+            mask = np.uint64(0) - t[b]  # all ones where t = 1
+            t_own = t_kid[b][0] ^ ((t_kid[b][0] ^ t_kid[b][1]) & right)
+            s[b] = keep[b][:, 0] ^ (s_cw & mask[:, None])
+            t[b] = t_own ^ (t_keep & t[b])
+    last = ring.sub(ring.sub(_leaf(s[1], ring), _leaf(s[0], ring)), acc)
+    return cw, _select(t[1], ring, ring.neg(last), last)
+
+
+def dcf_eval(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int, ring: Ring) -> RingArray:
+    """Party ``party``'s (0 or 1) shares of ``beta [x < alpha]`` at public ``x`` (``(N,)`` words below
+    ``2^depth``), one per key: ``depth`` levels, each one AES call of ``2 N`` blocks and a few array operations."""
+    _check_depth(depth)
+    n = x.shape[0]
+    if cw.shape != (depth, 2 + ring.words, n) or seed.shape != (n, 2):
+        raise ParameterError(explain("DCF key", (seed.shape, cw.shape), f"seed ({n}, 2), corrections "
+                                     f"({depth}, {2 + ring.words}, {n})", "evaluate the keys dealt for this input"))
+    s = np.array(seed, dtype=np.uint64)
+    s[:, 0] &= _CLEAR
+    t = np.full(n, party, dtype=np.uint64)
+    acc = ring.zeros((n,))
+    for i in range(depth):
+        bit = (x >> np.uint64(depth - 1 - i)) & _ONE
+        child, t_child, v = _expand(s, bit)
+        mask = np.uint64(0) - t
+        level = cw[i]
+        child[:, 0] ^= level[0] & _CLEAR & mask
+        child[:, 1] ^= level[1] & mask
+        t_child ^= (level[0] >> bit) & t
+        value = _value(v, ring)
+        value = ring.add(value, (level[2] if ring.words == 1 else level[2:]) & mask)
+        acc = ring.add(acc, value)
+        s, t = child, t_child
+    leaf = ring.add(_leaf(s, ring), last & (np.uint64(0) - t))
+    acc = ring.add(acc, leaf)
+    return ring.neg(acc) if party == 1 else acc

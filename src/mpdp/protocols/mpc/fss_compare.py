@@ -1,0 +1,142 @@
+"""One-round comparisons from dealer-made function secret sharing (two computing parties).
+
+``ltz(x) = [x < 0]`` with a ``dcf`` correlation (:class:`~mpdp.protocols.mpc.provider.DcfKey`): additive shares
+of a uniform ``r``, of ``b`` = bit ``d`` of ``r``, and DCF keys (:mod:`mpdp.crypto.fss`) of
+``z -> (1 - 2 b) [z < r mod 2^d]``, where ``d + 1`` is the comparison's bit width ``w``:
+
+1. Open ``c = x + r`` (one round, the only one).
+2. In ``w`` bits, ``msb(x) = msb(c) XOR msb(r) XOR [c_low < r_low]`` (``low``: the ``d`` bits below the top one;
+   :mod:`~mpdp.protocols.mpc.comparison`, step 2). Each party evaluates its key at the public ``c_low`` and adds
+   its share of ``b``: the shares of ``b + (1 - 2 b) [c_low < r_low] = b XOR [c_low < r_low]``; the public
+   ``a = msb(c)`` is folded in locally, ``a XOR g = a + (1 - 2 a) g``.
+
+The result is an additive share of the bit in the value's own ring (scale 0), like the circuit comparison's, with
+no conversion round. ``msb`` in ``w`` bits is the sign of ``x`` whenever ``|x| < 2^(w - 1)`` (raw units): ``w`` is
+the *declared bit width*, derived from the value's public bound (or passed, and then checked against it: a value
+whose bound does not fit is refused before anything is opened). In Z_2^64 the full width (``d = 63``) is exact
+for every element; a tighter bound makes the keys shorter and their evaluation cheaper.
+
+Security
+--------
+Semi-honest, two computing parties and a dealer that colludes with neither (the dealer knows ``r``: it could
+unmask ``c``). ``c`` is uniformly masked; each party's key is pseudorandom on its own (the DCF's security,
+fixed-key AES modelled as a random permutation), so the opened ``c`` and the party's key and shares reveal
+nothing about ``x``. Each key is used for one opened value (several public points of it may be evaluated, as
+:func:`at_least` does for thresholds: the evaluations are local).
+
+Key size
+--------
+Per compared element and party, ``16 + 8 (2 + w_r) d + 8 w_r`` bytes of key (``w_r`` ring words: 1 in
+Z_2^64, 2 in Z_2^128) plus the shares of ``r`` and ``b`` (``8 w_r`` bytes each): 1.55 KiB for ``d = 63`` in
+Z_2^64, 0.67 KiB for a 28-bit comparison (a bound of 100 at 20 fractional bits). Party 0 gets its ``b``, party 1
+nothing but the corrections; both draw ``r`` and their root seeds from their dealer streams.
+
+References: Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar, Rathee, Eurocrypt 2021 (DCF, signed comparison from
+one DCF); Ryffel, Tholoniat, Pointcheval, Bach, "AriaNN", PETS 2022 (FSS comparisons with a dealer).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mpdp.crypto.fss import dcf_eval
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import DomainError, KeyMismatchError, ParameterError, explain
+from mpdp.protocols.mpc.channel import Channel
+from mpdp.protocols.mpc.provider import DcfKey
+from mpdp.protocols.mpc.tensor import SharedFixedPoint
+
+__all__ = ["applies", "declared_depth", "key_bytes", "ltz", "sign_bits"]
+
+_MAX_DEPTH = 63
+
+
+def declared_depth(x: SharedFixedPoint) -> int:
+    """``d = w - 1`` for the smallest width ``w`` with ``|raw x| < 2^(w - 1)`` under ``x``'s public bound (one unit of
+    slack for rounding), at most the ring's ``bits - 1``."""
+    raw = math.floor(x.bound * 2.0**x.scale) + 1
+    return min(max(1, raw.bit_length()), x.ring.bits - 1)
+
+
+def applies(session: Channel, x: SharedFixedPoint) -> bool:
+    """Whether :func:`ltz` can compare ``x``: a provider that deals DCF keys (two computing parties) and a
+    declared width of at most 64 bits (always in Z_2^64)."""
+    return session.provider.deals_dcf_keys and declared_depth(x) <= _MAX_DEPTH
+
+
+def key_bytes(depth: int, ring: Ring) -> int:
+    """Bytes of one party's correlation per compared element: key, and shares of ``r`` and ``b``."""
+    return 8 * (2 + (2 + ring.words) * depth + ring.words) + 16 * ring.words
+
+
+def _checked_key(session: Channel, key: DcfKey, shape: tuple[int, ...], depth: int, ring: Ring) -> None:
+    issuer = session.provider.dcf_issuer
+    if key.issuer != issuer:
+        raise KeyMismatchError(explain("DCF key", key.issuer.hex(), f"a key dealt to this session ({issuer.hex()})",
+                                       "use keys from this session's provider"))
+    n = math.prod(shape)
+    if key.depth != depth or key.cw.shape != (depth, 2 + ring.words, n) or key.seed.shape != (*shape, 2) \
+            or ring.shape(key.r) != shape or key.party != session.index:
+        raise KeyMismatchError(explain("DCF key", (key.party, key.depth, key.seed.shape[:-1]),
+                                       f"party {session.index}'s key of depth {depth} for shape {shape}",
+                                       "fetch keys for this value's shape and width"))
+
+
+def sign_bits(session: Channel, key: DcfKey, c: RingArray, ring: Ring) -> RingArray:
+    """This party's shares of ``msb_w(c - r)`` (``w = key.depth + 1``) for the opened ``c`` (any shape that
+    broadcasts the key's: several public points per key, e.g. thresholds), in ``ring``."""
+    depth = key.depth
+    low = c[0] if ring.words == 2 else c
+    points = np.broadcast_to(low, np.broadcast_shapes(low.shape, ring.shape(key.r)))
+    lead = points.shape[: points.ndim - len(ring.shape(key.r))]
+    count = math.prod(lead)
+    flat = np.ascontiguousarray(points).reshape(count, -1)
+    a = (flat >> np.uint64(depth)) & np.uint64(1)
+    z = flat & np.uint64((1 << depth) - 1)
+    n = flat.shape[1]
+    seed = key.seed.reshape(n, 2)
+    last = key.last.reshape(ring.words, n) if ring.words == 2 else key.last.reshape(n)
+    b = key.b.reshape(ring.words, n) if ring.words == 2 else key.b.reshape(n)
+    rows = []
+    for j in range(count):  # one evaluation per public point of each key (usually one)
+        g = ring.add(dcf_eval(key.party, seed, key.cw, last, z[j], depth, ring), b)
+        flip = a[j].astype(bool)
+        share = np.where(flip, ring.neg(g), g)  # (1 - 2 a) g
+        if session.leader:
+            share = ring.add(share, a[j] if ring.words == 1 else np.stack([a[j], np.zeros_like(a[j])]))
+        rows.append(share)
+    out = np.stack(rows, axis=-2 if ring.words == 2 else 0)
+    if ring.words == 2:
+        return out.reshape((2, *lead, *ring.shape(key.r)))
+    return out.reshape((*lead, *ring.shape(key.r)))
+
+
+def ltz(x: SharedFixedPoint, *, width: int | None = None) -> SharedFixedPoint:
+    """``[x < 0]`` as a shared bit (scale 0), exactly, in one round (see the module docstring).
+
+    ``width``: the comparison's bit width ``w`` (``|raw x| < 2^(w - 1)``); default the one ``x``'s bound declares.
+    Refused (:class:`~mpdp.errors.DomainError`) when the bound does not fit in ``width``, before anything is
+    opened."""
+    session, ring, shape = x.session, x.ring, x.shape
+    needed = declared_depth(x)
+    if width is None:
+        depth = needed
+    else:
+        if type(width) is not int or not 2 <= width <= min(_MAX_DEPTH, ring.bits - 1) + 1:
+            raise ParameterError(explain("width", width, f"an int in [2, {min(_MAX_DEPTH, ring.bits - 1) + 1}]",
+                                         "compare at most 64 bits"))
+        if needed > width - 1 and needed < ring.bits - 1:
+            raise DomainError(explain("comparison operand", f"bound {x.bound:g} (raw < 2^{needed})",
+                                      f"|raw x| < 2^{width - 1} (declared width {width})",
+                                      "declare a wider comparison or a tighter bound"))
+        depth = width - 1
+    if depth > _MAX_DEPTH:
+        raise DomainError(explain("comparison width", depth + 1, f"at most {_MAX_DEPTH + 1} bits for a DCF key",
+                                  "compare with the circuit (MPCSession(comparisons='circuit'))"))
+    key = session.provider.dcf_key(ring, shape, depth)
+    _checked_key(session, key, shape, depth, ring)
+    (c,) = session.open(ring, [ring.add(x.share, key.r)], sharing_id=session.new_id(), label="mpc.compare")
+    share = sign_bits(session, key, c, ring)
+    return SharedFixedPoint(session, share, fmt=x.fmt, scale=0, bound=1.0, sharing_id=session.new_id())
