@@ -61,5 +61,5 @@ from mpdp.crypto.correlations.specs import (
     spec,
 )
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationBatch", "CorrelationSpec", "batch", "deal",
-           "draw", "draw_shape", "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationBatch", "CorrelationSpec", "batch",
+           "deal", "draw", "draw_shape", "matmul_shape", "spec"]

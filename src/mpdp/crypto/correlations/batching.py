@@ -65,10 +65,10 @@ class CorrelationBatch:
         self.reply_offsets = tuple(offsets)
         """Where correlation ``i``'s corrections start in the words of a full reply (and the total, last)."""
         public, sources, pos = [], [], 0
-        for s, entry in zip(self.specs, layout, strict=True):  # the public parts, as the other parties receive them
+        for s, laid in zip(self.specs, layout, strict=True):  # the public parts, as the other parties receive them
             names = PUBLIC.get(s.kind, ())
             kept = []
-            for name, shape, lo, hi in entry:
+            for name, shape, lo, hi in laid:
                 if name in names:
                     kept.append((name, shape, pos, pos + hi - lo))
                     sources.append((lo, hi))

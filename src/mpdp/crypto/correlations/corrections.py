@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mpdp.crypto.fss import dcf_gen
 from mpdp.crypto.correlations.parts import draw, draw_shape, product_shape
 from mpdp.crypto.correlations.specs import CORRECTED, OWNED, CorrelationSpec
+from mpdp.crypto.fss import dcf_gen
 from mpdp.crypto.ring import Ring, RingArray, UniformSource, Z2k, convert_unsigned
 from mpdp.errors import ParameterError, explain
 

@@ -72,8 +72,9 @@ class CorrelationSpec:
 
     ``shape`` is the shape of the (first) operand; ``shape_b`` the second operand's for ``mul``/``matmul``;
     ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped); for ``dcf``, ``shift`` is
-    the key's depth ``d`` (the comparison's bit width minus one, at most 63 and below ``ring_bits``); ``owner``, the position of
-    the party holding the left operand among the computing parties, the :data:`OWNED` kinds (-1 elsewhere).
+    the key's depth ``d`` (the comparison's bit width minus one, at most 63 and below ``ring_bits``);
+    ``owner``, the position of the party holding the left operand among the computing parties, the
+    :data:`OWNED` kinds (-1 elsewhere).
     """
 
     kind: str

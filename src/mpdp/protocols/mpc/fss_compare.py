@@ -113,12 +113,14 @@ def sign_bits(session: Channel, key: DcfKey, c: RingArray, ring: Ring) -> RingAr
     return out.reshape((*lead, *ring.shape(key.r)))
 
 
-def ltz(x: SharedFixedPoint, *, width: int | None = None) -> SharedFixedPoint:
+def ltz(x: SharedFixedPoint, *, width: int | None = None, key: DcfKey | None = None) -> SharedFixedPoint:
     """``[x < 0]`` as a shared bit (scale 0), exactly, in one round (see the module docstring).
 
     ``width``: the comparison's bit width ``w`` (``|raw x| < 2^(w - 1)``); default the one ``x``'s bound declares.
     Refused (:class:`~mpdp.errors.DomainError`) when the bound does not fit in ``width``, before anything is
-    opened."""
+    opened. ``key``: this party's key, fetched beforehand (``session.provider.dcf_key``; default: fetched now);
+    a key dealt to another session, or for another shape or width, is refused
+    (:class:`~mpdp.errors.KeyMismatchError`) before anything is opened."""
     session, ring, shape = x.session, x.ring, x.shape
     needed = declared_depth(x)
     if width is None:
@@ -135,7 +137,8 @@ def ltz(x: SharedFixedPoint, *, width: int | None = None) -> SharedFixedPoint:
     if depth > _MAX_DEPTH:
         raise DomainError(explain("comparison width", depth + 1, f"at most {_MAX_DEPTH + 1} bits for a DCF key",
                                   "compare with the circuit (MPCSession(comparisons='circuit'))"))
-    key = session.provider.dcf_key(ring, shape, depth)
+    if key is None:
+        key = session.provider.dcf_key(ring, shape, depth)
     _checked_key(session, key, shape, depth, ring)
     (c,) = session.open(ring, [ring.add(x.share, key.r)], sharing_id=session.new_id(), label="mpc.compare")
     share = sign_bits(session, key, c, ring)

@@ -1,0 +1,123 @@
+"""One-round FSS comparisons: exact at the edges, one online round by the transport's counters, typed refusals
+before any opening."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
+from mpdp.errors import DomainError, KeyMismatchError, ProtocolAbortError
+from mpdp.protocols.mpc import DealerProvider, MPCSession, TrustedDealer, fss_compare
+from mpdp.protocols.mpc import comparison as cmp
+from mpdp.protocols.mpc.planning import PlannedProvider
+from mpdp.randomness import RandomSource
+from mpdp.runtime import run_protocol
+from tests.protocols.mpc.harness import first, run_mpc
+
+
+@pytest.mark.parametrize("fmt", [FAST, HIGH_PRECISION, FixedPointFormat(24, 6)], ids=str)
+def test_ltz_is_exact_at_the_ring_ends(fmt: FixedPointFormat) -> None:
+    """Raw values 0, +-1 and the ring's ends, declared at the format's full range: the widest key."""
+    ring = fmt.ring
+    half = 1 << (ring.bits - 1)
+    raw = [0, 1, -1, 2, -2, half - 1, -half, -half + 1, 12345, -12345]
+
+    def program(s: MPCSession) -> dict[str, Any]:
+        mine = ring.from_int(np.array([v % (1 << ring.bits) for v in raw], dtype=object)) if s.leader \
+            else ring.zeros((len(raw),))
+        x = s.from_shares(mine, bound=fmt.max_value, fmt=fmt)
+        ok = fss_compare.applies(s, x)
+        return {"ok": ok, "bit": cmp.ltz(x).reveal()}
+
+    out = first(run_mpc(program, fmt=fmt, comparisons="fss"))
+    assert out["ok"] == (ring.bits <= 64)  # Z_2^128 at full width is past a DCF key's 64 bits: the circuit
+    assert np.array_equal(out["bit"], np.array([v < 0 for v in raw], dtype=float))
+
+
+def _online(program: Any, *, comparisons: str, parties: int = 2, fmt: FixedPointFormat = FAST) -> dict[str, Any]:
+    """``program(session)`` after its correlations were fetched (offline): its result and online rounds."""
+
+    def role(comm: Any) -> dict[str, Any]:
+        dealer = DealerProvider(comm)
+        planner = PlannedProvider(dealer)
+        with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt, comparisons=comparisons) as s:
+            x = s.input(dealer.parties[0], np.array([-3.0, 0.0, 2.5, -1e-6]) if s.index == 0 else None, bound=10.0)
+            with planner.planned("op"):
+                program(x)
+            dealer.prefetch(planner.plans["op"])
+            dealer.receive_prefetched()
+            s.public(np.zeros(1)).reveal()  # a synchronising opening: every party's clock at the same round
+            before = comm.traffic.rounds
+            out = program(x)
+            rounds = comm.traffic.rounds - before
+            return {"rounds": rounds, "out": out.reveal()}
+
+    names = ("alice", "bob", "carol")[:parties]
+    roles: dict[str, Any] = {n: role for n in names}
+    roles["dealer"] = TrustedDealer()
+    run = run_protocol(roles, rng=RandomSource.seeded(3))
+    # the longest chain of messages: the largest clock advance of any party (party 0 opens last)
+    rounds = max(run.results[n].pop("rounds") for n in names)
+    return {**first(run), "rounds": rounds}
+
+
+def test_ltz_takes_one_online_round_and_the_circuit_eight() -> None:
+    expected = np.array([1.0, 0.0, 0.0, 1.0])
+    fss = _online(cmp.ltz, comparisons="fss")
+    circuit = _online(cmp.ltz, comparisons="circuit")
+    assert np.array_equal(fss["out"], expected) and np.array_equal(circuit["out"], expected)
+    assert fss["rounds"] == 1
+    assert circuit["rounds"] == 8
+    relu = _online(cmp.relu, comparisons="fss")  # a comparison and a product
+    assert relu["rounds"] == 2
+    assert np.allclose(relu["out"], [0.0, 0.0, 2.5, 0.0])
+
+
+def test_three_parties_fall_back_to_the_circuit() -> None:
+    out = _online(cmp.ltz, comparisons="fss", parties=3)
+    assert np.array_equal(out["out"], [1.0, 0.0, 0.0, 1.0])
+    assert out["rounds"] == 8
+
+
+def _refusal(check: Any) -> dict[str, Any]:
+    def program(s: MPCSession) -> dict[str, Any]:
+        x = s.input("alice", np.array([1.0, -2.0, 3.0]) if s.comm.name == "alice" else None, bound=4.0)
+        opened = s.comm.traffic.messages_sent
+        with pytest.raises((DomainError, KeyMismatchError)) as info:
+            check(s, x)
+        return {"error": type(info.value).__name__, "sent": s.comm.traffic.messages_sent - opened}
+
+    return first(run_mpc(program, comparisons="fss"))
+
+
+def test_a_value_wider_than_the_declared_width_is_refused_before_opening() -> None:
+    out = _refusal(lambda s, x: fss_compare.ltz(x, width=10))  # 4 at 20 fractional bits needs 24 bits
+    assert out == {"error": "DomainError", "sent": 0}
+
+
+def test_keys_of_another_shape_or_session_are_refused_before_opening() -> None:
+    def other_shape(s: MPCSession, x: Any) -> None:
+        key = s.provider.dcf_key(x.ring, (4,), fss_compare.declared_depth(x))
+        fss_compare.ltz(x, key=key)
+
+    def other_session(s: MPCSession, x: Any) -> None:
+        key = s.provider.dcf_key(x.ring, x.shape, fss_compare.declared_depth(x))
+        fss_compare.ltz(x, key=dataclasses.replace(key, issuer=b"elsewhere"))
+
+    assert _refusal(other_shape)["error"] == "KeyMismatchError"
+    assert _refusal(other_shape)["sent"] == 1  # the dealer request only: nothing opened
+    assert _refusal(other_session) == {"error": "KeyMismatchError", "sent": 1}
+
+
+def test_a_dealer_out_of_keys_stops_the_parties_before_opening() -> None:
+    def program(s: MPCSession) -> None:
+        x = s.input("alice", np.zeros(5) if s.comm.name == "alice" else None, bound=1.0)
+        cmp.ltz(x[:2])  # 2 keys of the 3 allowed
+        cmp.ltz(x)  # 5 more: refused when its keys are fetched, before its opening
+
+    with pytest.raises(ProtocolAbortError, match="DCF keys"):
+        run_mpc(program, comparisons="fss", dealer=TrustedDealer(max_dcf_keys=3))
