@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
 from mpdp.errors import DomainError, KeyMismatchError, ProtocolAbortError
 from mpdp.protocols.mpc import DealerProvider, MPCSession, TrustedDealer, fss_compare
@@ -121,3 +122,36 @@ def test_a_dealer_out_of_keys_stops_the_parties_before_opening() -> None:
 
     with pytest.raises(ProtocolAbortError, match="DCF keys"):
         run_mpc(program, comparisons="fss", dealer=TrustedDealer(max_dcf_keys=3))
+
+
+@pytest.mark.parametrize("fmt", [FAST, HIGH_PRECISION], ids=str)
+def test_at_least_matches_the_circuit_in_one_round(fmt: FixedPointFormat) -> None:
+    """Many thresholds against one opened mask, with and without ``rows``: the circuit's bits, one round."""
+    from mpdp.protocols.mpc.bits import at_least
+
+    raw = np.array([[0, 1, -1, 5], [1 << 40, -(1 << 40), 7, (1 << 62) - 1]], dtype=np.int64)
+    thresholds = np.array([0, 1, 2, 1 << 40, -(1 << 40), (1 << 62) - 1], dtype=np.int64)
+    rows = np.array([0, 1, 0, 1, 1, 0], dtype=np.int64)
+    expected = (raw[None] >= thresholds[:, None, None]).astype(float)
+    expected_rows = (raw[rows] >= thresholds[:, None]).astype(float)
+
+    def program(s: MPCSession) -> dict[str, Any]:
+        word = raw.astype(np.uint64) if s.leader else np.zeros(raw.shape, dtype=np.uint64)
+        out = {}
+        for name, picked in (("all", None), ("rows", rows)):
+            if s.comparisons == "fss":  # the offline phase: the key fetched and received before the clock starts
+                s.provider.prefetch([CorrelationSpec("dcf", fmt.ring.bits, raw.shape, shift=63)])
+                s.provider.receive_prefetched()
+            s.public(np.zeros(1)).reveal()
+            before = s.comm.traffic.rounds
+            bits = at_least(s, word, thresholds, fmt.ring, rows=picked)
+            out[f"{name}_rounds"] = s.comm.traffic.rounds - before
+            out[name] = s.from_shares(bits, bound=1.0, fmt=fmt, scale=0).reveal()
+        return out
+
+    fss = run_mpc(program, fmt=fmt, comparisons="fss")
+    out = fss.results["alice"]
+    assert np.array_equal(out["all"], expected) and np.array_equal(out["rows"], expected_rows)
+    assert max(fss.results[n][f"{k}_rounds"] for n in ("alice", "bob") for k in ("all", "rows")) == 1
+    circuit = run_mpc(program, fmt=fmt, comparisons="circuit").results["alice"]
+    assert np.array_equal(circuit["all"], expected) and np.array_equal(circuit["rows"], expected_rows)

@@ -40,15 +40,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from mpdp.crypto.fss import dcf_eval
-from mpdp.crypto.ring import Ring, RingArray
+from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, explain
 from mpdp.protocols.mpc.channel import Channel
 from mpdp.protocols.mpc.provider import DcfKey
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
-__all__ = ["applies", "declared_depth", "key_bytes", "ltz", "sign_bits"]
+__all__ = ["applies", "at_least", "declared_depth", "key_bytes", "ltz"]
 
 _MAX_DEPTH = 63
 
@@ -84,33 +85,37 @@ def _checked_key(session: Channel, key: DcfKey, shape: tuple[int, ...], depth: i
                                        "fetch keys for this value's shape and width"))
 
 
-def sign_bits(session: Channel, key: DcfKey, c: RingArray, ring: Ring) -> RingArray:
-    """This party's shares of ``msb_w(c - r)`` (``w = key.depth + 1``) for the opened ``c`` (any shape that
-    broadcasts the key's: several public points per key, e.g. thresholds), in ``ring``."""
-    depth = key.depth
-    low = c[0] if ring.words == 2 else c
-    points = np.broadcast_to(low, np.broadcast_shapes(low.shape, ring.shape(key.r)))
-    lead = points.shape[: points.ndim - len(ring.shape(key.r))]
-    count = math.prod(lead)
-    flat = np.ascontiguousarray(points).reshape(count, -1)
-    a = (flat >> np.uint64(depth)) & np.uint64(1)
-    z = flat & np.uint64((1 << depth) - 1)
-    n = flat.shape[1]
-    seed = key.seed.reshape(n, 2)
-    last = key.last.reshape(ring.words, n) if ring.words == 2 else key.last.reshape(n)
-    b = key.b.reshape(ring.words, n) if ring.words == 2 else key.b.reshape(n)
-    rows = []
-    for j in range(count):  # one evaluation per public point of each key (usually one)
-        g = ring.add(dcf_eval(key.party, seed, key.cw, last, z[j], depth, ring), b)
-        flip = a[j].astype(bool)
-        share = np.where(flip, ring.neg(g), g)  # (1 - 2 a) g
-        if session.leader:
-            share = ring.add(share, a[j] if ring.words == 1 else np.stack([a[j], np.zeros_like(a[j])]))
-        rows.append(share)
-    out = np.stack(rows, axis=-2 if ring.words == 2 else 0)
-    if ring.words == 2:
-        return out.reshape((2, *lead, *ring.shape(key.r)))
-    return out.reshape((*lead, *ring.shape(key.r)))
+def _flat_key(key: DcfKey, ring: Ring) -> tuple[RingArray, RingArray, RingArray, RingArray]:
+    """The key's seed ``(N, 2)``, corrections ``(d, 2 + w, N)``, leaf correction and ``b`` share, one per element."""
+    n = key.cw.shape[2]
+    layout = (ring.words, n) if ring.words == 2 else (n,)
+    return key.seed.reshape(n, 2), key.cw, key.last.reshape(layout), key.b.reshape(layout)
+
+
+def _signs(session: Channel, depth: int, party: int, key: tuple[RingArray, RingArray, RingArray, RingArray],
+           points: RingArray, ring: Ring) -> RingArray:
+    """Shares of ``msb_w(c - r)`` at the public low words ``points`` (one per key element, ``(N,)``), ``w = depth
+    + 1``: the key evaluated at ``c_low``, plus ``b``, folded with the public ``msb(c)`` (module docstring)."""
+    seed, cw, last, b = key
+    a = (points >> np.uint64(depth)) & np.uint64(1)
+    z = points & np.uint64((1 << depth) - 1)
+    g = ring.add(dcf_eval(party, seed, cw, last, z, depth, ring), b)
+    share = g ^ ((g ^ ring.neg(g)) & (np.uint64(0) - a))  # (1 - 2 a) g
+    if session.leader:
+        share = ring.add(share, a if ring.words == 1 else np.stack([a, np.zeros_like(a)]))
+    out: RingArray = share
+    return out
+
+
+def _gather(key: DcfKey, ring: Ring, rows: npt.NDArray[np.int64], first: int
+            ) -> tuple[RingArray, RingArray, RingArray, RingArray]:
+    """The key elements of rows ``rows`` of a key for shape ``(first, *rest)``, flat in the order of ``rows``."""
+    seed, cw, last, b = _flat_key(key, ring)
+    n = seed.shape[0]
+    rest = n // first if first else 0
+    idx = (rows[:, None] * rest + np.arange(rest)[None, :]).reshape(-1)
+    pick = (slice(None), idx) if ring.words == 2 else (idx,)
+    return seed[idx], np.ascontiguousarray(cw[:, :, idx]), last[pick], b[pick]
 
 
 def ltz(x: SharedFixedPoint, *, width: int | None = None, key: DcfKey | None = None) -> SharedFixedPoint:
@@ -141,5 +146,50 @@ def ltz(x: SharedFixedPoint, *, width: int | None = None, key: DcfKey | None = N
         key = session.provider.dcf_key(ring, shape, depth)
     _checked_key(session, key, shape, depth, ring)
     (c,) = session.open(ring, [ring.add(x.share, key.r)], sharing_id=session.new_id(), label="mpc.compare")
-    share = sign_bits(session, key, c, ring)
+    points = (c[0] if ring.words == 2 else c).reshape(-1)
+    share = _signs(session, depth, key.party, _flat_key(key, ring), points, ring)
+    share = share.reshape((2, *shape) if ring.words == 2 else shape)
     return SharedFixedPoint(session, share, fmt=x.fmt, scale=0, bound=1.0, sharing_id=session.new_id())
+
+
+_WORD = Z2k(64)
+
+
+def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring, *,
+             rows: npt.NDArray[np.int64] | None = None) -> RingArray:
+    """:func:`~mpdp.protocols.mpc.bits.at_least` in one round: additive shares in ``ring`` (Z_2^64 or Z_2^128) of
+    ``[x >= t_j]`` for Z_2^64 words ``x`` of signed integers with every ``x - t_j`` in ``[-2^63, 2^63)``.
+
+    One DCF key of depth 63 per element of ``x`` and one opening of ``c = x + r mod 2^64`` (the low word of the
+    key's ``r``, uniform); threshold ``j`` evaluates the same key at ``c - t_j`` (``x - t_j`` has the opening
+    ``c - t_j`` under the same mask), locally: the round count does not grow with the thresholds, the work does
+    (one key evaluation per threshold and element)."""
+    x = np.asarray(x, dtype=np.uint64)
+    shape = x.shape
+    t = np.asarray(thresholds, dtype=np.int64).reshape(-1)
+    key = session.provider.dcf_key(ring, shape, _MAX_DEPTH)
+    _checked_key(session, key, shape, _MAX_DEPTH, ring)
+    r_word = key.r[0] if ring.words == 2 else key.r
+    (c,) = session.open(_WORD, [_WORD.add(x, r_word)], sharing_id=session.new_id(), label="mpc.thresholds")
+    flat = c.reshape(-1)
+    offsets = t.astype(np.uint64)
+    rows_out = []
+    with np.errstate(over="ignore"):
+        if rows is None:
+            full = _flat_key(key, ring)
+            for j in range(len(t)):  # one evaluation of every key per threshold
+                rows_out.append(_signs(session, _MAX_DEPTH, key.party, full, flat - offsets[j], ring))
+            below = np.stack(rows_out, axis=1 if ring.words == 2 else 0)
+            wide = (len(t), *shape)
+        else:
+            pick = np.asarray(rows, dtype=np.int64)
+            if pick.shape != t.shape or x.ndim < 1 or np.any((pick < 0) | (pick >= shape[0])):
+                raise ParameterError(explain("rows", pick.shape, f"one row of x (0..{shape[0] - 1}) per threshold",
+                                             "pass rows of the thresholds' length"))
+            rest = shape[1:]
+            points = (c[pick] - offsets.reshape((-1,) + (1,) * len(rest))).reshape(-1)
+            below = _signs(session, _MAX_DEPTH, key.party, _gather(key, ring, pick, shape[0]), points, ring)
+            wide = (len(t), *rest)
+    below = below.reshape((2, *wide) if ring.words == 2 else wide)
+    above = ring.neg(below)  # [x >= t] = 1 - [x < t]
+    return ring.add_int(above, 1) if session.leader else above
