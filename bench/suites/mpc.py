@@ -209,4 +209,14 @@ def run(quick: bool = False) -> list[BenchResult]:
         m = _measure(parties, hp, {"d": (d, 2.0**16)}, lambda s: s["d"].sqrt())
         results.append(_result(f"sqrt [2^-10,2^16] [{tag}]", n, m, base, np.sqrt(hd), True,
                                crypten_rounds=CRYPTEN_ROUNDS["sqrt"]))
+        if parties == 2:  # the functions whose normalisation compares: with the dealer's DCF keys
+            for label, inputs, fn, ref, key in (
+                    ("reciprocal [2^-10,2^16] FSS", {"d": (d, 2.0**16)}, lambda s: s["d"].reciprocal(), 1 / hd,
+                     "reciprocal"),
+                    ("div [2^-10,2^16]^2 FSS", {"a": (a, 2.0**16), "d": (d, 2.0**16)}, lambda s: s["a"] / s["d"],
+                     ha / hd, "div"),
+                    ("sqrt [2^-10,2^16] FSS", {"d": (d, 2.0**16)}, lambda s: s["d"].sqrt(), np.sqrt(hd), "sqrt")):
+                base, _ = time_call(lambda ref=ref: np.asarray(ref) + 0.0)
+                m = _measure(parties, hp, inputs, fn, comparisons="fss")
+                results.append(_result(f"{label} [{tag}]", n, m, base, ref, True, crypten_rounds=CRYPTEN_ROUNDS[key]))
     return results
