@@ -131,6 +131,21 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
     return first
 
 
+Op = Callable[[dict[str, SharedFixedPoint]], SharedFixedPoint]
+
+
+def _reciprocal(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["d"].reciprocal()
+
+
+def _div(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["a"] / s["d"]
+
+
+def _sqrt(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["d"].sqrt()
+
+
 def _result(name: str, n: int, m: dict[str, Any], base_s: float, ref: np.ndarray, relative: bool,
             reference: float | None = None, crypten_rounds: str | None = None) -> BenchResult:
     err = np.abs(m["out"] - ref)
@@ -210,13 +225,13 @@ def run(quick: bool = False) -> list[BenchResult]:
         results.append(_result(f"sqrt [2^-10,2^16] [{tag}]", n, m, base, np.sqrt(hd), True,
                                crypten_rounds=CRYPTEN_ROUNDS["sqrt"]))
         if parties == 2:  # the functions whose normalisation compares: with the dealer's DCF keys
-            for label, inputs, fn, ref, key in (
-                    ("reciprocal [2^-10,2^16] FSS", {"d": (d, 2.0**16)}, lambda s: s["d"].reciprocal(), 1 / hd,
-                     "reciprocal"),
-                    ("div [2^-10,2^16]^2 FSS", {"a": (a, 2.0**16), "d": (d, 2.0**16)}, lambda s: s["a"] / s["d"],
-                     ha / hd, "div"),
-                    ("sqrt [2^-10,2^16] FSS", {"d": (d, 2.0**16)}, lambda s: s["d"].sqrt(), np.sqrt(hd), "sqrt")):
-                base, _ = time_call(lambda ref=ref: np.asarray(ref) + 0.0)
+            fss_rows: list[tuple[str, dict[str, tuple[np.ndarray, float]], Op, Callable[[], Any], np.ndarray]] = [
+                ("reciprocal", {"d": (d, 2.0**16)}, _reciprocal, lambda: 1 / d, 1 / hd),
+                ("div", {"a": (a, 2.0**16), "d": (d, 2.0**16)}, _div, lambda: a / d, ha / hd),
+                ("sqrt", {"d": (d, 2.0**16)}, _sqrt, lambda: np.sqrt(d), np.sqrt(hd))]
+            for key, inputs, fn, plain, ref in fss_rows:
+                base, _ = time_call(plain)
                 m = _measure(parties, hp, inputs, fn, comparisons="fss")
-                results.append(_result(f"{label} [{tag}]", n, m, base, ref, True, crypten_rounds=CRYPTEN_ROUNDS[key]))
+                label = f"{key} [2^-10,2^16]{'^2' if key == 'div' else ''} FSS [{tag}]"
+                results.append(_result(label, n, m, base, ref, True, crypten_rounds=CRYPTEN_ROUNDS[key]))
     return results

@@ -39,14 +39,16 @@ def test_ltz_is_exact_at_the_ring_ends(fmt: FixedPointFormat) -> None:
     assert np.array_equal(out["bit"], np.array([v < 0 for v in raw], dtype=float))
 
 
-def _online(program: Any, *, comparisons: str, parties: int = 2, fmt: FixedPointFormat = FAST) -> dict[str, Any]:
+def _online(program: Any, *, comparisons: str, parties: int = 2, fmt: FixedPointFormat = FAST,
+            values: np.ndarray | None = None, bound: float = 10.0) -> dict[str, Any]:
     """``program(session)`` after its correlations were fetched (offline): its result and online rounds."""
 
     def role(comm: Any) -> dict[str, Any]:
         dealer = DealerProvider(comm)
         planner = PlannedProvider(dealer)
         with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt, comparisons=comparisons) as s:
-            x = s.input(dealer.parties[0], np.array([-3.0, 0.0, 2.5, -1e-6]) if s.index == 0 else None, bound=10.0)
+            mine = np.array([-3.0, 0.0, 2.5, -1e-6]) if values is None else values
+            x = s.input(dealer.parties[0], mine if s.index == 0 else None, bound=bound)
             with planner.planned("op"):
                 program(x)
             dealer.prefetch(planner.plans["op"])
@@ -155,3 +157,23 @@ def test_at_least_matches_the_circuit_in_one_round(fmt: FixedPointFormat) -> Non
     assert max(fss.results[n][f"{k}_rounds"] for n in ("alice", "bob") for k in ("all", "rows")) == 1
     circuit = run_mpc(program, fmt=fmt, comparisons="circuit").results["alice"]
     assert np.array_equal(circuit["all"], expected) and np.array_equal(circuit["rows"], expected_rows)
+
+
+def test_the_functions_normalise_in_one_round_instead_of_seven() -> None:
+    """reciprocal, div and sqrt compare twice (their normalisation's thresholds, then the domain check's one bit):
+    one round each with FSS instead of seven and eight."""
+    d = np.array([2.0**-10, 0.3, 1.0, 7.5, 2.0**16])
+
+    def rounds(comparisons: str) -> dict[str, int]:
+        out = {}
+        for name, op in (("reciprocal", lambda v: v.reciprocal()), ("div", lambda v: v / v),
+                         ("sqrt", lambda v: v.sqrt())):
+            got = _online(op, comparisons=comparisons, fmt=HIGH_PRECISION, values=d, bound=2.0**16)
+            reference = {"reciprocal": 1 / d, "div": np.ones_like(d), "sqrt": np.sqrt(d)}[name]
+            assert np.max(np.abs(got["out"] - reference) / reference) < 1e-6
+            out[name] = got["rounds"]
+        return out
+
+    circuit, fss = rounds("circuit"), rounds("fss")
+    assert circuit == {"reciprocal": 30, "div": 32, "sqrt": 42}
+    assert fss == {"reciprocal": 16, "div": 18, "sqrt": 29}
