@@ -82,32 +82,31 @@ _HASH = _FixedKeyAes()
 
 
 def _value(words: Words, ring: Ring) -> RingArray:
-    """A ring element per 128-bit block ``(N, 2)``: its low word (masked to the ring) or both words."""
+    """A ring element per 128-bit block ``(..., 2)``: its low word (masked to the ring) or both words."""
     if ring.words == 2:
-        return np.ascontiguousarray(words.T)
-    low = np.array(words[:, 0], copy=True)
+        return np.ascontiguousarray(np.moveaxis(words, -1, 0))
+    low = np.array(words[..., 0], copy=True)
     if ring.bits < 64:
         low &= np.uint64((1 << ring.bits) - 1)
     return low
 
 
 def _expand(seeds: Words, side: Words | int) -> tuple[Words, Words, Words]:
-    """The child on ``side`` (0/1 words per element, or one int for all) of every seed ``(N, 2)``: its seed (low
-    bits cleared), its control bit (0/1 words) and its value block ``(N, 2)``."""
-    n = seeds.shape[0]
-    blocks = np.empty((n, 2, 2), dtype=np.uint64)
-    blocks[:, 0] = seeds
-    blocks[:, 1] = seeds
+    """The child on ``side`` (0/1 words per element, or one int for all) of every seed ``(..., 2)``: its seed (low
+    bits cleared), its control bit (0/1 words) and its value block ``(..., 2)``."""
+    blocks = np.empty((*seeds.shape[:-1], 2, 2), dtype=np.uint64)
+    blocks[..., 0, :] = seeds
+    blocks[..., 1, :] = seeds
     if isinstance(side, int):
         blocks ^= _TWEAKS[side]
     else:
         blocks ^= _TWEAKS[0]
-        blocks ^= _DELTA & (np.uint64(0) - side)[:, None, None]
+        blocks ^= _DELTA & (np.uint64(0) - side)[..., None, None]
     out = _HASH(blocks)
-    child = out[:, 0]
-    bit = child[:, 0] & _ONE
-    child[:, 0] &= _CLEAR
-    return child, bit, out[:, 1]
+    child = out[..., 0, :]
+    bit = child[..., 0] & _ONE
+    child[..., 0] &= _CLEAR
+    return child, bit, out[..., 1, :]
 
 
 def _expand_both(seeds: Words) -> Words:
@@ -187,29 +186,34 @@ def dcf_gen(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: in
 
 
 def dcf_eval(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int, ring: Ring) -> RingArray:
-    """Party ``party``'s (0 or 1) shares of ``beta [x < alpha]`` at public ``x`` (``(N,)`` words below
-    ``2^depth``), one per key: ``depth`` levels, each one AES call of ``2 N`` blocks and a few array operations."""
+    """Party ``party``'s (0 or 1) shares of ``beta [x < alpha]`` at public ``x``, one per key: ``x`` of shape
+    ``(N,)`` (one point per key) or ``(T, N)`` (``T`` points per key, e.g. thresholds), words below ``2^depth``;
+    the result has ``x``'s shape (Z_2^128: a leading limb axis). ``depth`` levels, each one AES call of two blocks
+    per point and a few array operations over all points."""
     _check_depth(depth)
-    n = x.shape[0]
-    if cw.shape != (depth, 2 + ring.words, n) or seed.shape != (n, 2):
+    n = x.shape[-1]
+    if cw.shape != (depth, 2 + ring.words, n) or seed.shape != (n, 2) or x.ndim not in (1, 2):
         raise ParameterError(explain("DCF key", (seed.shape, cw.shape), f"seed ({n}, 2), corrections "
-                                     f"({depth}, {2 + ring.words}, {n})", "evaluate the keys dealt for this input"))
-    s = np.array(seed, dtype=np.uint64)
-    s[:, 0] &= _CLEAR
-    t = np.full(n, party, dtype=np.uint64)
-    acc = ring.zeros((n,))
+                                     f"({depth}, {2 + ring.words}, {n}) for points (..., {n})",
+                                     "evaluate the keys dealt for this input"))
+    lead = x.shape[:-1]
+    spread = (ring.words, *(1,) * len(lead), n) if ring.words == 2 else (n,)  # a ring element per key, broadcast
+    s = np.array(np.broadcast_to(seed, (*x.shape, 2)), dtype=np.uint64)
+    s[..., 0] &= _CLEAR
+    t = np.full(x.shape, party, dtype=np.uint64)
+    acc = ring.zeros(x.shape)
     for i in range(depth):
         bit = (x >> np.uint64(depth - 1 - i)) & _ONE
         child, t_child, v = _expand(s, bit)
         mask = np.uint64(0) - t
         level = cw[i]
-        child[:, 0] ^= level[0] & _CLEAR & mask
-        child[:, 1] ^= level[1] & mask
+        child[..., 0] ^= level[0] & _CLEAR & mask
+        child[..., 1] ^= level[1] & mask
         t_child ^= (level[0] >> bit) & t
         value = _value(v, ring)
-        value = ring.add(value, (level[2] if ring.words == 1 else level[2:]) & mask)
+        value = ring.add(value, (level[2] if ring.words == 1 else level[2:].reshape(spread)) & mask)
         acc = ring.add(acc, value)
         s, t = child, t_child
-    leaf = ring.add(_leaf(s, ring), last & (np.uint64(0) - t))
+    leaf = ring.add(_leaf(s, ring), last.reshape(spread) & (np.uint64(0) - t))
     acc = ring.add(acc, leaf)
     return ring.neg(acc) if party == 1 else acc

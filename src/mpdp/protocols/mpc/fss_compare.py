@@ -94,9 +94,12 @@ def _flat_key(key: DcfKey, ring: Ring) -> tuple[RingArray, RingArray, RingArray,
 
 def _signs(session: Channel, depth: int, party: int, key: tuple[RingArray, RingArray, RingArray, RingArray],
            points: RingArray, ring: Ring) -> RingArray:
-    """Shares of ``msb_w(c - r)`` at the public low words ``points`` (one per key element, ``(N,)``), ``w = depth
-    + 1``: the key evaluated at ``c_low``, plus ``b``, folded with the public ``msb(c)`` (module docstring)."""
+    """Shares of ``msb_w(c - r)`` at the public low words ``points`` (``(N,)``, one per key element, or ``(T, N)``,
+    ``T`` per element), ``w = depth + 1``: the key evaluated at ``c_low``, plus ``b``, folded with the public
+    ``msb(c)`` (module docstring)."""
     seed, cw, last, b = key
+    if points.ndim == 2 and ring.words == 2:
+        b = b[:, None, :]
     a = (points >> np.uint64(depth)) & np.uint64(1)
     z = points & np.uint64((1 << depth) - 1)
     g = ring.add(dcf_eval(party, seed, cw, last, z, depth, ring), b)
@@ -153,6 +156,7 @@ def ltz(x: SharedFixedPoint, *, width: int | None = None, key: DcfKey | None = N
 
 
 _WORD = Z2k(64)
+_CHUNK = 1 << 17  # points evaluated at once by at_least (a few tens of MB of working arrays)
 
 
 def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], ring: Ring, *,
@@ -177,9 +181,11 @@ def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], 
     with np.errstate(over="ignore"):
         if rows is None:
             full = _flat_key(key, ring)
-            for j in range(len(t)):  # one evaluation of every key per threshold
-                rows_out.append(_signs(session, _MAX_DEPTH, key.party, full, flat - offsets[j], ring))
-            below = np.stack(rows_out, axis=1 if ring.words == 2 else 0)
+            step = max(1, _CHUNK // max(flat.size, 1))  # thresholds per evaluation: bounded working memory
+            for j in range(0, len(t), step):  # every key at several thresholds' points per evaluation
+                points = flat[None, :] - offsets[j : j + step, None]
+                rows_out.append(_signs(session, _MAX_DEPTH, key.party, full, points, ring))
+            below = np.concatenate(rows_out, axis=1 if ring.words == 2 else 0)
             wide = (len(t), *shape)
         else:
             pick = np.asarray(rows, dtype=np.int64)
