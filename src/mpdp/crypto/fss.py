@@ -198,22 +198,36 @@ def dcf_eval(party: int, seed: Words, cw: Words, last: RingArray, x: Words, dept
                                      "evaluate the keys dealt for this input"))
     lead = x.shape[:-1]
     spread = (ring.words, *(1,) * len(lead), n) if ring.words == 2 else (n,)  # a ring element per key, broadcast
-    s = np.array(np.broadcast_to(seed, (*x.shape, 2)), dtype=np.uint64)
-    s[..., 0] &= _CLEAR
+    # The state lives word-major (each array one word of every point: numpy's loops run over the points); the
+    # AES input interleaves it into blocks, one strided write per word.
+    s0 = np.array(np.broadcast_to(seed[:, 0], x.shape), dtype=np.uint64)
+    s1 = np.array(np.broadcast_to(seed[:, 1], x.shape), dtype=np.uint64)
+    s0 &= _CLEAR
     t = np.full(x.shape, party, dtype=np.uint64)
     acc = ring.zeros(x.shape)
+    blocks = np.empty((*x.shape, 4), dtype=np.uint64)
+    tweak, delta = _TWEAKS[0].reshape(4), _DELTA.reshape(4)
     for i in range(depth):
         bit = (x >> np.uint64(depth - 1 - i)) & _ONE
-        child, t_child, v = _expand(s, bit)
+        side = np.uint64(0) - bit
+        for j, word in enumerate((s0, s1, s0, s1)):  # (seed, seed) XOR the side's two tweaks
+            np.bitwise_and(side, delta[j], out=blocks[..., j])
+            blocks[..., j] ^= word
+            blocks[..., j] ^= tweak[j]
+        out = _HASH(blocks)
         mask = np.uint64(0) - t
         level = cw[i]
-        child[..., 0] ^= level[0] & _CLEAR & mask
-        child[..., 1] ^= level[1] & mask
+        t_child = out[..., 0] & _ONE
         t_child ^= (level[0] >> bit) & t
-        value = _value(v, ring)
+        s0 = out[..., 0] & _CLEAR
+        s0 ^= level[0] & _CLEAR & mask
+        s1 = level[1] & mask
+        s1 ^= out[..., 1]
+        value = _value(out[..., 2:], ring)
         value = ring.add(value, (level[2] if ring.words == 1 else level[2:].reshape(spread)) & mask)
         acc = ring.add(acc, value)
-        s, t = child, t_child
-    leaf = ring.add(_leaf(s, ring), last.reshape(spread) & (np.uint64(0) - t))
+        t = t_child
+    final = np.stack([s0, s1], axis=-1)
+    leaf = ring.add(_leaf(final, ring), last.reshape(spread) & (np.uint64(0) - t))
     acc = ring.add(acc, leaf)
     return ring.neg(acc) if party == 1 else acc
