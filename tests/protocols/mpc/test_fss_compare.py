@@ -177,3 +177,18 @@ def test_the_functions_normalise_in_one_round_instead_of_seven() -> None:
     circuit, fss = rounds("circuit"), rounds("fss")
     assert circuit == {"reciprocal": 30, "div": 32, "sqrt": 42}
     assert fss == {"reciprocal": 16, "div": 18, "sqrt": 29}
+
+
+def test_scalars_empty_arrays_and_matrices() -> None:
+    def program(s: MPCSession) -> dict[str, Any]:
+        def mine(v: Any) -> Any:
+            return v if s.comm.name == "alice" else None
+
+        a = s.input("alice", mine(np.float64(-2.0)), bound=4.0)
+        e = s.input("alice", mine(np.zeros((0,))), bound=4.0)
+        m = s.input("alice", mine(np.array([[1.0, -1.0], [0.0, -0.5]])), bound=4.0)
+        return {"scalar": cmp.ltz(a).reveal(), "empty": cmp.ltz(e).reveal(), "matrix": cmp.ltz(m).reveal()}
+
+    out = first(run_mpc(program, comparisons="fss"))
+    assert out["scalar"] == 1.0 and out["empty"].shape == (0,)
+    assert np.array_equal(out["matrix"], [[0.0, 1.0], [0.0, 1.0]])

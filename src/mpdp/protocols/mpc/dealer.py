@@ -323,8 +323,13 @@ class DealerProvider(CorrelationProvider):
             self._known.add(key, work)
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
-        entries = [[spec, part, first or bool(public)] for spec, part, public in
+        keys = work.public_total > 0  # the others receive the keys' corrections (none when all are empty)
+        entries = [[spec, part, first or (keys and bool(public))] for spec, part, public in
                    zip(specs, work.draw(self._stream, index=self.index), work.public_layout, strict=True)]
+        if not first and not keys:
+            for (_, part, _), public in zip(entries, work.public_layout, strict=True):
+                for name, shape, _, _ in public:  # keys of no element: empty parts
+                    part[name] = np.zeros(shape, dtype=np.uint64)
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
             self._replies.extend((entries[chunk], work, chunk.start)
