@@ -324,10 +324,11 @@ class DealerProvider(CorrelationProvider):
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
         keys = work.public_total > 0  # the others receive the keys' corrections (none when all are empty)
-        entries = [[spec, part, first or (keys and bool(public))] for spec, part, public in
+        entries: list[list[Any]] = [[spec, part, first or (keys and bool(public))] for spec, part, public in
                    zip(specs, work.draw(self._stream, index=self.index), work.public_layout, strict=True)]
         if not first and not keys:
-            for (_, part, _), public in zip(entries, work.public_layout, strict=True):
+            for entry, public in zip(entries, work.public_layout, strict=True):
+                part: dict[str, Any] = entry[1]
                 for name, shape, _, _ in public:  # keys of no element: empty parts
                     part[name] = np.zeros(shape, dtype=np.uint64)
         self._ready += entries
