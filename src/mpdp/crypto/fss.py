@@ -109,14 +109,6 @@ def _expand(seeds: Words, side: Words | int) -> tuple[Words, Words, Words]:
     return child, bit, out[..., 1, :]
 
 
-def _expand_both(seeds: Words) -> Words:
-    """Both children of every seed: ``(N, 4, 2)`` blocks, ``[:, 2 d + j]`` = side ``d``'s output ``j`` (raw)."""
-    blocks = np.empty((seeds.shape[0], 4, 2), dtype=np.uint64)
-    blocks[:] = seeds[:, None, :]
-    blocks ^= _TWEAKS[:2].reshape(4, 2)
-    return _HASH(blocks)
-
-
 def _leaf(seeds: Words, ring: Ring) -> RingArray:
     return _value(_HASH(seeds ^ _TWEAKS[2, 0]), ring)
 
@@ -146,42 +138,53 @@ def dcf_gen(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: in
     _check_depth(depth)
     alpha = np.asarray(alpha, dtype=np.uint64)
     n = alpha.shape[0]
-    s = [np.array(seeds[0], dtype=np.uint64), np.array(seeds[1], dtype=np.uint64)]
-    for b in (0, 1):
-        s[b][:, 0] &= _CLEAR
+    # word-major state (numpy's loops run over the keys): per party its seed's two words and control bit
+    s = [[np.array(seeds[b][:, 0], dtype=np.uint64) & _CLEAR, np.array(seeds[b][:, 1], dtype=np.uint64)]
+         for b in (0, 1)]
     t = [np.zeros(n, dtype=np.uint64), np.ones(n, dtype=np.uint64)]
     acc = ring.zeros((n,))
     cw = np.empty((depth, 2 + ring.words, n), dtype=np.uint64)
+    blocks = np.empty((2, n, 8), dtype=np.uint64)  # per party and key: (left seed, left value, right seed, ...)
+    tweaks = _TWEAKS[:2].reshape(8)
+
+    def value(words: tuple[Words, Words]) -> RingArray:
+        return _value(np.stack(words, axis=-1), ring)
+
     for i in range(depth):
         bit = (alpha >> np.uint64(depth - 1 - i)) & _ONE
         right = np.uint64(0) - bit  # all ones where alpha_i = 1: keep the right child, lose the left
-        kids = [_expand_both(s[b]) for b in (0, 1)]  # per party (N, 4, 2): left seed, left value, right ...
-        t_kid = [[k[:, 2 * d, 0] & _ONE for d in (0, 1)] for k in kids]
-        for k in kids:
-            k[:, 0, 0] &= _CLEAR
-            k[:, 2, 0] &= _CLEAR
-        swap = [(k[:, 0:2] ^ k[:, 2:4]) & right[:, None, None] for k in kids]
-        keep = [k[:, 0:2] ^ sw for k, sw in zip(kids, swap, strict=True)]  # (N, 2, 2): seed, value of the kept
-        lose = [k[:, 2:4] ^ sw for k, sw in zip(kids, swap, strict=True)]
-        s_cw = lose[0][:, 0] ^ lose[1][:, 0]
-        v_cw = ring.sub(ring.sub(_value(lose[1][:, 1], ring), _value(lose[0][:, 1], ring)), acc)
+        for b in (0, 1):
+            for w in range(8):
+                np.bitwise_xor(s[b][w % 2], tweaks[w], out=blocks[b, :, w])
+        out = _HASH(blocks)
+        kept, lost, t_kid = [], [], []
+        for b in (0, 1):
+            o = out[b]
+            t_kid.append((o[:, 0] & _ONE, o[:, 4] & _ONE))
+            left = (o[:, 0] & _CLEAR, o[:, 1], o[:, 2], o[:, 3])  # seed words, value words
+            rite = (o[:, 4] & _CLEAR, o[:, 5], o[:, 6], o[:, 7])
+            swap = [(lw ^ rw) & right for lw, rw in zip(left, rite, strict=True)]
+            kept.append(tuple(lw ^ sw for lw, sw in zip(left, swap, strict=True)))
+            lost.append(tuple(rw ^ sw for rw, sw in zip(rite, swap, strict=True)))
+        s_cw = (lost[0][0] ^ lost[1][0], lost[0][1] ^ lost[1][1])
+        v_cw = ring.sub(ring.sub(value(lost[1][2:]), value(lost[0][2:])), acc)
         v_cw = _select(bit, ring, ring.add(v_cw, beta), v_cw)  # leaving to the left: x < alpha, pay beta
         v_cw = _select(t[1], ring, ring.neg(v_cw), v_cw)
-        step = ring.add(ring.sub(_value(keep[0][:, 1], ring), _value(keep[1][:, 1], ring)),
-                        _select(t[1], ring, ring.neg(v_cw), v_cw))
+        step = ring.add(ring.sub(value(kept[0][2:]), value(kept[1][2:])), _select(t[1], ring, ring.neg(v_cw), v_cw))
         acc = ring.add(acc, step)
         t_left = t_kid[0][0] ^ t_kid[1][0] ^ bit ^ _ONE
         t_right = t_kid[0][1] ^ t_kid[1][1] ^ bit
-        cw[i, 0] = s_cw[:, 0] | t_left | (t_right << _ONE)
-        cw[i, 1] = s_cw[:, 1]
+        cw[i, 0] = s_cw[0] | t_left | (t_right << _ONE)
+        cw[i, 1] = s_cw[1]
         cw[i, 2:] = v_cw.reshape(ring.words, n)
         t_keep = t_left ^ ((t_left ^ t_right) & right)
         for b in (0, 1):
             mask = np.uint64(0) - t[b]  # all ones where t = 1
             t_own = t_kid[b][0] ^ ((t_kid[b][0] ^ t_kid[b][1]) & right)
-            s[b] = keep[b][:, 0] ^ (s_cw & mask[:, None])
+            s[b] = [kept[b][0] ^ (s_cw[0] & mask), kept[b][1] ^ (s_cw[1] & mask)]
             t[b] = t_own ^ (t_keep & t[b])
-    last = ring.sub(ring.sub(_leaf(s[1], ring), _leaf(s[0], ring)), acc)
+    leaves = [_leaf(np.stack(s[b], axis=-1), ring) for b in (0, 1)]
+    last = ring.sub(ring.sub(leaves[1], leaves[0]), acc)
     return cw, _select(t[1], ring, ring.neg(last), last)
 
 
