@@ -253,14 +253,23 @@ class VerticalDPVI(_Base):
         this one. Same seed, same posterior, bit for bit. It pays only when a core is free for the dealer
         (figures: ``bench/RESULTS.md``, dpvi): measure on your own machines before choosing it. Needs
         ``os.fork`` and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
+    comparisons:
+        How the step compares (:class:`~mpdp.protocols.mpc.MPCSession`): ``"circuit"`` (default, the least CPU),
+        or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
+        more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
-                 processes: bool = False, fork_services: bool = False, **kwargs: Any) -> None:
+                 processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
+                                         "pick how the MPC step compares"))
+        self.comparisons = comparisons
         if processes and fork_services:
             raise ParameterError(explain("fork_services", True, "False with processes=True (every party is forked)",
                                          "pass one of processes=True or fork_services=True"))
@@ -298,7 +307,7 @@ class VerticalDPVI(_Base):
         z = self._noise_multiplier(plan, model.dim, contributors)
         settings = replace(settings, noise_multiplier=z)
         setup = VerticalSetup(model, names, groups, data.n, settings, precision=self.precision, noise=self.noise,
-                              public_seed=self.public_seed)
+                              public_seed=self.public_seed, comparisons=self.comparisons)
         values = [model.values_of(data, g) for g in groups]
         unknown = set(self.party_ledgers) - set(names)
         if unknown:

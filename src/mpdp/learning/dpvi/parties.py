@@ -91,6 +91,9 @@ class VerticalSetup:
         if sorted(held) != sorted(self.model.names) or any(not g for g in self.features):
             raise ParameterError(explain("features", self.features, f"a partition of {list(self.model.names)}",
                                          "assign every modelled feature to exactly one party"))
+        if self.comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", self.comparisons, "'circuit' or 'fss'",
+                                         "pick how the sessions compare"))
         if self.noise not in NOISE_SOURCES:
             raise ParameterError(explain("noise", self.noise, f"one of {NOISE_SOURCES}", "pass noise='parties'"))
         if self.dealer in self.parties or self.noise_party in self.parties or self.dealer == self.noise_party:
