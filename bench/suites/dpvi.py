@@ -36,9 +36,9 @@ gradients, clipping, grid Gaussian noise) on the same thetas, timed inside each 
 against the median of those blocks, since the host's speed drifts by tens of percent between seconds. The first
 row's note also gives the float step timed alone before the rows.
 
-Network model (every row): ``rounds`` and ``bytes`` are the step's online rounds (the transport's clock over one
-step whose correlations were fetched before it, after a synchronising opening) and party 0's online bytes to the
-other party, measured in the online threads rows (the FSS row its own); ``lan_seconds`` / ``wan_seconds`` add the
+Network model (every row): ``rounds`` are the step's online rounds (the transport's clock over one step whose
+correlations were fetched before it, after a synchronising opening), counted in the online threads rows (the FSS
+row its own); ``bytes`` party 0's bytes per step to the other party; ``lan_seconds`` / ``wan_seconds`` add the
 row's party 0 thread CPU per step, rounds x RTT and bytes / bandwidth (:func:`bench.harness.network_seconds`);
 ``offline_bytes`` is the dealer's bytes per step to party 0.
 
@@ -296,25 +296,26 @@ def run(quick: bool = False) -> list[BenchResult]:
             ("dpvi iteration (mpc, online phase, threads, FSS comparisons)", online_fss, fss_note)]
 
     def network(row: dict[str, Any], fss_row: bool = False) -> dict[str, Any]:
-        """The network model's columns: the online rounds and bytes of the step (measured in the online rows,
-        the same protocol whatever runs the parties), party 0's own CPU per step as the compute."""
+        """The network model's columns: the step's online rounds (counted in the online rows, where no dealer
+        message moves the clock during the step: the same protocol whatever runs the parties), the row's own
+        bytes to the other party and party 0's own CPU per step as the compute."""
         ref = online_fss if fss_row else online_threads
-        rounds, sent, compute = ref["step_rounds"], ref["online_bytes"], row["thread_cpu"]
+        rounds, sent, compute = ref["step_rounds"], row["online_bytes"], row["thread_cpu"]
         return {"rounds": rounds, "lan_seconds": network_seconds(compute, rounds, sent, LAN),
                 "wan_seconds": network_seconds(compute, rounds, sent, WAN), "offline_bytes": row["offline_bytes"]}
 
     walls = [BenchResult(name=name, n=BATCH, seconds=row["seconds"], baseline="float64 non-partitioned",
-                         baseline_seconds=row["float_seconds"], bytes=int(network_bytes),
+                         baseline_seconds=row["float_seconds"], bytes=int(row["online_bytes"]),
                          cpu_seconds=row["cpu"] if "processes" in name else None, note=text,
                          **network(row, "FSS" in name))
-             for name, row, text in rows
-             for network_bytes in ((online_fss if "FSS" in name else online_threads)["online_bytes"],)]
+             for name, row, text in rows]
     cpus = [BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=lead["float_cpu"], note=cpu_note,
                         bytes=int(online_threads["online_bytes"]), **network(lead)),
             BenchResult(name="dpvi iteration cpu (party 0, tail in Z_2^128)", n=BATCH, seconds=late["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=late["float_cpu"], bytes=int(late["online_bytes"]),
-                        note=late_note, **network(late))]
+                        note=late_note + " (its rounds: the online threads row's, plus the lift into Z_2^128)",
+                        **{**network(late), "rounds": online_threads["step_rounds"] + 1})]
     # the training's steps run the same protocol (circuit comparisons): the online row's rounds and bytes
     for field_name, value in network(online_threads).items():
         setattr(training, field_name, value)
