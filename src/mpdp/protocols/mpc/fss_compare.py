@@ -137,7 +137,7 @@ def ltz(x: SharedFixedPoint, *, width: int | None = None, key: DcfKey | None = N
         if type(width) is not int or not 2 <= width <= min(_MAX_DEPTH, ring.bits - 1) + 1:
             raise ParameterError(explain("width", width, f"an int in [2, {min(_MAX_DEPTH, ring.bits - 1) + 1}]",
                                          "compare at most 64 bits"))
-        if needed > width - 1 and needed < ring.bits - 1:
+        if needed > width - 1:
             raise DomainError(explain("comparison operand", f"bound {x.bound:g} (raw < 2^{needed})",
                                       f"|raw x| < 2^{width - 1} (declared width {width})",
                                       "declare a wider comparison or a tighter bound"))
