@@ -278,13 +278,18 @@ class VerticalDPVI(_Base):
         32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
         the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
         minibatches with the same samples.
+    comparisons:
+        How the step compares (:class:`~mpdp.protocols.mpc.MPCSession`): ``"circuit"`` (default, the least CPU),
+        or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
+        more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
-                 processes: bool = False, fork_services: bool = False, components: int = 10,
+                 processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
+                 components: int = 10,
                  epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
                  clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
                  noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
@@ -294,6 +299,10 @@ class VerticalDPVI(_Base):
                          clip=clip, learning_rate=learning_rate, batching=batching, accountant=accountant,
                          noise_multiplier=noise_multiplier, grid_bits=grid_bits, model=model,
                          public_seed=public_seed, ledger=ledger, rng=rng)
+        if comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
+                                         "pick how the MPC step compares"))
+        self.comparisons = comparisons
         if processes and fork_services:
             raise ParameterError(explain("fork_services", True, "False with processes=True (every party is forked)",
                                          "pass one of processes=True or fork_services=True"))
@@ -336,7 +345,7 @@ class VerticalDPVI(_Base):
         z = self._noise_multiplier(plan, model.dim, contributors)
         settings = replace(settings, noise_multiplier=z)
         setup = VerticalSetup(model, names, groups, data.n, settings, precision=self._precision, noise=self.noise,
-                              public_seed=self.public_seed)
+                              public_seed=self.public_seed, comparisons=self.comparisons)
         values = [model.values_of(data, g) for g in groups]
         party_ledgers = dict(self.party_ledgers or {})
         unknown = set(party_ledgers) - set(names)
