@@ -24,6 +24,7 @@ Tree::
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
+    │   ├── ConfigMismatchError              deployed parties whose shared configurations disagree
     │   └── PartyUnavailableError (TimeoutError)  a party stopped answering within the timeout
     ├── PrivacyError
     │   ├── BudgetExceededError              a release would spend more than the ledger allows
@@ -44,6 +45,7 @@ __all__ = [
     "AuthenticationError",
     "BudgetExceededError",
     "ChecksumMismatchError",
+    "ConfigMismatchError",
     "CryptoError",
     "DatasetError",
     "DatasetUnavailableError",
@@ -139,6 +141,10 @@ class ProtocolError(MpdpError):
 
 class ProtocolAbortError(ProtocolError):
     """The protocol was aborted: desynchronised, replayed messages, too many dropouts, or a party failed."""
+
+
+class ConfigMismatchError(ProtocolError):
+    """Deployed parties disagree on the shared configuration (algorithm, budget, schema, party list)."""
 
 
 class PartyUnavailableError(ProtocolError, TimeoutError):

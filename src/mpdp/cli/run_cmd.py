@@ -41,10 +41,11 @@ from mpdp.datasets.partition import (
 )
 from mpdp.datasets.splits import train_test_split
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.deploy.network import network_model
 from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
 from mpdp.randomness import RandomSource
 
-__all__ = ["add_parser", "build_config", "handle", "parse_options"]
+__all__ = ["add_parser", "add_run_arguments", "build_config", "handle", "human", "parse_options", "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -91,6 +92,12 @@ def add_parser(subparsers: Any) -> None:
         "run", help="train a registered algorithm on a dataset split between simulated parties",
         description="Train a registered algorithm with simulated parties and print its results "
                     "(privacy spent, metric, non-private baseline, communication).")
+    add_run_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``mpdp run``, shared with ``mpdp launch`` (an option added here reaches both)."""
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered algorithms and exit")
     add_dataset_arguments(parser)
@@ -117,7 +124,9 @@ def add_parser(subparsers: Any) -> None:
                          help="algorithm-specific setting (repeatable), e.g. --option T=100")
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
-    parser.set_defaults(handler=handle)
+    parser.add_argument("--network", type=network_model, default=None, metavar="lan|wan|RTT_ms,Mbps",
+                        help="also report the wall time modelled for this network (compute + rounds x RTT + "
+                             "bytes / bandwidth)")
 
 
 def _check_privacy(epsilon: float, delta: float) -> None:
@@ -228,7 +237,23 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def _human(record: Mapping[str, Any]) -> str:
+def record_of(report: Any, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON object ``mpdp run`` prints for ``report`` (``mpdp launch`` adds its deployment to it)."""
+    if not isinstance(report, RunReport):
+        raise ParameterError(explain("algorithm result", type(report).__name__, "a RunReport",
+                                     "fix the algorithm's run function"))
+    record = report.as_json()
+    record.setdefault("backend", config.backend)
+    record.setdefault("seed", args.seed)
+    record.setdefault("options", dict(config.options))
+    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
+    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
+    record.setdefault("train_rows", config.train.n)
+    record.setdefault("test_rows", config.test.n)
+    return record
+
+
+def human(record: Mapping[str, Any]) -> str:
     def metric(m: Mapping[str, Any] | None) -> str:
         return "-" if m is None else f"{m['name']} = {m['value']:.4f}" if isinstance(m["value"], float) \
             else f"{m['name']} = {m['value']}"
@@ -242,6 +267,11 @@ def _human(record: Mapping[str, Any]) -> str:
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
         f"{comm.get('rounds', 0):,} rounds;  {record['seconds']:.2f} s",
     ]
+    net = record.get("network")
+    if net:
+        lines.append(f"  network {net['model']}: modelled {net['modelled_seconds']:.2f} s (compute "
+                     f"{net['compute_seconds']:.2f} + latency {net['latency_seconds']:.2f} + transfer "
+                     f"{net['transfer_seconds']:.2f})")
     if record.get("per_party_epsilon"):
         lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
         if record.get("per_party_note"):  # what the per-party figure means, where the algorithm says
@@ -262,21 +292,13 @@ def handle(args: argparse.Namespace) -> int:
     with show_warnings():
         config = build_config(algo, args)
         report = algo.run(config)
-    if not isinstance(report, RunReport):
-        raise ParameterError(explain(f"{algo.name} result", type(report).__name__, "a RunReport",
-                                     "fix the algorithm's run function"))
-    record = report.as_json()
-    record.setdefault("backend", config.backend)
-    record.setdefault("seed", args.seed)
-    record.setdefault("options", dict(config.options))
-    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
-    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
-    record.setdefault("train_rows", config.train.n)
-    record.setdefault("test_rows", config.test.n)
+    record = record_of(report, config, args)
+    if args.network is not None:
+        record["network"] = args.network.model(record["seconds"], record["communication"])
     if args.json:
         print_json(record)
     else:
-        print(_human(record))
+        print(human(record))
     if args.plot:
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)

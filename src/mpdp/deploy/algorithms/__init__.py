@@ -1,0 +1,35 @@
+"""Per-algorithm deployments: which registered algorithms run as one process per party, and how.
+
+:func:`deployment_for` finds the :class:`~mpdp.deploy.algorithms.base.AlgorithmDeployment` of a registered
+algorithm name; :data:`DEPLOYABLE` lists the names served.
+"""
+
+from __future__ import annotations
+
+from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.errors import ParameterError, explain
+
+__all__ = ["DEPLOYABLE", "AlgorithmDeployment", "DeployPlan", "PartyContext", "deployment_for"]
+
+
+def _all() -> list[AlgorithmDeployment]:
+    from mpdp.deploy.algorithms.fm import FMDeployment
+
+    return [FMDeployment()]
+
+
+def deployable() -> tuple[str, ...]:
+    """The registered algorithm names that can be deployed."""
+    return tuple(name for d in _all() for name in d.algorithms)
+
+
+DEPLOYABLE = ("fm-logistic", "fm-linear")
+
+
+def deployment_for(algorithm: str) -> AlgorithmDeployment:
+    """The deployment of ``algorithm`` (a registered name)."""
+    for candidate in _all():
+        if algorithm in candidate.algorithms:
+            return candidate
+    raise ParameterError(explain("algorithm", algorithm, f"one of the deployable algorithms {list(deployable())}",
+                                 "run it in memory with `mpdp run`, or pick a deployable one"))
