@@ -57,7 +57,7 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
             raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
     outcome = launch(algo.name, config, algo.run, seed=args.seed, timeout=args.timeout,
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None)
-    record = record_of(outcome.report, config, args)
+    record = record_of(outcome.report, outcome.config, args)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
                         "setup_seconds": r["setup_seconds"], "bytes_sent": r["communication"]["bytes_sent"],
                         "messages": r["communication"]["messages"], "ledger": r["ledger"]}

@@ -79,6 +79,7 @@ class LaunchResult:
     plan: DeployPlan
     parties: dict[str, dict[str, Any]]  # each party's own report (traffic, ledger, timings)
     wall_seconds: float
+    config: RunConfig
     folder: Path | None = None
     per_run: list[dict[str, Any]] = field(default_factory=list)
 
@@ -228,6 +229,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
     ``overrides``: per-party configuration entries to change (tests inject faults this way).
     """
     deployment = deployment_for(algorithm)
+    config = deployment.prepare(config)
     plan = deployment.plan(algorithm, config)
     root = Path(tempfile.mkdtemp(prefix="mpdp-launch-")) if keep is None else keep
     root.mkdir(parents=True, exist_ok=True)
@@ -251,7 +253,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
         with delegated_runs(delegate):
             report = driver(config)
         delegate.check_consumed()
-        return LaunchResult(report, plan, reports, wall, root if keep is not None else None)
+        return LaunchResult(report, plan, reports, wall, config, root if keep is not None else None)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)

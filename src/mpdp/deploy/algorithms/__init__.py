@@ -1,7 +1,7 @@
 """Per-algorithm deployments: which registered algorithms run as one process per party, and how.
 
 :func:`deployment_for` finds the :class:`~mpdp.deploy.algorithms.base.AlgorithmDeployment` of a registered
-algorithm name; :data:`DEPLOYABLE` lists the names served.
+algorithm name; :func:`deployable` lists the names served.
 """
 
 from __future__ import annotations
@@ -9,21 +9,19 @@ from __future__ import annotations
 from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["DEPLOYABLE", "AlgorithmDeployment", "DeployPlan", "PartyContext", "deployment_for"]
+__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "deployable", "deployment_for"]
 
 
 def _all() -> list[AlgorithmDeployment]:
+    from mpdp.deploy.algorithms.erm import ERMDeployment
     from mpdp.deploy.algorithms.fm import FMDeployment
 
-    return [FMDeployment()]
+    return [FMDeployment(), ERMDeployment()]
 
 
 def deployable() -> tuple[str, ...]:
     """The registered algorithm names that can be deployed."""
     return tuple(name for d in _all() for name in d.algorithms)
-
-
-DEPLOYABLE = ("fm-logistic", "fm-linear")
 
 
 def deployment_for(algorithm: str) -> AlgorithmDeployment:

@@ -67,6 +67,11 @@ class AlgorithmDeployment(ABC):
     #: registry names this deployment serves
     algorithms: tuple[str, ...] = ()
 
+    def prepare(self, config: RunConfig) -> RunConfig:
+        """``config`` as the deployment runs it (e.g. an option that puts each party in its own process); the
+        record shows the options used, so the in-memory run to compare with is plain to see."""
+        return config
+
     @abstractmethod
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
         """Parties, public parameters and each party's data for ``config`` (launcher side)."""
