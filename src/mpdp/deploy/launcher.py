@@ -127,7 +127,8 @@ def _error_line(stderr: str) -> tuple[str, str] | None:
 
 
 def _failure(processes: Mapping[str, PartyProcess]) -> BaseException:
-    """The first genuine failure among the parties, as its own error type, naming the party."""
+    """The first genuine failure among the parties, as its own error type, naming the party: a party's own
+    error before a peer's report that it became unreachable, before a peer's abort it caused."""
     failed = []
     for p in processes.values():
         code = None if p.process is None else p.process.returncode
@@ -140,7 +141,8 @@ def _failure(processes: Mapping[str, PartyProcess]) -> BaseException:
             message = f"{p.name} ended with {how} without reporting an error. {p.stderr.strip()[-400:]}"
         else:
             kind, message = parsed
-        failed.append((kind in ("ProtocolAbortError",), p.ended, p.name, kind, message))
+        consequence = {"ProtocolAbortError": 2, "PartyUnavailableError": 1}.get(kind, 0)
+        failed.append((consequence, p.ended, p.name, kind, message))
     failed.sort()
     _, _, name, kind, message = failed[0]
     cls = getattr(errors, kind, None)
@@ -157,22 +159,24 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
                    env: Mapping[str, str]) -> float:
     start = time.perf_counter()
     for p in processes.values():
-        p.process = subprocess.Popen([*_python_command(), "party", "--config", str(p.config), "--name", p.name,
-                                      "--output", str(p.output)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=dict(env))
+        with (p.config.parent / "stderr.txt").open("wb") as log:  # a file: a chatty party never blocks on a pipe
+            p.process = subprocess.Popen([*_python_command(), "party", "--config", str(p.config), "--name", p.name,
+                                          "--output", str(p.output)], stdout=subprocess.DEVNULL, stderr=log,
+                                         env=dict(env))
     try:
-        for p in processes.values():
-            if p.process is None:
-                continue
-            remaining = max(0.1, deadline - time.monotonic())
-            try:
-                _, err = p.process.communicate(timeout=remaining)
-            except subprocess.TimeoutExpired:
+        running = {p.name: p for p in processes.values() if p.process is not None}
+        while running:
+            for name, p in list(running.items()):
+                if p.process is not None and p.process.poll() is not None:
+                    p.ended = time.perf_counter()
+                    p.stderr = (p.config.parent / "stderr.txt").read_text("utf-8", "replace")
+                    del running[name]
+            if running and time.monotonic() > deadline:
+                late = ", ".join(sorted(running))
                 raise errors.PartyUnavailableError(
-                    f"party {p.name} was still running after the launcher's deadline. Fix: raise --timeout "
-                    "if the run is legitimately slow") from None
-            p.stderr = err.decode("utf-8", "replace")
-            p.ended = time.perf_counter()
+                    f"parties {late} were still running after the launcher's deadline. Fix: raise --timeout if "
+                    "the run is legitimately slow")
+            time.sleep(0.02)
     finally:
         for p in processes.values():  # only the processes this launcher started, by their own handles
             if p.process is not None and p.process.poll() is None:

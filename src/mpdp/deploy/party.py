@@ -128,18 +128,20 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         raise ParameterError(explain("party name", name, f"one of {list(parties)}", "pass --name NAME"))
     shared = load_shared(config, base)
     section = shared_section(config, shared)
-    data = _own_data(config, name, base, shared)
-    ledger = _ledger(config, name, base)
     seed = config.get("seed")
     if seed is not None:
         warnings.warn(f"party {name} runs with a seeded random source (seed={seed}): for tests and demos only",
                       PrivacyLeakWarning, stacklevel=1)
     root = protocol_root(seed, list(shared.get("rng_path", [])))
     timeout = float(config.get("timeout", 120.0))
+    # listening first: a party whose own files are wrong can still tell the others, so they end at once
     transport = GrpcTransport(name, parties, party_credentials(config, name, base),
                               connect_timeout=float(config.get("connect_timeout", 30.0)), send_timeout=timeout)
     session = PartySession(transport, timeout=timeout)
+    ledger: PrivacyLedger | None = None
     try:
+        data = _own_data(config, name, base, shared)
+        ledger = _ledger(config, name, base)
         cost = deployment.cost(shared, name)
         if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
             ledger.spend(cost, label=f"{algorithm}/{name}")
