@@ -40,8 +40,8 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
-from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.deploy.network import network_model
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
 from mpdp.randomness import RandomSource
 

@@ -160,9 +160,9 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
     start = time.perf_counter()
     for p in processes.values():
         with (p.config.parent / "stderr.txt").open("wb") as log:  # a file: a chatty party never blocks on a pipe
-            p.process = subprocess.Popen([*_python_command(), "party", "--config", str(p.config), "--name", p.name,
-                                          "--output", str(p.output)], stdout=subprocess.DEVNULL, stderr=log,
-                                         env=dict(env))
+            command = [*_python_command(), "party", "--config", str(p.config), "--name", p.name,
+                       "--output", str(p.output)]  # this interpreter and paths this launcher wrote
+            p.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=dict(env))  # noqa: S603
     try:
         running = {p.name: p for p in processes.values() if p.process is not None}
         while running:
@@ -207,7 +207,7 @@ class _Delegate:
                                             "protocols than the driver: fix its run_party"))
             run = queue.popleft()
             if tuple(run["parties"]) != names:
-                raise ProtocolError(explain(f"protocol run {self.runs} at {name}", run["parties"], list(names),
+                raise ProtocolError(explain(f"protocol run {self.runs} at {name}", run["parties"], str(list(names)),
                                             "run the deployment's protocols in the driver's order"))
             results[name] = self.deployment.decode(name, run["result"], self.public)
             t = run["traffic"]

@@ -25,6 +25,7 @@ party tells the others it failed, so no message of the protocol is ever sent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import warnings
@@ -149,10 +150,10 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         deployment.run_party(PartyContext(name, shared, data, session, root))
     except BaseException as exc:
         if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
-            try:  # a party that fails before the protocol still tells the others, so they end now
+            # a party that fails before the protocol still tells the others, so they end now; they may be gone
+            # already, and then their own timeouts apply
+            with contextlib.suppress(Exception):
                 transport.wait_ready(timeout=min(transport.connect_timeout, 5.0))
-            except Exception:  # noqa: BLE001 - the others may be gone already; their own timeouts apply
-                pass
         session.fail(exc)
         raise
     session.finish()

@@ -40,9 +40,9 @@ from mpdp.learning.distributed_erm.mpc import (
     MPCSetup,
     gradp_aggregator_role,
     gradp_party_role,
-    output_noise_scale,
     outp_aggregator_role,
     outp_party_role,
+    output_noise_scale,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
 from mpdp.learning.registry import RunConfig

@@ -68,7 +68,7 @@ class FMDeployment(AlgorithmDeployment):
             "ridge": settings.ridge_factor, "trim": settings.trim_factor, "intercept": model.fit_intercept,
             "d": train.d, "schema": schema_of(train),
         }
-        names = tuple(party_name(k) for k in range(part.parties)) + (SERVER,)
+        names = (*tuple(party_name(k) for k in range(part.parties)), SERVER)
         data: dict[str, PartyData | None] = {SERVER: None}
         for k, cols in enumerate(part.columns):
             idx = list(map(int, cols))
@@ -86,7 +86,7 @@ class FMDeployment(AlgorithmDeployment):
     def run_party(self, ctx: PartyContext) -> None:
         public = ctx.public
         plan = _plan(public)
-        names = tuple(party_name(k) for k in range(plan.partition.parties)) + (SERVER,)
+        names = (*tuple(party_name(k) for k in range(plan.partition.parties)), SERVER)
         backend = str(public["backend"])
         role: FMDataParty | FMServer
         if ctx.name == SERVER:

@@ -94,9 +94,22 @@ from mpdp.protocols.noisy_aggregation import MpcNoise, noisy_aggregation_aggrega
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
 
-__all__ = ["DEALER", "InMPCNoise", "MPCSetup", "NoiseFamily", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak",
-           "gradp_aggregator_role", "gradp_party_role", "mpc_noise_samples", "output_noise_scale", "output_spec",
-           "outp_aggregator_role", "outp_party_role"]
+__all__ = [
+    "DEALER",
+    "InMPCNoise",
+    "MPCSetup",
+    "NoiseFamily",
+    "fit_mpc_gradp",
+    "fit_mpc_outp",
+    "fit_pathak",
+    "gradp_aggregator_role",
+    "gradp_party_role",
+    "mpc_noise_samples",
+    "outp_aggregator_role",
+    "outp_party_role",
+    "output_noise_scale",
+    "output_spec",
+]
 
 FloatArray = npt.NDArray[np.float64]
 NoiseFamily = Literal["laplace", "gaussian"]
