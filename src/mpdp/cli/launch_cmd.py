@@ -4,7 +4,10 @@ The same options, data loading, split and partition as ``mpdp run`` (:func:`mpdp
 and :func:`~mpdp.cli.run_cmd.build_config`); the parties then run as separate processes on 127.0.0.1
 (:mod:`mpdp.deploy.launcher`) and the same table or JSON object is printed, with a ``"deployment"`` object:
 the processes, the transport, the wall time and each party's CPU time, bytes and messages sent and its own
-ledger's spend. With ``--seed`` the metric, privacy spent and traffic equal ``mpdp run``'s.
+ledger's spend. A party's ``bytes_sent`` and ``messages`` are its share of the algorithm's
+traffic (they add up to ``communication``, equal to ``mpdp run``'s); its ``coordination`` counts what a
+deployment sends beyond that because no single process holds every party (e.g. the model a central loop hands
+to every owner in memory).
 
 ``--engine`` picks how the parties are deployed; :data:`ENGINES` maps each choice to its function
 ``(algo, config, args) -> record``. ``grpc`` is this package's launcher.
@@ -60,7 +63,10 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
     record = record_of(outcome.report, outcome.config, args)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
                         "setup_seconds": r["setup_seconds"], "bytes_sent": r["communication"]["bytes_sent"],
-                        "messages": r["communication"]["messages"], "ledger": r["ledger"]}
+                        "messages": r["communication"]["messages"],
+                        "coordination": {"bytes_sent": r["communication"]["coordination_bytes"],
+                                         "messages": r["communication"]["coordination_messages"]},
+                        "ledger": r["ledger"]}
                  for name, r in outcome.parties.items()}
     record["seconds"] = max(r["protocol_seconds"] for r in outcome.parties.values())
     record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",

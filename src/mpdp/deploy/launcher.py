@@ -43,7 +43,7 @@ from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.codec import decode
 from mpdp.runtime.comm import PartyTraffic
-from mpdp.runtime.party import ProtocolRun, Role, delegated_runs
+from mpdp.runtime.party import ProtocolRun, Role, delegated_runs, run_protocol
 
 __all__ = ["LaunchResult", "PartyProcess", "free_ports", "launch", "prepare_folders"]
 
@@ -197,6 +197,9 @@ class _Delegate:
 
     def __call__(self, roles: Mapping[str, Role], rng: RandomSource) -> ProtocolRun[Any]:
         names = tuple(roles)
+        if self.deployment.reference_in_memory and not any(self.queues.values()):
+            with delegated_runs(None):  # the driver's reference runs, after every deployed one
+                return run_protocol(roles, rng=rng)
         results: dict[str, Any] = {}
         traffic: dict[str, PartyTraffic] = {}
         for name in names:
@@ -257,6 +260,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
         with delegated_runs(delegate):
             report = driver(config)
         delegate.check_consumed()
+        deployment.check(report, delegate.runs)
         return LaunchResult(report, plan, reports, wall, config, root if keep is not None else None)
     finally:
         if keep is None:

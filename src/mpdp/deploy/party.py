@@ -159,9 +159,12 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     session.finish()
     spent = None if ledger is None else {"epsilon": float(ledger.spent.epsilon), "delta": float(ledger.spent.delta),
                                          "path": str(ledger.path)}
-    totals = {"bytes_sent": sum(r.traffic.bytes_sent for r in session.runs),
-              "messages": sum(r.traffic.messages_sent for r in session.runs),
-              "rounds": sum(r.traffic.rounds for r in session.runs)}
+    counted = [r for r in session.runs if r.counted]
+    extra = [r for r in session.runs if not r.counted]
+    totals = {"bytes_sent": sum(r.traffic.bytes_sent for r in counted),
+              "messages": sum(r.traffic.messages_sent for r in counted),
+              "coordination_bytes": sum(r.traffic.bytes_sent for r in extra),
+              "coordination_messages": sum(r.traffic.messages_sent for r in extra)}
     report: dict[str, Any] = {
         "party": name, "algorithm": algorithm, "digest": digest(section), "runs": len(session.runs),
         "communication": totals, "ledger": spent, "setup_seconds": session.setup_seconds,
@@ -170,6 +173,6 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     }
     if output is not None:
         runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
-                 "traffic": r.traffic.as_dict()} for r in session.runs]
+                 "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
         output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
     return report

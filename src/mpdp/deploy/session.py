@@ -57,11 +57,13 @@ def _differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str
 class RunRecord:
     """One protocol run of the local party: who took part, its result and what it sent."""
 
-    def __init__(self, parties: tuple[str, ...], result: Any, traffic: PartyTraffic, seconds: float) -> None:
+    def __init__(self, parties: tuple[str, ...], result: Any, traffic: PartyTraffic, seconds: float,
+                 counted: bool = True) -> None:
         self.parties = parties
         self.result = result
         self.traffic = traffic
         self.seconds = seconds
+        self.counted = counted
 
 
 class PartySession:
@@ -104,14 +106,19 @@ class PartySession:
         self.setup_seconds = time.monotonic() - start
         return self.setup_seconds
 
-    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str]) -> Any:
+    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
+            counted: bool = True) -> Any:
         """Run the local party's ``role`` in a protocol among ``parties`` (canonical order); its random source
-        is ``root.spawn(name)``, as in memory."""
+        is ``root.spawn(name)``, as in memory.
+
+        ``counted=False`` marks messages the in-memory driver does not send because it holds every party in one
+        process (e.g. the model a central loop hands every owner): reported in the deployment's per-party
+        traffic, not in the algorithm's communication, which stays the in-memory run's."""
         comm = Comm(self.transport.endpoint(self.name), tuple(parties), rng=root.spawn(self.name),
                     timeout=self.timeout, limits=self.limits)
         start = time.perf_counter()
         result = role(comm)
-        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start))
+        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
         return result
 
     def finish(self) -> None:

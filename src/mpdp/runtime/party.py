@@ -98,9 +98,10 @@ _DELEGATE: contextvars.ContextVar[Delegate | None] = contextvars.ContextVar("mpd
 
 
 @contextlib.contextmanager
-def delegated_runs(delegate: Delegate) -> Iterator[None]:
+def delegated_runs(delegate: Delegate | None) -> Iterator[None]:
     """Inside the block, :func:`run_protocol` hands each run's roles and root random source to ``delegate``
-    instead of running them, and returns what it returns.
+    instead of running them, and returns what it returns (``None``: runs execute here again, e.g. inside a
+    delegate that runs some of them itself).
 
     For a caller whose parties ran elsewhere (their own processes, :mod:`mpdp.deploy`): the algorithm's own
     driver code then assembles its report from those parties' results, as it does from an in-memory run.

@@ -15,8 +15,9 @@ __all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "deployable", "d
 def _all() -> list[AlgorithmDeployment]:
     from mpdp.deploy.algorithms.erm import ERMDeployment
     from mpdp.deploy.algorithms.fm import FMDeployment
+    from mpdp.deploy.algorithms.ofpa import OfpaDeployment
 
-    return [FMDeployment(), ERMDeployment()]
+    return [FMDeployment(), ERMDeployment(), OfpaDeployment()]
 
 
 def deployable() -> tuple[str, ...]:

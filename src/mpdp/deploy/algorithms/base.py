@@ -66,6 +66,9 @@ class AlgorithmDeployment(ABC):
 
     #: registry names this deployment serves
     algorithms: tuple[str, ...] = ()
+    #: the driver's protocol runs after the deployed ones (a non-private reference the launcher computes, as
+    #: ``mpdp run`` does) run in the launcher's memory; :meth:`check` then confirms the deployed part matched
+    reference_in_memory: bool = False
 
     def prepare(self, config: RunConfig) -> RunConfig:
         """``config`` as the deployment runs it (e.g. an option that puts each party in its own process); the
@@ -91,3 +94,8 @@ class AlgorithmDeployment(ABC):
     def decode(self, party: str, wire: Any, public: Mapping[str, Any]) -> Any:
         """The party's result rebuilt from :meth:`encode`'s output (launcher side; default: unchanged)."""
         return wire
+
+    def check(self, report: Any, deployed_runs: int) -> None:
+        """Confirm the driver's report rests on exactly the ``deployed_runs`` runs the parties made (launcher
+        side, for :attr:`reference_in_memory`; by default every run is deployed and the delegate has checked)."""
+        _ = (report, deployed_runs)
