@@ -46,6 +46,7 @@ def cli_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, A
     ("fm-logistic", []),
     ("fm-linear", ["--dataset", "synthetic-mixed:n=200,task=regression", "--parties", "3"]),
     ("mpc-gradp", ["--option", "T=4", "--option", "cohort=1", "--parties", "2"]),
+    ("local-gradp", ["--option", "T=3", "--option", "cohort=1", "--parties", "2"]),
     ("ofaa", ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"]),
     ("mpc-outp-ridge", ["--dataset", "synthetic-mixed:n=200,task=regression", "--option", "cohort=1",
                         "--parties", "2"]),
