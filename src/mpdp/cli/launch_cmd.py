@@ -71,7 +71,7 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
     record["seconds"] = max(r["protocol_seconds"] for r in outcome.parties.values())
     record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",
                             "wall_seconds": outcome.wall_seconds,
-                            "startup_seconds": max(r["setup_seconds"] for r in outcome.parties.values()),
+                            "startup_seconds": outcome.startup_seconds,
                             "digest": next(iter(outcome.parties.values()))["digest"],
                             "folder": None if outcome.folder is None else str(outcome.folder),
                             "per_party": per_party}

@@ -80,6 +80,8 @@ class LaunchResult:
     parties: dict[str, dict[str, Any]]  # each party's own report (traffic, ledger, timings)
     wall_seconds: float
     config: RunConfig
+    #: from starting the processes to the moment every party may send its first message (imports included)
+    startup_seconds: float
     folder: Path | None = None
     per_run: list[dict[str, Any]] = field(default_factory=list)
 
@@ -156,8 +158,9 @@ def _failure(processes: Mapping[str, PartyProcess]) -> BaseException:
 
 
 def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
-                   env: Mapping[str, str]) -> float:
-    start = time.perf_counter()
+                   env: Mapping[str, str]) -> tuple[float, float]:
+    """Start every party, wait for all; ``(wall seconds, epoch time of the start)``."""
+    start, started = time.perf_counter(), time.time()
     for p in processes.values():
         with (p.config.parent / "stderr.txt").open("wb") as log:  # a file: a chatty party never blocks on a pipe
             command = [*_python_command(), "party", "--config", str(p.config), "--name", p.name,
@@ -182,7 +185,7 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
             if p.process is not None and p.process.poll() is None:
                 p.process.send_signal(signal.SIGKILL)
                 p.process.wait()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, started
 
 
 class _Delegate:
@@ -247,7 +250,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         env.setdefault("GRPC_VERBOSITY", "ERROR")
         deadline = time.monotonic() + connect_timeout + 4 * timeout + 30.0
-        wall = _run_processes(processes, deadline, env)
+        wall, started = _run_processes(processes, deadline, env)
         if any(p.process is not None and p.process.returncode != 0 for p in processes.values()):
             raise _failure(processes)
         outputs: dict[str, list[dict[str, Any]]] = {}
@@ -261,7 +264,8 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
             report = driver(config)
         delegate.check_consumed()
         deployment.check(report, delegate.runs)
-        return LaunchResult(report, plan, reports, wall, config, root if keep is not None else None)
+        startup = max(r["ready_at"] for r in reports.values()) - started
+        return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -76,6 +76,7 @@ class PartySession:
         self.limits = limits
         self.runs: list[RunRecord] = []
         self.setup_seconds = 0.0
+        self.ready_at = 0.0  # wall-clock time (epoch seconds) the handshake completed: the first message may go
         self._done = False
 
     def start(self, shared: Mapping[str, Any]) -> float:
@@ -104,6 +105,7 @@ class PartySession:
                     f"(digest {hashlib.sha256(body).hexdigest()[:12]} at {peer}, {digest(shared)[:12]} here). "
                     f"Fix: give every party the same shared section (algorithm, parameters, schema, parties)")
         self.setup_seconds = time.monotonic() - start
+        self.ready_at = time.time()
         return self.setup_seconds
 
     def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
