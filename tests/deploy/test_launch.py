@@ -157,3 +157,27 @@ def test_a_killed_or_stalled_party_ends_the_others_by_name(tmp_path: Path, fault
 def test_launch_refuses_an_undeployable_algorithm(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["launch", "local-gradp", *DATA]) == 2
     assert "deployable" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
+def test_a_party_name_not_in_the_config_or_a_busy_port_is_refused_naming_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from mpdp.deploy.algorithms import deployment_for
+
+    config = _config("fm-logistic", [])
+    plan = deployment_for("fm-logistic").plan("fm-logistic", config)
+    folders = prepare_folders(tmp_path, "fm-logistic", plan, epsilon=1.0, delta=0.0, seed=5, timeout=5.0,
+                              connect_timeout=5.0)
+    cfg = str(folders["party0"].config)
+    assert main(["party", "--config", cfg, "--name", "party9"]) == 2
+    assert "party9" in capsys.readouterr().err
+    address = json.loads(folders["party0"].config.read_text())["parties"]["party0"]
+    host, port = address.rsplit(":", 1)
+    with socket.socket() as busy:
+        busy.bind((host, int(port)))
+        busy.listen()
+        assert main(["party", "--config", cfg, "--name", "party0"]) == 2
+    err = capsys.readouterr().err
+    assert "address of party0" in err and "free host:port" in err
