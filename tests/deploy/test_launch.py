@@ -46,6 +46,8 @@ def cli_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, A
     ("fm-logistic", []),
     ("fm-linear", ["--dataset", "synthetic-mixed:n=200,task=regression", "--parties", "3"]),
     ("mpc-gradp", ["--option", "T=4", "--option", "cohort=1", "--parties", "2"]),
+    ("dpvi", ["--partition", "num0,num1;num2,num3,cat0,cat1,cat2", "--option", "epochs=1",
+              "--option", "components=2", "--option", "baseline=false"]),
     ("local-gradp", ["--option", "T=3", "--option", "cohort=1", "--parties", "2"]),
     ("ofaa", ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"]),
     ("mpc-outp-ridge", ["--dataset", "synthetic-mixed:n=200,task=regression", "--option", "cohort=1",

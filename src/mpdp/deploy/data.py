@@ -6,7 +6,7 @@ columns and the label) and its *own* CSV, which holds only its columns (vertical
 (horizontal). No party reads another party's file.
 
 The CSV is the encoded view the algorithms train on (features already scaled into [-1, 1], one-hot blocks as
-0/1 columns), written with ``repr`` precision so that reading it back gives the very same float64 values. Its
+0/1 columns), written with 17 significant digits so that reading it back gives the very same float64 values. Its
 header names every column: ``x:<feature>`` for a feature, ``v:<attribute>`` for the attribute view (horizontal
 files, which some algorithms need) and ``y:<label>`` for the label (only in the label holder's file).
 A file whose columns or row count disagree with the schema is refused with a typed error naming the party.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,10 +77,8 @@ def write_party_data(path: str | Path, data: PartyData) -> Path:
         blocks.append(data.y[:, None])
     table = np.hstack(blocks) if blocks else np.zeros((0, 0))
     with out.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for row in table.tolist():
-            writer.writerow([repr(v) for v in row])
+        csv.writer(handle).writerow(header)
+        np.savetxt(handle, table, fmt="%.17g", delimiter=",")  # 17 significant digits: float64 round-trips
     return out
 
 
@@ -95,15 +94,16 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
     fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
     try:
         with source.open(newline="") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            body = [[float(v) for v in row] for row in reader if row]
+            header = next(csv.reader([handle.readline()]), None)
+            with warnings.catch_warnings():  # a header without rows is a 0-row file, checked below
+                warnings.simplefilter("ignore", UserWarning)
+                body = np.loadtxt(handle, delimiter=",", dtype=np.float64, ndmin=2) if header else None
     except OSError as exc:
         raise DatasetError(explain(f"data file of {party}", str(source), "a readable CSV file", fix)) from exc
     except ValueError as exc:
         raise DatasetError(explain(f"data file of {party}", f"{source}: {exc}", "numbers only below the header",
                                    fix)) from exc
-    if header is None:
+    if not header:
         raise DatasetError(explain(f"data file of {party}", f"{source} (empty)", "a header and rows", fix))
     want_features = list(schema["features"]) if features is None else list(features)
     expected = [f"x:{f}" for f in want_features]
@@ -117,7 +117,10 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
         raise ShapeMismatchError(explain(f"columns of {party}'s data file {source}",
                                          f"{len(header)} columns (missing {missing}, unexpected {extra})",
                                          f"the {len(expected)} columns the schema assigns to {party}", fix))
-    table = np.asarray(body, dtype=np.float64).reshape(len(body), len(header))
+    table = np.zeros((0, len(header))) if body is None or body.size == 0 else body
+    if table.shape[1] != len(header):
+        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", f"{table.shape[1]} values",
+                                         f"{len(header)} per row, as in its header", fix))
     if rows is not None and table.shape[0] != rows:
         raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", table.shape[0],
                                          f"{rows} rows (the schema's count for {party})", fix))

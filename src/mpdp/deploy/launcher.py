@@ -89,7 +89,10 @@ class LaunchResult:
 def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: float, delta: float,
                     seed: int | None, timeout: float, connect_timeout: float,
                     overrides: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, PartyProcess]:
-    """Write every party's folder (data, certificates, configuration, ledger) and ``shared.json``."""
+    """Write every party's folder (data, certificates, configuration, ledger) and ``shared.json``.
+
+    Each data party's demo ledger starts empty with the run's budget, or with the party's own charge where the
+    algorithm defines it larger (DPVI's guarantee towards a party, without subsampling amplification)."""
     ports = free_ports(len(plan.parties))
     addresses = {name: f"127.0.0.1:{port}" for name, port in zip(plan.parties, ports, strict=True)}
     shared = dict(plan.public)
@@ -110,7 +113,10 @@ def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: fl
         if own is not None:  # a party holding data keeps its own ledger of what is released about it
             write_party_data(folder / "data.csv", own)
             config["data"] = "data.csv"
-            config["ledger"] = {"path": "ledger.json", "epsilon": epsilon, "delta": delta}
+            cost = deployment_for(algorithm).cost(shared, name)
+            config["ledger"] = {"path": "ledger.json",
+                                "epsilon": max(epsilon, 0.0 if cost is None else cost.epsilon),
+                                "delta": max(delta, 0.0 if cost is None else cost.delta)}
         config.update((overrides or {}).get(name, {}))
         out[name] = PartyProcess(name, dump_json(folder / "config.json", config), folder / "result.bin")
     return out

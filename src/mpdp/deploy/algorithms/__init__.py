@@ -13,11 +13,12 @@ __all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "deployable", "d
 
 
 def _all() -> list[AlgorithmDeployment]:
+    from mpdp.deploy.algorithms.dpvi import DpviDeployment
     from mpdp.deploy.algorithms.erm import ERMDeployment
     from mpdp.deploy.algorithms.fm import FMDeployment
     from mpdp.deploy.algorithms.ofpa import OfpaDeployment
 
-    return [FMDeployment(), ERMDeployment(), OfpaDeployment()]
+    return [FMDeployment(), ERMDeployment(), OfpaDeployment(), DpviDeployment()]
 
 
 def deployable() -> tuple[str, ...]:
