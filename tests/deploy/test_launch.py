@@ -65,9 +65,10 @@ def test_launch_equals_run_bit_for_bit(capsys: pytest.CaptureFixture[str], algor
     assert sent == memory["communication"]["bytes"]
     assert sum(p["messages"] for p in dep["per_party"].values()) == memory["communication"]["messages"]
     holders = [p for p in dep["per_party"].values() if p["ledger"] is not None]
-    assert holders and all(p["ledger"]["epsilon"] > 0 for p in holders)
-    assert max(p["ledger"]["epsilon"] for p in holders) == pytest.approx(memory["epsilon_spent"]) \
-        or algorithm.startswith("fm")  # FM: a column holder's own eps^(k) is below the total
+    # each data party's own ledger: its own guarantee (FM's eps^(k), DPVI's towards the parties, a size class's)
+    own = set(memory["per_party_epsilon"].values())
+    assert holders and all(p["ledger"]["epsilon"] in own or p["ledger"]["epsilon"] == memory["epsilon_spent"]
+                           for p in holders), (own, holders)
     assert all(p["cpu_seconds"] > 0 for p in dep["per_party"].values())
     net = launched["network"]  # the WAN model over the measured run
     busiest = max(p["bytes_sent"] for p in dep["per_party"].values())
@@ -86,7 +87,7 @@ def _launch(algorithm: str, overrides: dict[str, dict[str, Any]], *, argv: list[
             timeout: float = 20.0) -> float:
     algo = get_algorithm(algorithm)
     start = time.monotonic()
-    launch(algorithm, _config(algorithm, argv or []), algo.run, seed=5, timeout=timeout, connect_timeout=20.0,
+    launch(algorithm, _config(algorithm, argv or []), algo.run, seed=5, timeout=timeout, connect_timeout=60.0,
            overrides=overrides)
     return time.monotonic() - start
 
@@ -157,7 +158,7 @@ def test_a_killed_or_stalled_party_ends_the_others_by_name(tmp_path: Path, fault
 
 
 def test_launch_refuses_an_undeployable_algorithm(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["launch", "local-gradp", *DATA]) == 2
+    assert main(["launch", "pfds", *DATA]) == 2
     assert "deployable" in capsys.readouterr().err
 
 
