@@ -9,6 +9,8 @@ seed and options:
   wall time with every process's Python start-up in the note, and start-up to first message);
 * the note gives the LAN and WAN modelled wall times (:mod:`mpdp.deploy.network`) of the launched run.
 
+DPVI runs one epoch. PFDS is not deployable (its evaluation reads the agents' state after the run).
+
 The metric, privacy spent and traffic are checked equal; a difference is reported in the note. Numbers on a
 shared, loaded host say little: quote them with the load.
 """
@@ -35,18 +37,20 @@ CASES: dict[str, list[str]] = {
     "mpc-gradp": ["--option", "T=20", "--option", "cohort=1"],
     "mpc-outp": ["--option", "cohort=1"],
     "local-gradp": ["--option", "T=20", "--option", "cohort=1"],
+    "dpvi": ["--option", "epochs=1", "--option", "baseline=false"],  # + the partition of the dataset
 }
+_DPVI_PARTITION = {"adult": "demographic;financial", "synthetic": "num0,num1;num2,num3,cat0,cat1,cat2"}
 
 
 def _dataset(quick: bool) -> list[str]:
     if quick:
-        return ["--dataset", "synthetic-mixed:n=3000"]
+        return ["--dataset", "synthetic-mixed:n=3000,numeric=4,categorical=3"]
     try:
         from mpdp.datasets import load_adult
 
         load_adult()
     except DatasetUnavailableError:
-        return ["--dataset", "synthetic-mixed:n=20000"]
+        return ["--dataset", "synthetic-mixed:n=20000,numeric=4,categorical=3"]
     return ["--dataset", "adult"]
 
 
@@ -62,6 +66,8 @@ def run(quick: bool = False) -> list[BenchResult]:
     results = []
     for name, extra in CASES.items():
         algo = get_algorithm(name)
+        if name == "dpvi":
+            extra = [*extra, "--partition", _DPVI_PARTITION["adult" if "adult" in data else "synthetic"]]
         args = build_parser().parse_args(["run", name, *data, "--seed", "7", "--quiet", *extra])
         config = deployment_for(name).prepare(build_config(algo, args))
         memory = algo.run(dataclasses.replace(config))
