@@ -93,3 +93,12 @@ def test_the_digest_is_order_free_and_sees_every_value() -> None:
     b = {"shared": {"x": [1, 2], "epsilon": 1.0}, "algorithm": "ofpa"}
     assert canonical(a) == canonical(b) and digest(a) == digest(b)
     assert digest({**a, "shared": {"epsilon": 1.0000001, "x": [1, 2]}}) != digest(a)
+
+
+def test_every_deployable_name_is_registered_and_served() -> None:
+    from mpdp.deploy.algorithms import deployable, deployment_for
+    from mpdp.learning.registry import algorithms
+
+    registered = algorithms()
+    for name in deployable():
+        assert name in registered and name in deployment_for(name).algorithms
