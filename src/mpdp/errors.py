@@ -26,6 +26,7 @@ Tree::
     │   └── InvalidGroupElementError         a received group element that is not a valid encoding
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
+    │   ├── ConfigMismatchError              deployed parties whose shared configurations disagree
     │   └── PartyUnavailableError (TimeoutError)  a party stopped answering within the timeout
     ├── PrivacyError
     │   ├── BudgetExceededError              a release would spend more than the ledger allows
@@ -54,6 +55,7 @@ __all__ = [
     "AuthenticationError",
     "BudgetExceededError",
     "ChecksumMismatchError",
+    "ConfigMismatchError",
     "CryptoError",
     "DatasetError",
     "DatasetUnavailableError",
@@ -162,6 +164,10 @@ class ProtocolError(MpdpError):
 
 class ProtocolAbortError(ProtocolError):
     """The protocol was aborted: desynchronised, replayed messages, too many dropouts, or a party failed."""
+
+
+class ConfigMismatchError(ProtocolError):
+    """Deployed parties disagree on the shared configuration (algorithm, budget, schema, party list)."""
 
 
 class PartyUnavailableError(ProtocolError, TimeoutError):

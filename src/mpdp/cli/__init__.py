@@ -18,6 +18,7 @@ from mpdp.cli import (
     certs_cmd,
     datasets_cmd,
     demo_cmd,
+    launch_cmd,
     party_cmd,
     predict_cmd,
     reproduce_cmd,
@@ -28,8 +29,8 @@ from mpdp.errors import MpdpError
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, predict_cmd, synthesize_cmd, reproduce_cmd,
-            datasets_cmd, align_cmd)
+COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, launch_cmd, predict_cmd, synthesize_cmd,
+            reproduce_cmd, datasets_cmd, align_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

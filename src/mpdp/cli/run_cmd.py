@@ -41,11 +41,13 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
+from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
 from mpdp.randomness import RandomSource
 
-__all__ = ["add_parser", "build_config", "handle", "parse_options"]
+__all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "parse_options",
+           "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -92,6 +94,12 @@ def add_parser(subparsers: Any) -> None:
         "run", help="train a registered algorithm on a dataset split between simulated parties",
         description="Train a registered algorithm with simulated parties and print its results "
                     "(privacy spent, metric, non-private baseline, communication).")
+    add_run_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``mpdp run``, shared with ``mpdp launch`` (an option added here reaches both)."""
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered algorithms and exit")
     add_dataset_arguments(parser)
@@ -123,7 +131,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
     parser.add_argument("--save", metavar="DIR", help="write the released model (DIR/model.json) and this run's "
                                                       "JSON (DIR/run.json); see mpdp predict, mpdp synthesize")
-    parser.set_defaults(handler=handle)
+    parser.add_argument("--network", type=network_model, default=None, metavar="lan|wan|RTT_ms,Mbps",
+                        help="also report the wall time modelled for this network (compute + rounds x RTT + "
+                             "bytes / bandwidth)")
 
 
 def _check_privacy(epsilon: float, delta: float) -> None:
@@ -158,7 +168,7 @@ def _vertical_partition(data: Dataset, args: argparse.Namespace) -> VerticalPart
 
 def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
     """Load, split and partition the data as ``args`` say, into the :class:`RunConfig` for ``algo``."""
-    return _build(algo, args)[0]
+    return build_run(algo, args)[0]
 
 
 def _check_party_files(algo: Algorithm, args: argparse.Namespace) -> None:
@@ -173,7 +183,7 @@ def _check_party_files(algo: Algorithm, args: argparse.Namespace) -> None:
                                      "drop --parties"))
 
 
-def _build(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
+def build_run(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
     """The run's configuration and what the report adds (the alignment's fields, with --data)."""
     _check_privacy(args.epsilon, args.delta)
     if algo.backends and args.backend is not None and args.backend not in algo.backends:
@@ -260,7 +270,27 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def _human(record: Mapping[str, Any]) -> str:
+def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
+              extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON object ``mpdp run`` prints for ``report`` (``mpdp launch`` adds its deployment to it); ``extra``:
+    what the data's loading adds (the record alignment's fields, with ``--data``)."""
+    if not isinstance(report, RunReport):
+        raise ParameterError(explain("algorithm result", type(report).__name__, "a RunReport",
+                                     "fix the algorithm's run function"))
+    record = report.as_json()
+    record.setdefault("backend", config.backend)
+    record.setdefault("seed", args.seed)
+    record.setdefault("options", dict(config.options))
+    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
+    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
+    record.setdefault("train_rows", config.train.n)
+    record.setdefault("test_rows", config.test.n)
+    record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
+    record.update(extra or {})
+    return record
+
+
+def human(record: Mapping[str, Any]) -> str:
     def metric(m: Mapping[str, Any] | None) -> str:
         return "-" if m is None else f"{m['name']} = {m['value']:.4f}" if isinstance(m["value"], float) \
             else f"{m['name']} = {m['value']}"
@@ -278,6 +308,11 @@ def _human(record: Mapping[str, Any]) -> str:
         sizes = ", ".join(f"{k} {v:,}" for k, v in record["rows_per_party"].items())
         lines.append(f"  aligned: {record['aligned_rows']:,} common records privately matched (rows per party: "
                      f"{sizes})")
+    net = record.get("network")
+    if net:
+        lines.append(f"  network {net['model']}: modelled {net['modelled_seconds']:.2f} s (compute "
+                     f"{net['compute_seconds']:.2f} + latency {net['latency_seconds']:.2f} + transfer "
+                     f"{net['transfer_seconds']:.2f})")
     if record.get("per_party_epsilon"):
         lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
         if record.get("per_party_note"):  # what the per-party figure means, where the algorithm says
@@ -300,21 +335,11 @@ def handle(args: argparse.Namespace) -> int:
 
         check_plot_target(args.plot)
     with show_warnings():
-        config, extra = _build(algo, args)
+        config, extra = build_run(algo, args)
         report = algo.run(config)
-    if not isinstance(report, RunReport):
-        raise ParameterError(explain(f"{algo.name} result", type(report).__name__, "a RunReport",
-                                     "fix the algorithm's run function"))
-    record = report.as_json()
-    record.setdefault("backend", config.backend)
-    record.setdefault("seed", args.seed)
-    record.setdefault("options", dict(config.options))
-    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
-    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
-    record.setdefault("train_rows", config.train.n)
-    record.setdefault("test_rows", config.test.n)
-    record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
-    record.update(extra)
+    record = record_of(report, config, args, extra)
+    if args.network is not None:
+        record["network"] = args.network.model(record["seconds"], record["communication"])
     if args.save:
         from mpdp.cli.release_io import save_run
 
@@ -324,7 +349,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json(record)
     else:
-        print(_human(record))
+        print(human(record))
     if args.plot:
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)

@@ -334,24 +334,13 @@ class VerticalDPVI(_Base):
         the label, if modelled, goes with the group that names it)."""
         start = time.perf_counter()
         model = self._model_for(data)
-        groups = tuple(tuple(g) for g in partition)
-        names = tuple(self.party_names) if self.party_names is not None else tuple(
-            f"party{j}" for j in range(len(groups)))
-        if len(names) != len(groups):
-            raise ShapeMismatchError(explain("party_names", names, f"{len(groups)} names", "one name per group"))
-        settings = self.settings
-        plan = BatchPlan.of(data.n, settings)
-        contributors = len(groups) if self.noise == "parties" else 1
-        z = self._noise_multiplier(plan, model.dim, contributors)
-        settings = replace(settings, noise_multiplier=z)
-        setup = VerticalSetup(model, names, groups, data.n, settings, precision=self._precision, noise=self.noise,
-                              public_seed=self.public_seed, comparisons=self.comparisons)
+        setup, privacy = self.setup_for(model, data.n, partition)
+        names, groups = setup.parties, setup.features
         values = [model.values_of(data, g) for g in groups]
         party_ledgers = dict(self.party_ledgers or {})
         unknown = set(party_ledgers) - set(names)
         if unknown:
             raise ParameterError(explain("party_ledgers", sorted(unknown), f"names among {names}", "key them by party"))
-        privacy = self._privacy(plan, model.dim, z, names)
         self._charge(privacy, party_ledgers)
         protocol = roles(setup, values)
         forked = tuple(n for n in protocol if n not in names) if self.fork_services else ()
@@ -372,6 +361,23 @@ class VerticalDPVI(_Base):
         self.privacy_ = privacy
         self.seconds_ = time.perf_counter() - start
         return self
+
+    def setup_for(self, model: MixtureModel, n: int,
+                  partition: Sequence[Sequence[str]]) -> tuple[VerticalSetup, Privacy]:
+        """The public agreement of a fit of ``model`` on ``n`` aligned records split by ``partition``, and its
+        privacy (what every party can work out without seeing anyone's data)."""
+        groups = tuple(tuple(g) for g in partition)
+        names = tuple(self.party_names) if self.party_names is not None else tuple(
+            f"party{j}" for j in range(len(groups)))
+        if len(names) != len(groups):
+            raise ShapeMismatchError(explain("party_names", names, f"{len(groups)} names", "one name per group"))
+        plan = BatchPlan.of(n, self.settings)
+        contributors = len(groups) if self.noise == "parties" else 1
+        z = self._noise_multiplier(plan, model.dim, contributors)
+        settings = replace(self.settings, noise_multiplier=z)
+        setup = VerticalSetup(model, names, groups, n, settings, precision=self._precision, noise=self.noise,
+                              public_seed=self.public_seed, comparisons=self.comparisons)
+        return setup, self._privacy(plan, model.dim, z, names)
 
     def _privacy(self, plan: BatchPlan, dim: int, z: float, names: Sequence[str]) -> Privacy:
         clip, bits, acc = self.settings.clip, self.grid_bits, self.accountant

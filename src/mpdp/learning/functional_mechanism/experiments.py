@@ -43,7 +43,7 @@ from mpdp.learning.registry import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "REPRODUCTIONS", "attribute_l1_bounds", "non_private_score"]
+__all__ = ["ALGORITHMS", "REPRODUCTIONS", "attribute_l1_bounds", "fm_estimator", "fm_options", "non_private_score"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -84,7 +84,7 @@ def non_private_score(objective: str, train: Dataset, test: Dataset) -> float:
     return float(np.mean((add_intercept(test.X) @ theta - test.y) ** 2))
 
 
-def _options(raw: Any) -> dict[str, Any]:
+def fm_options(raw: Any) -> dict[str, Any]:
     known = {"l1", "trim", "ridge", "intercept"}
     opts = dict(raw or {})
     unknown = set(opts) - known
@@ -96,7 +96,7 @@ def _options(raw: Any) -> dict[str, Any]:
     return opts
 
 
-def _estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float,
+def fm_estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float,
                backend: str, rng: RandomSource, opts: dict[str, Any]) -> FMLogisticRegression | FMLinearRegression:
     cls: type[FMLogisticRegression | FMLinearRegression]
     cls = FMLogisticRegression if objective == "logistic" else FMLinearRegression
@@ -116,14 +116,14 @@ def paper_metric(model: FMLogisticRegression | FMLinearRegression, X: npt.ArrayL
 
 def _run(objective: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
-        opts = _options(config.options)
+        opts = fm_options(config.options)
         train, test = config.train, config.test
         if config.partition is not None:
             part = vertical_by_groups(train, [list(g) for g in config.partition], label_party=config.label_party)
         else:
             part = vertical_by_sizes(train, parties=config.parties, label_party=config.label_party)
         backend = config.backend or "shares"
-        model = _estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
+        model = fm_estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
                            config.rng, opts)
         model.fit(train.X, train.y)
         score = paper_metric(model, test.X, test.y)
@@ -175,7 +175,7 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
             for eps in (0.1, 1.0, 10.0):
                 for variant in ("fm", "fm-box"):
                     opts = {"l1": "attributes" if variant == "fm" else "box"}
-                    model = _estimator(objective, train, part.columns, 0, eps, "shares",
+                    model = fm_estimator(objective, train, part.columns, 0, eps, "shares",
                                        rng.spawn(f"{variant}/{eps}"), opts)
                     model.fit(train.X, train.y)
                     scores.setdefault((variant, eps), []).append(paper_metric(model, test.X, test.y))
@@ -217,7 +217,7 @@ def _table2(options: ReproOptions) -> ReproTable:
             nonpriv.append(non_private_score("linear", train, test))
             for K in (2, 4, 8):
                 part = vertical_by_sizes(train, parties=K)
-                model = _estimator("linear", train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), {})
+                model = fm_estimator("linear", train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), {})
                 scores.setdefault(K, []).append(paper_metric(model.fit(train.X, train.y), test.X, test.y))
         rows.append(ReproRow({"method": "non-private", "s": s}, "mse", paper_np, float(np.mean(nonpriv)),
                              float(np.std(nonpriv)), reps))

@@ -174,6 +174,12 @@ class _FMEstimator(PrivateEstimator):
                        for k, c in enumerate(self.row_l1))
         return part, l1
 
+    def plan_for(self, d: int) -> FMPlan:
+        """The public plan of a fit on ``d`` feature columns (what every party and the server agree on)."""
+        part, l1 = self._plan_inputs(d)
+        return FMPlan(self._objective, part, party_l1=l1, epsilon=self.epsilon if self.bottom_up is None else None,
+                      bottom_up=self.bottom_up)
+
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
 
@@ -181,11 +187,10 @@ class _FMEstimator(PrivateEstimator):
         Xa, ya = self._check_features_labels(X, y)
         ya = self._labels(ya)
         n, d = Xa.shape
-        part, l1 = self._plan_inputs(d)
+        plan = self.plan_for(d)
+        part = plan.partition
         if self.fit_intercept:
             Xa = np.hstack([Xa, np.ones((n, 1))])
-        plan = FMPlan(self._objective, part, party_l1=l1, epsilon=self.epsilon if self.bottom_up is None else None,
-                      bottom_up=self.bottom_up)
         result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip,
                                  settings=self.settings or SolveSettings(), rng=self._fit_source(),
                                  noise_rng=self.noise_rng, ledger=self.ledger, backend_options=self.backend_options)
