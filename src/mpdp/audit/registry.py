@@ -27,10 +27,10 @@ class Entry:
 AUDITS: dict[str, Entry] = {
     "discrete-laplace": Entry(noise.discrete_laplace_case, 20_000, "-"),
     "discrete-gaussian": Entry(noise.discrete_gaussian_case, 100_000, "-"),
-    "dp-tree-split": Entry(dp_tree.split_choice_case, 3_000, "004"),
+    "dp-tree-split": Entry(dp_tree.split_choice_case, 4_000, "004"),
     "pfds-leaf-counts": Entry(dp_tree.leaf_counts_case, 2_000, "004"),
-    "fm-coefficients": Entry(functional_mechanism.fm_case, 1_000, "000"),
-    "ofaa-coefficients": Entry(ofaa.ofaa_case, 1_500, "001"),
+    "fm-coefficients": Entry(functional_mechanism.fm_case, 800, "000"),
+    "ofaa-coefficients": Entry(ofaa.ofaa_case, 2_000, "001"),
     "dpvi-step": Entry(dpvi.dpvi_step_case, 20_000, "002"),
     "mpc-outp": Entry(distributed_erm.mpc_outp_case, 20_000, "003"),
     "mpc-gradp": Entry(distributed_erm.mpc_gradp_case, 20_000, "003"),
