@@ -100,3 +100,33 @@ def test_signed_but_malformed_bodies_open_or_raise_a_typed_error(tmp_path: Path,
     path = tmp_path / "signed.json"
     path.write_bytes(_signed(body))
     _open(path)
+
+
+def test_regression_deeply_nested_json_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    with pytest.raises(LedgerCorruptError):
+        PrivacyLedger.open(path)
+
+
+def test_regression_out_of_range_float_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "inf.json"
+    path.write_bytes(b'{"format": "mpdp.privacy-ledger", "version": 1, "x": 1e999, "sha256": "0"}')
+    with pytest.raises(LedgerCorruptError):
+        PrivacyLedger.open(path)
+
+
+@pytest.mark.parametrize("body_change", [
+    lambda b: b.pop("budget"),
+    lambda b: b.__setitem__("budget", [1, 2]),
+    lambda b: b.__setitem__("entries", {"x": 1}),
+    lambda b: b["entries"][0].__setitem__("seq", 1e300),
+])
+def test_regression_signed_bodies_with_bad_structure(tmp_path: Path, body_change: Any) -> None:
+    body = json.loads(_valid_bytes())
+    body.pop("sha256")
+    body_change(body)
+    path = tmp_path / "bad.json"
+    path.write_bytes(_signed(body))
+    with pytest.raises(LedgerCorruptError):
+        PrivacyLedger.open(path)
