@@ -93,7 +93,7 @@ from mpdp.runtime.grpc_transport import GrpcTransport  # noqa: E402
 KINDS = (1, 2, 3, 4)  # DATA_MORE, DATA_END, ABORT, FINISHED
 
 
-class Aborted(Exception):
+class AbortedError(Exception):
     pass
 
 
@@ -103,7 +103,7 @@ class FakeContext:
 
     def abort(self, code: Any, details: str) -> None:
         assert code == grpc.StatusCode.INVALID_ARGUMENT
-        raise Aborted(details)
+        raise AbortedError(details)
 
 
 def _receiver() -> Any:
@@ -150,7 +150,7 @@ def test_grpc_arbitrary_requests_are_applied_or_aborted(requests: list[bytes]) -
     for r in requests:
         try:
             t._on_deliver(r, FakeContext())
-        except Aborted:
+        except AbortedError:
             continue
     assert all(isinstance(m, bytes) for m in t._inbox["alice"])
     assert len(t._early["alice"]) <= len(requests)

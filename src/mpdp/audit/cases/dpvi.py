@@ -45,8 +45,8 @@ def dpvi_step_case(broken: bool = False, *, epsilon: float = 2.0, delta: float =
     model = MixtureModel((BetaFeature("a", (0.0, 1.0)),), components=1)
     sensitivity = clipped_sum_sensitivity(CLIP)
     plan = BatchPlan(n=D1.shape[0], batch_size=D1.shape[0], epochs=1, batching="disjoint")
-    common = {"delta": delta, "plan": plan, "dim": model.dim, "clip": sensitivity, "grid_bits": FMT.frac_bits,
-              "noise_contributors": PARTIES, "snapped": True}
+    common: dict[str, Any] = {"delta": delta, "plan": plan, "dim": model.dim, "clip": sensitivity,
+                              "grid_bits": FMT.frac_bits, "noise_contributors": PARTIES, "snapped": True}
     z = calibrate_noise_multiplier(epsilon=epsilon, **common)
     claim = analyst_epsilon(noise_multiplier=z, **common)
     theta = np.zeros(model.dim)

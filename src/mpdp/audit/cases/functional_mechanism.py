@@ -1,15 +1,15 @@
 """Paper 000: the functional mechanism's noisy coefficients, by the release code ``centralized_fm`` runs.
 
 One data holder, linear regression, ``d = 1``: the plan (:class:`FMPlan`, whose sensitivity is
-:func:`mpdp.dp.sensitivities.functional_mechanism.global_sensitivity`), the exact objective of the rounded
-data, the per-coefficient grid units and :func:`add_noise` with the column-keyed noise streams, assembled into
-the released monomials (const, lambda, quadratic). The solve that follows is post-processing and is skipped.
+:func:`mpdp.dp.sensitivities.functional_mechanism.global_sensitivity`), the exact objective of the rounded data,
+the per-coefficient grid units and :func:`add_noise` with the column-keyed noise streams, assembled into the
+released monomials (const, lambda, quadratic). The solve that follows is post-processing and is skipped.
 
-Neighbours (replace one record): the last record is ``(x, y) = (4, 1)`` or ``(4, -1)``, outside the feature
-domain ``[-1, 1]``; the release clips features (``check_features(..., clip=True)``), after which the records
-are ``(1, +-1)``: their linear coefficients ``-2xy`` differ by 4 of the bound ``Delta = 8``. The broken
-variant skips the clipping, so they differ by 16 (a true epsilon of ``2 eps`` on these neighbours). The event is a threshold on the linear
-coefficient, the one that moves.
+Neighbours (replace one record): the last record is ``(x, y) = (4, 1)`` or ``(4, -1)``, outside the feature domain
+``[-1, 1]``; the release clips features (``check_features(..., clip=True)``), after which the records are ``(1,
++-1)``: their linear coefficients ``-2xy`` differ by 4 of the bound ``Delta = 8``. The broken variant skips the
+clipping, so they differ by 16 (a true epsilon of ``2 eps`` on these neighbours). The event is a threshold on the
+linear coefficient, the one that moves.
 """
 
 from __future__ import annotations
@@ -54,4 +54,5 @@ def fm_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
         return assemble_release(plan, released).monomials()
 
     return AuditCase("fm-coefficients" + ("-broken" if broken else ""), batched(run), D0, D1, plan.total_epsilon,
-                     0.0, 20_000, score=lambda x: -x[:, 1], description="functional mechanism, noisy monomial coefficients")
+                     0.0, 20_000, score=lambda x: -x[:, 1],
+                     description="functional mechanism, noisy monomial coefficients")

@@ -3,11 +3,12 @@
 One owner, one attribute with the intercept folded in (:func:`prepare_rows` with ``row_bound = 1``,
 ``normalise=True``: rows outside the unit ball are projected onto it), the budget split of
 :func:`mpdp.dp.sensitivities.ofpa_ofaa.ofaa_budget` with the degree sensitivities of
-:func:`~mpdp.dp.sensitivities.ofpa_ofaa.ofaa_degree_sensitivities`. Neighbours replace the last record
-``(x, y) = (6, +1)`` by ``(6, -1)``: after the projection the degree-1 coefficients differ by their full
-sensitivity (the degree-2 ones not at all), a loss of ``eps_linear ~ 0.71 eps``. The broken variant skips the
-projection (the augmented row is ``[x, 1] h`` unprojected): the difference grows 3.5 times, ``~2.5 eps``. The event is a threshold on the attribute's degree-1 coefficient (the one that
-moves most; a single Laplace coordinate reaches its full ratio at moderate tails).
+:func:`~mpdp.dp.sensitivities.ofpa_ofaa.ofaa_degree_sensitivities`. Neighbours replace the last record ``(x, y) =
+(6, +1)`` by ``(6, -1)``: after the projection the degree-1 coefficients differ by their full sensitivity (the
+degree-2 ones not at all), a loss of ``eps_linear ~ 0.71 eps``. The broken variant skips the projection (the
+augmented row is ``[x, 1] h`` unprojected): the difference grows 3.5 times, ``~2.5 eps``. The event is a threshold
+on the attribute's degree-1 coefficient (the one that moves most; a single Laplace coordinate reaches its full
+ratio at moderate tails).
 """
 
 from __future__ import annotations
