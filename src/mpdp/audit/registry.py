@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mpdp.audit.case import AuditCase
-from mpdp.audit.cases import distributed_erm, dp_tree, dpvi, functional_mechanism, noise, ofaa
+from mpdp.audit.cases import distributed_erm, dp_tree, dpvi, functional_mechanism, noise, ofaa, ofpa
 from mpdp.errors import ParameterError, explain
 
 __all__ = ["AUDITS", "Entry", "build", "names"]
@@ -31,6 +31,7 @@ AUDITS: dict[str, Entry] = {
     "pfds-leaf-counts": Entry(dp_tree.leaf_counts_case, 2_000, "004"),
     "fm-coefficients": Entry(functional_mechanism.fm_case, 800, "000"),
     "ofaa-coefficients": Entry(ofaa.ofaa_case, 2_000, "001"),
+    "ofpa-minimiser": Entry(ofpa.ofpa_case, 1_200, "001"),
     "dpvi-step": Entry(dpvi.dpvi_step_case, 20_000, "002"),
     "mpc-outp": Entry(distributed_erm.mpc_outp_case, 20_000, "003"),
     "mpc-gradp": Entry(distributed_erm.mpc_gradp_case, 20_000, "003"),
