@@ -52,5 +52,5 @@ def ofpa_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
         owner.draw_noise("audit")
         return owner.local_fit(np.zeros(dim))
 
-    return AuditCase("ofpa-minimiser" + ("-broken" if broken else ""), batched(run), D0, D1, epsilon, 0.0, 20_000,
+    return AuditCase("ofpa-minimiser" + ("-broken" if broken else ""), batched(run), D0, D1, epsilon, 0.0, 6_000,
                      score=lambda x: x[:, 0], description="OFPA, minimiser of the perturbed objective")
