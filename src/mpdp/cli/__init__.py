@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from mpdp import __version__
 from mpdp.cli import (
     align_cmd,
+    audit_cmd,
     bench_cmd,
     certs_cmd,
     datasets_cmd,
@@ -30,7 +31,7 @@ from mpdp.errors import MpdpError
 __all__ = ["build_parser", "main"]
 
 COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, launch_cmd, predict_cmd, synthesize_cmd,
-            reproduce_cmd, datasets_cmd, align_cmd)
+            reproduce_cmd, datasets_cmd, align_cmd, audit_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
