@@ -1,6 +1,6 @@
 """Paper 003: MPC Out P's and MPC Grad P's noisy sums, opened by the aggregators' real secure computation.
 
-The release step of both methods is :func:`mpdp.learning.distributed_erm.mpc._open_with_noise`: the
+The release step of both methods is :func:`mpdp.learning.distributed_erm.mpc.open_with_noise`: the
 aggregators hold additive shares of the parties' sum and add noise inside the secure computation before
 opening it (Out P: discrete Laplace made from joint randomness in the MPC; Grad P: every aggregator's exact
 discrete Gaussian on its own share). The audit runs that step with two aggregators and a trusted dealer, on
@@ -27,8 +27,8 @@ from mpdp.learning.distributed_erm.mpc import (
     DEALER,
     InMPCNoise,
     MPCSetup,
-    _laplace_scale,
-    _open_with_noise,
+    in_mpc_laplace_scale,
+    open_with_noise,
 )
 from mpdp.protocols.aggregation import AggregatorShare
 from mpdp.protocols.mpc import TrustedDealer
@@ -50,7 +50,7 @@ def _opened_sampler(noise: InMPCNoise, value_bound: float) -> Any:
 
         def aggregator(comm: Comm) -> Any:
             share = fmt.encode(np.full(n, value)) if comm.name == first else fmt.ring.zeros((n,))
-            return _open_with_noise(comm, SETUP, AggregatorShare(share=share, count=1, survivors={}), noise,
+            return open_with_noise(comm, SETUP, AggregatorShare(share=share, count=1, survivors={}), noise,
                                     value_bound=value_bound, dim=n)
 
         roles: dict[str, Any] = {a: aggregator for a in SETUP.names}
@@ -66,7 +66,7 @@ def mpc_outp_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
     l1 = minimizer_sensitivity(G, N_MIN, LAM)  # sqrt(d) = 1
     d0, d1 = np.array([0.5, -0.25]), np.array([0.5, -0.25 + l1])  # per-party minimisers; party 2's moves
     check_query_distance(d0.sum(), d1.sum(), l1)
-    scale = _laplace_scale(l1, epsilon, SETUP.fmt, 1)
+    scale = in_mpc_laplace_scale(l1, epsilon, SETUP.fmt, 1)
     noise = InMPCNoise("laplace", scale / 2 if broken else scale)
     return AuditCase("mpc-outp" + ("-broken" if broken else ""), _opened_sampler(noise, 4 * l1), d0, d1, epsilon,
                      0.0, 100_000, score=lambda x: x[:, 0], description="MPC Out P: in-MPC discrete Laplace")

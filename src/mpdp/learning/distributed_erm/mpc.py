@@ -104,7 +104,9 @@ __all__ = [
     "fit_pathak",
     "gradp_aggregator_role",
     "gradp_party_role",
+    "in_mpc_laplace_scale",
     "mpc_noise_samples",
+    "open_with_noise",
     "outp_aggregator_role",
     "outp_party_role",
     "output_noise_scale",
@@ -176,7 +178,7 @@ class InMPCNoise:
 DEALER = "dealer"
 
 
-def _open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: InMPCNoise, *,
+def open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: InMPCNoise, *,
                      value_bound: float, dim: int) -> FloatArray:
     """Aggregator side: add the noise to the shared sum and open it to every aggregator."""
     fmt, ring = setup.fmt, setup.fmt.ring
@@ -201,7 +203,7 @@ def _open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise:
     return out
 
 
-def _laplace_scale(l1_sensitivity: float, epsilon: float, fmt: FixedPointFormat, dim: int) -> float:
+def in_mpc_laplace_scale(l1_sensitivity: float, epsilon: float, fmt: FixedPointFormat, dim: int) -> float:
     """Laplace scale (real units) for an l1 sensitivity once ``dim`` entries are rounded to the grid ``2^-f``."""
     return grid_l1_sensitivity(l1_sensitivity, fmt.frac_bits, dim) * fmt.resolution / epsilon
 
@@ -212,7 +214,7 @@ def _fit_output(method: str, problem: ERMProblem, parties: HorizontalParties, se
                 cohort_size: int | None, setup: MPCSetup) -> DistributedFit:
     d, eps, m = parties.d, settings.epsilon, parties.m
     fmt = setup.fmt
-    noise = InMPCNoise("laplace", _laplace_scale(sum_l1_sensitivity, eps, fmt, d))
+    noise = InMPCNoise("laplace", in_mpc_laplace_scale(sum_l1_sensitivity, eps, fmt, d))
     tv = d * MPC_LAPLACE_TV  # the in-MPC sampler's distance from the exact discrete Laplace, added to delta
     charge(ledger, replace(laplace_cost(eps, noise.scale, sum_l1_sensitivity), delta=tv), f"003/{method}")
     groups = cohorts(parties, cohort_size)
@@ -277,7 +279,7 @@ def output_l1(method: str, problem: ERMProblem, m: int, n_min: int, d: int) -> f
 def output_noise_scale(method: str, problem: ERMProblem, m: int, n_min: int, d: int, epsilon: float,
                        setup: MPCSetup) -> float:
     """The Laplace scale (sum's units) the aggregators add for MPC Out P or Pathak."""
-    return _laplace_scale(output_l1(method, problem, m, n_min, d), epsilon, setup.fmt, d)
+    return in_mpc_laplace_scale(output_l1(method, problem, m, n_min, d), epsilon, setup.fmt, d)
 
 
 def fit_mpc_outp(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
@@ -390,7 +392,7 @@ def gradp_aggregator_role(problem: ERMProblem, spec: AggregationSpec, setup: MPC
             share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
             if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
                 raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))
-            noisy_sum = _open_with_noise(comm, setup, share, noise, value_bound=m * problem.G, dim=d)
+            noisy_sum = open_with_noise(comm, setup, share, noise, value_bound=m * problem.G, dim=d)
             if comm.name == server:
                 comm.broadcast(noisy_sum / share.count, label="noisy-gradient", to=names)
 
@@ -428,9 +430,9 @@ def mpc_noise_samples(family: NoiseFamily, scale: float, count: int, *, rng: Ran
 
     def aggregator(comm: Comm) -> FloatArray:
         if family == "laplace":
-            return _open_with_noise(comm, setup, zero, InMPCNoise("laplace", scale), value_bound=0.0, dim=count)
+            return open_with_noise(comm, setup, zero, InMPCNoise("laplace", scale), value_bound=0.0, dim=count)
         per = InMPCNoise("gaussian", scale / math.sqrt(setup.aggregators))
-        return _open_with_noise(comm, setup, zero, per, value_bound=0.0, dim=count)
+        return open_with_noise(comm, setup, zero, per, value_bound=0.0, dim=count)
 
     roles: dict[str, Any] = {a: aggregator for a in setup.names}
     if family == "laplace":
