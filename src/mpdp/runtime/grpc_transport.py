@@ -95,6 +95,11 @@ class GrpcTransport(Transport):
         Seconds ``close`` keeps the server up waiting for peers to finish, so their last messages land.
     max_chunk:
         Largest frame payload; longer messages are split (gRPC caps a message at 2 GiB).
+    max_buffered:
+        Most bytes a peer may have held here at once in frames not yet delivered as a whole message (the pieces
+        of an unfinished message plus frames that arrived ahead of their turn); default the codec's longest
+        message. A peer beyond it is refused (:class:`~mpdp.errors.MalformedMessageError` naming it) instead
+        of exhausting this party's memory.
     """
 
     def __init__(
@@ -107,6 +112,7 @@ class GrpcTransport(Transport):
         send_timeout: float = 120.0,
         linger: float = 2.0,
         max_chunk: int = 1 << 26,
+        max_buffered: int = DEFAULT_LIMITS.max_bytes,
     ) -> None:
         self.parties = tuple(check_party_name(p) for p in addresses)
         if len(set(self.parties)) != len(self.parties) or len(self.parties) < 2:
@@ -129,6 +135,11 @@ class GrpcTransport(Transport):
         self.tls_grace = 2.0
         self._tls_failing_since: dict[str, float] = {}
         self.max_chunk = int(max_chunk)
+        if type(max_buffered) is not int or max_buffered < max_chunk:
+            raise ParameterError(explain("max_buffered", max_buffered, f"an int >= max_chunk ({max_chunk})",
+                                         "pass at least the longest message a peer may send"))
+        self.max_buffered = max_buffered
+        self._buffered: dict[str, int] = {}  # peer -> bytes held in early frames and unfinished messages
         self._started = time.monotonic()
 
         self._cond = threading.Condition()
@@ -263,10 +274,23 @@ class GrpcTransport(Transport):
             if number < self._next_in[sender] or number in self._early[sender] \
                     or number > self._next_in[sender] + (1 << 20):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"frame #{number} replayed or out of range")
+            held = self._buffered.get(sender, 0) + len(payload)
+            if held > self.max_buffered:
+                self._peer_errors.setdefault(sender, MalformedMessageError(explain(
+                    f"frames from {sender}", f"{held} bytes held before a whole message",
+                    f"at most max_buffered = {self.max_buffered} bytes",
+                    f"check {sender}'s software, or raise max_buffered if its messages are legitimately longer")))
+                self._cond.notify_all()
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"more than {self.max_buffered} bytes buffered")
+            self._buffered[sender] = held
             self._early[sender][number] = (kind, payload)
             while self._next_in[sender] in self._early[sender]:
                 k, body = self._early[sender].pop(self._next_in[sender])
                 self._next_in[sender] += 1
+                if k == _DATA_END:  # a whole message leaves the buffer
+                    self._buffered[sender] -= len(body) + sum(len(part) for part in self._partial[sender])
+                elif k != _DATA_MORE:
+                    self._buffered[sender] -= len(body)
                 self._apply(sender, k, body)
             self._seen_alive.add(sender)
             self._unreachable_since.pop(sender, None)
