@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from mpdp.flower.nodes import write_rows
 from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
 from mpdp.learning.registry import RunConfig
 
-__all__ = ["APPS", "launch", "wait_for_port", "write_app"]
+__all__ = ["APPS", "RunPlan", "launch", "plan_run", "result_record", "wait_for_port", "write_app"]
 
 #: Algorithm -> module holding its ``server_app`` and ``client_app``.
 APPS = {"mpc-gradp": "mpdp.flower.gradp"}
@@ -142,6 +143,50 @@ def _tls_files(directory: Path) -> tuple[Path, Path, Path]:
     return Path(c.ca), Path(c.cert), Path(c.key)
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """A Flower run laid out: the hub's job, every node's config (by party name), the prepared data."""
+
+    job: dict[str, Any]
+    nodes: dict[str, dict[str, Any]]
+    prepared: Any
+
+
+def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None = None, max_dropouts: int = 0,
+             aggregators: int = 2, round_timeout: float = 60.0, connect_timeout: float = 120.0,
+             crash: Mapping[str, int] | None = None) -> RunPlan:
+    """Split and prepare the data as ``mpdp run`` does, write each client's rows and the hub's job under ``root``.
+
+    The clients are ``party0 ..`` in ``mpdp run``'s party order; the aggregators ``agg0 ..``.
+    """
+    if algorithm not in APPS:
+        raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}", "pick a Flower-ready one"))
+    lam = float(config.options.get("lam", 1e-3))
+    prepared = prepare(config.train, config.test, lam=lam)
+    if config.row_partition is not None:
+        indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
+    else:
+        indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
+    root.mkdir(parents=True, exist_ok=True)
+    clients = [f"party{j}" for j in range(len(indices))]
+    aggs = [f"agg{i}" for i in range(aggregators)]
+    nodes: dict[str, dict[str, Any]] = {}
+    for name in aggs:
+        nodes[name] = {"role": "aggregator", "name": name}
+        if seed is not None:
+            nodes[name]["seed"] = int(seed)
+    for name, idx in zip(clients, indices, strict=True):
+        write_rows(root / f"{name}.npz", prepared.X[idx], prepared.y[idx])
+        nodes[name] = {"role": "client", "name": name, "data": str(root / f"{name}.npz"),
+                       "ledger": str(root / f"{name}.ledger.json")}
+        if crash and name in crash:
+            nodes[name]["crash_at"] = int(crash[name])
+    job = _job(algorithm, config, root, clients, aggs, max_dropouts=max_dropouts, round_timeout=round_timeout,
+               connect_timeout=connect_timeout, d=int(prepared.X.shape[1]))
+    (root / "job.json").write_text(json.dumps(job))
+    return RunPlan(job, nodes, prepared)
+
+
 def _job(algorithm: str, config: RunConfig, workdir: Path, clients: Sequence[str], aggregators: Sequence[str], *,
          max_dropouts: int, round_timeout: float, connect_timeout: float, d: int) -> dict[str, Any]:
     opts = config.options
@@ -179,23 +224,12 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
     if algorithm not in APPS:
         raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}", "pick a Flower-ready one"))
     start = time.perf_counter()
-    lam = float(config.options.get("lam", 1e-3))
-    prepared = prepare(config.train, config.test, lam=lam)
-    if config.row_partition is not None:
-        indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
-    else:
-        indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
     own = workdir is None
     root = Path(tempfile.mkdtemp(prefix="mpdp-flower-")) if workdir is None else Path(workdir)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "logs").mkdir(exist_ok=True)
-    clients = [f"party{j}" for j in range(len(indices))]
-    aggs = [f"agg{i}" for i in range(aggregators)]
-    for name, idx in zip(clients, indices, strict=True):
-        write_rows(root / f"{name}.npz", prepared.X[idx], prepared.y[idx])
-    job = _job(algorithm, config, root, clients, aggs, max_dropouts=max_dropouts, round_timeout=round_timeout,
-               connect_timeout=connect_timeout, d=int(prepared.X.shape[1]))
-    (root / "job.json").write_text(json.dumps(job))
+    (root / "logs").mkdir(parents=True, exist_ok=True)
+    plan = plan_run(algorithm, config, root, seed=seed, max_dropouts=max_dropouts, aggregators=aggregators,
+                    round_timeout=round_timeout, connect_timeout=connect_timeout, crash=crash)
+    job = plan.job
     app = write_app(root / "app", algorithm)
     env = {**os.environ, "FLWR_HOME": str(root / "flwr-home"), "PYTHONUNBUFFERED": "1",
            "PATH": f"{_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -214,14 +248,7 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
             link.append("--insecure")
         procs.start("superlink", link)
         wait_for_port("127.0.0.1", port, timeout=60.0)
-        for name in [*aggs, *clients]:
-            node = {"role": "aggregator" if name in aggs else "client", "name": name}
-            if name in clients:
-                node.update(data=str(root / f"{name}.npz"), ledger=str(root / f"{name}.ledger.json"))
-                if crash and name in crash:
-                    node["crash_at"] = int(crash[name])
-            elif seed is not None:
-                node["seed"] = int(seed)
+        for name, node in plan.nodes.items():
             text = " ".join(f"{k}={json.dumps(v)}" for k, v in node.items())
             procs.start(name, [_BIN / "flower-supernode", *node_tls, "--superlink", f"{host}:{port}", "--port",
                                _free_port(), "--node-config", text, "--max-wait-time", connect_timeout])
@@ -240,7 +267,7 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
         procs.stop()
         if own:
             shutil.rmtree(root, ignore_errors=True)
-    return _record(algorithm, config, prepared, job, outcome, time.perf_counter() - start)
+    return result_record(algorithm, config, plan.prepared, job, outcome, time.perf_counter() - start)
 
 
 def _read_outcome(path: Path, code: int, root: Path) -> dict[str, Any]:
@@ -257,7 +284,7 @@ def _read_outcome(path: Path, code: int, root: Path) -> dict[str, Any]:
     return result
 
 
-def _record(algorithm: str, config: RunConfig, prepared: Any, job: Mapping[str, Any], out: Mapping[str, Any],
+def result_record(algorithm: str, config: RunConfig, prepared: Any, job: Mapping[str, Any], out: Mapping[str, Any],
             seconds: float) -> dict[str, Any]:
     from mpdp.learning.distributed_erm.experiments import config_name
 
