@@ -138,7 +138,8 @@ class _Processes:
 def _tls_files(directory: Path) -> tuple[Path, Path, Path]:
     from mpdp.runtime.certs import generate_demo_certificates
 
-    creds = generate_demo_certificates(directory, ["localhost"], days=1, ca_name="mpdp flower demo CA")
+    creds = generate_demo_certificates(directory, ["localhost"], days=1, ca_name="mpdp flower demo CA",
+                                       addresses=["127.0.0.1"])
     c = creds["localhost"]
     return Path(c.ca), Path(c.cert), Path(c.key)
 
