@@ -10,14 +10,14 @@ import pytest
 
 pytest.importorskip("flwr")
 
-from mpdp.errors import BudgetExceededError, ProtocolAbortError, ShapeMismatchError  # noqa: E402
-from mpdp.flower import gradp  # noqa: E402
-from mpdp.flower.inprocess import InProcessGrid  # noqa: E402
-from mpdp.flower.launch import plan_run  # noqa: E402
-from mpdp.flower.nodes import write_rows  # noqa: E402
-from mpdp.learning.distributed_erm.problem import PartyGroup  # noqa: E402
-from mpdp.learning.distributed_erm.experiments import prepare  # noqa: E402
-from tests.flower.conftest import SEED, in_memory_iterates, small_config  # noqa: E402
+from mpdp.errors import BudgetExceededError, ProtocolAbortError, ShapeMismatchError
+from mpdp.flower import gradp
+from mpdp.flower.inprocess import InProcessGrid
+from mpdp.flower.launch import plan_run
+from mpdp.flower.nodes import write_rows
+from mpdp.learning.distributed_erm.experiments import prepare
+from mpdp.learning.distributed_erm.problem import PartyGroup
+from tests.flower.helpers import SEED, in_memory_iterates, small_config
 
 # One grid unit 2^-24 per client's encoded gradient, summed over 4 clients and 2 steps of size 1: far below.
 TOLERANCE = 1e-6

@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("flwr")
 
-from mpdp.errors import PartyUnavailableError  # noqa: E402
-from mpdp.flower.launch import launch, wait_for_port  # noqa: E402
-from mpdp.learning.distributed_erm.experiments import equal_parts, prepare  # noqa: E402
-from mpdp.learning.distributed_erm.problem import PartyGroup  # noqa: E402
-from tests.flower.conftest import SEED, in_memory_iterates, small_config  # noqa: E402
+from mpdp.errors import PartyUnavailableError
+from mpdp.flower.launch import launch, wait_for_port
+from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
+from mpdp.learning.distributed_erm.problem import PartyGroup
+from tests.flower.helpers import SEED, in_memory_iterates, small_config
 
 pytestmark = pytest.mark.net
 

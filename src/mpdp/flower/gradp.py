@@ -40,7 +40,16 @@ from flwr.serverapp import Grid, ServerApp
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
 from mpdp.errors import MpdpError, ParameterError, ProtocolAbortError, ShapeMismatchError, explain
-from mpdp.flower.messages import ERROR_CODE, Round, error_reply, exchange, payload_of, raise_replied_error, reply, wait_for_nodes
+from mpdp.flower.messages import (
+    ERROR_CODE,
+    Round,
+    error_reply,
+    exchange,
+    payload_of,
+    raise_replied_error,
+    reply,
+    wait_for_nodes,
+)
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.relay import keypair
 from mpdp.flower.secagg import (
@@ -51,8 +60,12 @@ from mpdp.flower.secagg import (
     server_combine,
     survivors_message,
 )
-from mpdp.learning.distributed_erm.common import GaussianCalibration, GradientPerturbation, calibrate_gradient_noise
-from mpdp.learning.distributed_erm.common import gd_step
+from mpdp.learning.distributed_erm.common import (
+    GaussianCalibration,
+    GradientPerturbation,
+    calibrate_gradient_noise,
+    gd_step,
+)
 from mpdp.learning.distributed_erm.experiments import loss_for
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
 from mpdp.protocols.aggregation import AggregationSpec, AggregatorShare
@@ -125,7 +138,7 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     record = context.state.get(_KEY_STATE)
     if not isinstance(record, ConfigRecord) or not isinstance(record.get("private"), bytes):
         raise ProtocolAbortError(f"{me.name} holds no key for this run: it missed the run's start; restart the run")
-    share, comm, endpoint = aggregator_step(spec, me.name, record["private"], body["boxes"],  # type: ignore[arg-type]
+    share, comm, endpoint = aggregator_step(spec, me.name, record["private"], body["boxes"],  # type: ignore[arg-type, unused-ignore]
                                             body["survivors"], run=str(context.run_id), step=t,
                                             rng=RandomSource.fresh())
     if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns a share
@@ -145,7 +158,7 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
 client_app = ClientApp()
 
 
-@client_app.query()
+@client_app.query()  # type: ignore[untyped-decorator, unused-ignore]
 def _handle(message: Message, context: Context) -> Message:
     try:
         body, _ = payload_of(message)
@@ -207,8 +220,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     iterations = int(job["stop_after"] or job["T"])
     for t in range(1, iterations + 1):
         contribute = exchange(grid, {c: nodes[c] for c in job["clients"]},
-                              dict.fromkeys(job["clients"], {"step": "contribute", "t": t, "theta": theta,
-                                                             "public": public, "public_keys": keys}),
+                              {c: {"step": "contribute", "t": t, "theta": theta, "public": public,
+                                   "public_keys": keys} for c in job["clients"]},
                               timeout=float(job["round_timeout"]), group=f"contribute-{t}")
         _check(contribute)
         survivors = survivors_message(spec, list(contribute.replies), rng=rng)
@@ -226,7 +239,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
             iterates.append(theta.tolist())
         for c in job["clients"]:
             traffic[c] += contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0)
-        rounds.append({"t": t, "survivors": share.count, "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
+        dropped = sorted(set(job["clients"]) - set(contribute.replies))
+        rounds.append({"t": t, "survivors": share.count, "dropped": dropped,
                        "seconds": contribute.seconds + aggregate.seconds})
     return {"theta": theta.tolist(), "iterates": iterates, "recorded": sorted(t for t in recorded if t <= iterations),
             "rounds": rounds, "calibration": calibration.as_dict(), "n_min": public["n_min"],
@@ -237,7 +251,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
 server_app = ServerApp()
 
 
-@server_app.main()
+@server_app.main()  # type: ignore[untyped-decorator, unused-ignore]
 def _main(grid: Grid, context: Context) -> None:
     job_path = Path(str(context.run_config["job"]))
     job = json.loads(job_path.read_text())

@@ -22,7 +22,7 @@ from flwr.supercore.task_identity import TaskIdentity
 __all__ = ["InProcessGrid"]
 
 
-class InProcessGrid(Grid):
+class InProcessGrid(Grid):  # type: ignore[misc, unused-ignore]
     """``nodes[node_id] = node_config``; ``dead`` holds node ids that never reply."""
 
     def __init__(self, client_app: ClientApp, nodes: Mapping[int, Mapping[str, Any]], *, run_id: int = 1) -> None:
@@ -35,24 +35,24 @@ class InProcessGrid(Grid):
         self.dead: set[int] = set()
         self.seconds = 0.0
 
-    def set_run(self, run: Any) -> None:  # noqa: D102 - a fixed run
+    def set_run(self, run: Any) -> None:
         del run
 
     @property
-    def run(self) -> Any:  # noqa: D102
+    def run(self) -> Any:
         return None
 
     def create_message(self, content: RecordDict, message_type: str, dst_node_id: int, group_id: str,
-                       ttl: float | None = None) -> Message:  # noqa: D102
+                       ttl: float | None = None) -> Message:
         return Message(content, dst_node_id=dst_node_id, message_type=message_type, group_id=group_id, ttl=ttl)
 
-    def get_node_ids(self) -> Iterable[int]:  # noqa: D102
+    def get_node_ids(self) -> Iterable[int]:
         return list(self._contexts)
 
-    def push_messages(self, messages: Iterable[Message]) -> Iterable[str]:  # noqa: D102
+    def push_messages(self, messages: Iterable[Message]) -> Iterable[str]:
         raise NotImplementedError("InProcessGrid only supports send_and_receive")
 
-    def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Message]:  # noqa: D102
+    def pull_messages(self, message_ids: Iterable[str]) -> Iterable[Message]:
         raise NotImplementedError("InProcessGrid only supports send_and_receive")
 
     def send_and_receive(self, messages: Iterable[Message], *, timeout: float | None = None) -> Iterable[Message]:

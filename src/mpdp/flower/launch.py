@@ -107,11 +107,12 @@ class _Processes:
     """The processes this launch started (each in its own session), stopped by group id."""
 
     def __init__(self, logs: Path, env: Mapping[str, str]) -> None:
-        self.logs, self.env, self.started = logs, dict(env), []  # type: ignore[var-annotated]
+        self.logs, self.env = logs, dict(env)
+        self.started: list[subprocess.Popen[bytes]] = []
 
     def start(self, name: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{name}.log").open("wb")
-        proc = subprocess.Popen([str(a) for a in args], stdout=log, stderr=subprocess.STDOUT, env=self.env,
+        proc = subprocess.Popen(list(args), stdout=log,  # noqa: S603 - Flower's own executables stderr=subprocess.STDOUT, env=self.env,
                                 start_new_session=True)
         log.close()
         self.started.append(proc)
@@ -238,31 +239,37 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
     port = _free_port()
     host = "localhost" if tls else "127.0.0.1"
     try:
-        link = [_BIN / "flower-superlink", "--port", port, "--host", "127.0.0.1",
-                "--disable-runtime-dependency-installation", "--database", root / "superlink.db"]
-        node_tls: list[Any] = ["--insecure"]
+        link = [str(_BIN / "flower-superlink"), "--port", str(port), "--host", "127.0.0.1",
+                "--disable-runtime-dependency-installation", "--database", str(root / "superlink.db")]
+        node_tls = ["--insecure"]
+        ca = cert = key = Path()
         if tls:
             ca, cert, key = _tls_files(root / "certs")
-            link += ["--ssl-certfile", cert, "--ssl-keyfile", key, "--ssl-ca-certfile", ca]
-            node_tls = ["--root-certificates", ca]
+            link += ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key), "--ssl-ca-certfile", str(ca)]
+            node_tls = ["--root-certificates", str(ca)]
         else:
             link.append("--insecure")
         procs.start("superlink", link)
         wait_for_port("127.0.0.1", port, timeout=60.0)
         for name, node in plan.nodes.items():
             text = " ".join(f"{k}={json.dumps(v)}" for k, v in node.items())
-            procs.start(name, [_BIN / "flower-supernode", *node_tls, "--superlink", f"{host}:{port}", "--port",
-                               _free_port(), "--node-config", text, "--max-wait-time", connect_timeout])
+            procs.start(name, [str(_BIN / "flower-supernode"), *node_tls, "--superlink", f"{host}:{port}", "--port",
+                               str(_free_port()), "--node-config", text, "--max-wait-time", str(connect_timeout)])
         flwr_home = root / "flwr-home"
         flwr_home.mkdir(exist_ok=True)
         conn = [f'address = "{host}:{port}"']
         conn.append(f'root-certificates = "{ca}"' if tls else "insecure = true")
         (flwr_home / "config.toml").write_text("[superlink]\ndefault = \"mpdp\"\n\n[superlink.mpdp]\n"
                                                + "\n".join(conn) + "\n")
+        command = [str(_BIN / "flwr"), "run", str(app), "mpdp", "--stream", "--run-config",
+                   f'job="{root / "job.json"}"']
         with (root / "logs" / "flwr-run.log").open("wb") as log:
-            submitted = subprocess.run([str(_BIN / "flwr"), "run", str(app), "mpdp", "--stream", "--run-config",
-                                        f'job="{root / "job.json"}"'], stdout=log, stderr=subprocess.STDOUT,
-                                       env=env, timeout=timeout, check=False)
+            try:
+                submitted = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,  # noqa: S603 - Flower's CLI
+                                           env=env, timeout=timeout, check=False)
+            except subprocess.TimeoutExpired as exc:
+                raise PartyUnavailableError(f"the Flower run did not finish within {timeout:g} s; logs in "
+                                            f"{root / 'logs'} (pass workdir= to keep them)") from exc
         outcome = _read_outcome(Path(job["output"]), submitted.returncode, root)
     finally:
         procs.stop()

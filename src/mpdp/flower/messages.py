@@ -20,8 +20,16 @@ from mpdp import errors
 from mpdp.errors import MalformedMessageError, MpdpError, PartyUnavailableError, ProtocolAbortError, explain
 from mpdp.runtime.codec import decode, encode
 
-__all__ = ["ERROR_CODE", "Round", "error_reply", "exchange", "payload_of", "reply", "raise_replied_error",
-           "wait_for_nodes"]
+__all__ = [
+    "ERROR_CODE",
+    "Round",
+    "error_reply",
+    "exchange",
+    "payload_of",
+    "raise_replied_error",
+    "reply",
+    "wait_for_nodes",
+]
 
 #: Flower error code of a typed mpdp failure on a node.
 ERROR_CODE = 4032
@@ -84,15 +92,16 @@ def exchange(grid: Grid, nodes: Mapping[str, int], bodies: Mapping[str, Any], *,
     messages, sent = [], {}
     for party, body in bodies.items():
         record = _record(body)
-        sent[party] = len(record[_KEY][_FIELD])  # type: ignore[arg-type]
+        sent[party] = len(record[_KEY][_FIELD])  # type: ignore[arg-type, unused-ignore]
         messages.append(Message(record, dst_node_id=nodes[party], message_type="query", group_id=group))
     replies: dict[str, Any] = {}
     failed: dict[str, Error] = {}
     received: dict[str, int] = {}
     for message in grid.send_and_receive(messages, timeout=timeout):
-        party = party_of.get(message.metadata.src_node_id)
-        if party is None:
+        sender = party_of.get(message.metadata.src_node_id)
+        if sender is None:
             continue
+        party = sender
         if message.has_error():
             failed[party] = message.error
             continue

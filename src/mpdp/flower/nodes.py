@@ -75,8 +75,8 @@ def client_rows(config: Mapping[str, Any]) -> tuple[FloatArray, FloatArray]:
 def open_ledger(config: Mapping[str, Any], name: str, *, epsilon: float, delta: float, method: str) -> PrivacyLedger:
     """The client's own ledger file (created with the node's budget, else the run's)."""
     path = Path(_text(config, "ledger"))
-    budget_eps = float(config.get("epsilon", epsilon))  # type: ignore[arg-type]
-    budget_delta = float(config.get("delta", delta))  # type: ignore[arg-type]
+    budget_eps = float(config.get("epsilon", epsilon))
+    budget_delta = float(config.get("delta", delta))
     return PrivacyLedger.open_or_create(path, epsilon=budget_eps, delta=budget_delta, method=method,
                                         subject=f"party:{name}")
 
@@ -94,7 +94,7 @@ def noise_source(config: Mapping[str, Any], path: tuple[str, ...]) -> RandomSour
     seed = config.get("seed")
     if seed is None:
         return None
-    rng = RandomSource.seeded(int(seed))  # type: ignore[call-overload]
+    rng = RandomSource.seeded(int(seed))
     for label in path:
         rng = rng.spawn(label)
     return rng

@@ -132,7 +132,8 @@ def _survivor_rows(data: bytes) -> dict[str, list[int]]:
     envelope = decode_envelope(data)
     body = envelope[3] if envelope is not None else None
     if not isinstance(body, dict):
-        raise MalformedMessageError(explain("survivor list", type(body).__name__, "{client: rows}", "relay it unchanged"))
+        raise MalformedMessageError(explain("survivor list", type(body).__name__, "{client: rows}",
+                                            "relay it unchanged"))
     return {str(k): np.asarray(v).tolist() for k, v in body.items()}
 
 

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-import pytest
 
-pytest.importorskip("flwr")
-
-from mpdp.datasets.splits import train_test_split  # noqa: E402
-from mpdp.datasets.synthetic import logistic_with_optimum  # noqa: E402
-from mpdp.learning.distributed_erm import HorizontalParties  # noqa: E402
-from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare  # noqa: E402
-from mpdp.learning.distributed_erm.mpc import MPCSetup  # noqa: E402
-from mpdp.learning.registry import RunConfig  # noqa: E402
-from mpdp.randomness import RandomSource  # noqa: E402
+from mpdp.datasets.splits import train_test_split
+from mpdp.datasets.synthetic import logistic_with_optimum
+from mpdp.learning.distributed_erm import HorizontalParties
+from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare
+from mpdp.learning.distributed_erm.mpc import MPCSetup
+from mpdp.learning.registry import RunConfig
+from mpdp.randomness import RandomSource
 
 SEED = 7
 
@@ -36,8 +31,3 @@ def in_memory_iterates(config: RunConfig) -> np.ndarray:
     fit = fit_method("mpc-gradp", prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T,
                      record=tuple(range(1, T + 1)), rng=config.rng.spawn("mpc-gradp"), setup=MPCSetup(aggregators=2))
     return np.asarray(fit.iterates)
-
-
-@pytest.fixture
-def config() -> Any:
-    return small_config()
