@@ -33,25 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flwr.app import ConfigRecord, Context, Message
-from flwr.clientapp import ClientApp
+from flwr.app import Context
 from flwr.serverapp import Grid, ServerApp
 
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
-from mpdp.errors import MpdpError, ParameterError, ProtocolAbortError, ShapeMismatchError, explain
-from mpdp.flower.messages import (
-    ERROR_CODE,
-    Round,
-    error_reply,
-    exchange,
-    payload_of,
-    raise_replied_error,
-    reply,
-    wait_for_nodes,
-)
+from mpdp.errors import MpdpError, ParameterError, ShapeMismatchError, explain
+from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
-from mpdp.flower.relay import keypair
 from mpdp.flower.secagg import (
     SERVER,
     aggregator_step,
@@ -75,7 +65,6 @@ from mpdp.randomness import RandomSource
 __all__ = ["ALGORITHM", "client_app", "server_app"]
 
 ALGORITHM = "mpc-gradp"
-_KEY_STATE = "mpdp-aggregator"
 
 
 # -- public parameters, identical on every party ---------------------------------------------------------------
@@ -99,17 +88,6 @@ def _spec(public: Mapping[str, Any]) -> AggregationSpec:
 
 
 # -- the nodes ----------------------------------------------------------------------------------------------------
-def _hello(context: Context) -> dict[str, Any]:
-    me = identity(context.node_config)
-    if me.role == "client":
-        X, _ = client_rows(context.node_config)
-        return {"role": me.role, "name": me.name, "rows": int(X.shape[0]), "dim": int(X.shape[1])}
-    rng = noise_source(context.node_config, ("keys", me.name)) or RandomSource.fresh()
-    private, public = keypair(rng)
-    context.state[_KEY_STATE] = ConfigRecord({"private": private})
-    return {"role": me.role, "name": me.name, "public_key": public}
-
-
 def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     me = identity(context.node_config)
     public = body["public"]
@@ -135,10 +113,7 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     me = identity(context.node_config)
     public, t = body["public"], int(body["t"])
     spec = _spec(public)
-    record = context.state.get(_KEY_STATE)
-    if not isinstance(record, ConfigRecord) or not isinstance(record.get("private"), bytes):
-        raise ProtocolAbortError(f"{me.name} holds no key for this run: it missed the run's start; restart the run")
-    share, comm, endpoint = aggregator_step(spec, me.name, record["private"], body["boxes"],  # type: ignore[arg-type, unused-ignore]
+    share, comm, endpoint = aggregator_step(spec, me.name, aggregator_key(context), body["boxes"],
                                             body["survivors"], run=str(context.run_id), step=t,
                                             rng=RandomSource.fresh())
     if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns a share
@@ -155,57 +130,15 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     return {"messages": endpoint.outbox[SERVER]}
 
 
-client_app = ClientApp()
-
-
-@client_app.query()  # type: ignore[untyped-decorator, unused-ignore]
-def _handle(message: Message, context: Context) -> Message:
-    try:
-        body, _ = payload_of(message)
-        step = body.get("step") if isinstance(body, dict) else None
-        if step == "hello":
-            return reply(message, _hello(context))
-        if step == "contribute":
-            return reply(message, _contribute(body, context))
-        if step == "aggregate":
-            return reply(message, _aggregate(body, context))
-        raise ParameterError(explain("step", step, "'hello', 'contribute' or 'aggregate'", "match mpdp versions"))
-    except MpdpError as exc:
-        return error_reply(message, exc)
+client_app = client_app_for({"contribute": _contribute, "aggregate": _aggregate})
 
 
 # -- the hub --------------------------------------------------------------------------------------------------------
-def _check(result: Round) -> None:
-    """Raise a node's typed mpdp failure; a Flower-level failure (its ClientApp died) counts as a dropout."""
-    for party, error in sorted(result.failed.items()):
-        if error.code == ERROR_CODE:
-            raise_replied_error(party, error)
-
-
-def _introduce(grid: Grid, job: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:
-    expected = len(job["clients"]) + len(job["aggregators"])
-    nodes = wait_for_nodes(grid, expected, timeout=float(job["connect_timeout"]))
-    hello = exchange(grid, {str(n): n for n in nodes}, {str(n): {"step": "hello"} for n in nodes},
-                     timeout=float(job["round_timeout"]), group="hello")
-    _check(hello)
-    named = {str(r["name"]): int(node) for node, r in hello.replies.items()}
-    info = {str(r["name"]): r for r in hello.replies.values()}
-    missing = [p for p in [*job["clients"], *job["aggregators"]] if p not in named]
-    if missing:
-        raise ProtocolAbortError(f"parties {missing} did not answer the start of the run (of {len(nodes)} nodes, "
-                                 f"{sorted(named)} answered). Fix: check their --node-config names and restart")
-    return named, info
-
-
 def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     """The hub's whole run; returns the result record the launcher reads."""
     start = time.perf_counter()
-    nodes, info = _introduce(grid, job)
+    nodes, info = introduce(grid, job)
     sizes = {c: int(info[c]["rows"]) for c in job["clients"]}
-    for c in job["clients"]:
-        if int(info[c]["dim"]) != int(job["d"]):
-            raise ShapeMismatchError(explain(f"{c}'s features", info[c]["dim"], f"{job['d']} columns",
-                                             "encode every client's data with the federation's schema"))
     public = {k: job[k] for k in ("task", "lam", "d", "T", "eta", "epsilon", "delta", "accountant", "frac_bits",
                                   "aggregators", "clients", "max_dropouts", "stop_after")}
     public["n_min"] = min(sizes.values())
@@ -223,14 +156,14 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
                               {c: {"step": "contribute", "t": t, "theta": theta, "public": public,
                                    "public_keys": keys} for c in job["clients"]},
                               timeout=float(job["round_timeout"]), group=f"contribute-{t}")
-        _check(contribute)
+        check(contribute)
         survivors = survivors_message(spec, list(contribute.replies), rng=rng)
         boxes = {a: {c: r["boxes"][a] for c, r in contribute.replies.items()} for a in spec.aggregators}
         aggregate = exchange(grid, {a: nodes[a] for a in spec.aggregators},
                              {a: {"step": "aggregate", "t": t, "public": public, "boxes": boxes[a],
                                   "survivors": survivors, "sigma": calibration.sigma} for a in spec.aggregators},
                              timeout=float(job["round_timeout"]), group=f"aggregate-{t}")
-        _check(aggregate)
+        check(aggregate)
         share, comm = server_combine(spec, {a: r["messages"] for a, r in aggregate.replies.items()}, survivors,
                                      rng=rng)
         noisy_mean = noisy_total(spec, comm) / share.count
