@@ -13,8 +13,8 @@ pytest.importorskip("flwr")
 from mpdp.errors import BudgetExceededError, ProtocolAbortError, ShapeMismatchError
 from mpdp.flower import gradp
 from mpdp.flower.inprocess import InProcessGrid
-from mpdp.flower.launch import plan_run
 from mpdp.flower.nodes import write_rows
+from mpdp.flower.plans import plan_run
 from mpdp.learning.distributed_erm.experiments import prepare
 from mpdp.learning.distributed_erm.problem import PartyGroup
 from tests.flower.helpers import SEED, in_memory_iterates, small_config

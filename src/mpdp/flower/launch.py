@@ -26,22 +26,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from mpdp import errors
-from mpdp.errors import MpdpError, ParameterError, PartyUnavailableError, ProtocolAbortError, explain
-from mpdp.flower.nodes import write_rows
-from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
+from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
+from mpdp.flower.plans import APPS, check_algorithm, plan_run, result_record
 from mpdp.learning.registry import RunConfig
 
-__all__ = ["APPS", "RunPlan", "launch", "plan_run", "result_record", "wait_for_port", "write_app"]
+__all__ = ["launch", "wait_for_port", "write_app"]
 
-#: Algorithm -> module holding its ``server_app`` and ``client_app``.
-APPS = {"mpc-gradp": "mpdp.flower.gradp"}
 _BIN = Path(sys.executable).parent
 
 
@@ -68,8 +62,7 @@ def wait_for_port(host: str, port: int, *, timeout: float) -> None:
 
 def write_app(directory: str | Path, algorithm: str) -> Path:
     """A Flower app folder (``pyproject.toml``) whose components are mpdp's apps for ``algorithm``."""
-    if algorithm not in APPS:
-        raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}", "pick a Flower-ready one"))
+    check_algorithm(algorithm)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     package = out / "mpdp_flower_app"
@@ -145,63 +138,6 @@ def _tls_files(directory: Path) -> tuple[Path, Path, Path]:
     return Path(c.ca), Path(c.cert), Path(c.key)
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """A Flower run laid out: the hub's job, every node's config (by party name), the prepared data."""
-
-    job: dict[str, Any]
-    nodes: dict[str, dict[str, Any]]
-    prepared: Any
-
-
-def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None = None, max_dropouts: int = 0,
-             aggregators: int = 2, round_timeout: float = 60.0, connect_timeout: float = 120.0,
-             crash: Mapping[str, int] | None = None) -> RunPlan:
-    """Split and prepare the data as ``mpdp run`` does, write each client's rows and the hub's job under ``root``.
-
-    The clients are ``party0 ..`` in ``mpdp run``'s party order; the aggregators ``agg0 ..``.
-    """
-    if algorithm not in APPS:
-        raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}", "pick a Flower-ready one"))
-    lam = float(config.options.get("lam", 1e-3))
-    prepared = prepare(config.train, config.test, lam=lam)
-    if config.row_partition is not None:
-        indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
-    else:
-        indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
-    root.mkdir(parents=True, exist_ok=True)
-    clients = [f"party{j}" for j in range(len(indices))]
-    aggs = [f"agg{i}" for i in range(aggregators)]
-    nodes: dict[str, dict[str, Any]] = {}
-    for name in aggs:
-        nodes[name] = {"role": "aggregator", "name": name}
-        if seed is not None:
-            nodes[name]["seed"] = int(seed)
-    for name, idx in zip(clients, indices, strict=True):
-        write_rows(root / f"{name}.npz", prepared.X[idx], prepared.y[idx])
-        nodes[name] = {"role": "client", "name": name, "data": str(root / f"{name}.npz"),
-                       "ledger": str(root / f"{name}.ledger.json")}
-        if crash and name in crash:
-            nodes[name]["crash_at"] = int(crash[name])
-    job = _job(algorithm, config, root, clients, aggs, max_dropouts=max_dropouts, round_timeout=round_timeout,
-               connect_timeout=connect_timeout, d=int(prepared.X.shape[1]))
-    (root / "job.json").write_text(json.dumps(job))
-    return RunPlan(job, nodes, prepared)
-
-
-def _job(algorithm: str, config: RunConfig, workdir: Path, clients: Sequence[str], aggregators: Sequence[str], *,
-         max_dropouts: int, round_timeout: float, connect_timeout: float, d: int) -> dict[str, Any]:
-    opts = config.options
-    T = int(opts.get("T", 100))
-    record = [int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))]
-    return {"algorithm": algorithm, "task": config.train.task, "lam": float(opts.get("lam", 1e-3)), "d": d, "T": T,
-            "eta": float(opts.get("eta", 1.0)), "epsilon": config.epsilon, "delta": config.delta,
-            "accountant": str(opts.get("accountant", "zcdp")), "frac_bits": 24, "aggregators": list(aggregators),
-            "clients": list(clients), "max_dropouts": max_dropouts, "stop_after": None, "record": record,
-            "round_timeout": round_timeout, "connect_timeout": connect_timeout,
-            "output": str(workdir / "result.json")}
-
-
 def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: bool = True, max_dropouts: int = 0,
            aggregators: int = 2, round_timeout: float = 60.0, connect_timeout: float = 120.0,
            timeout: float = 1800.0, crash: Mapping[str, int] | None = None,
@@ -223,8 +159,7 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
     workdir:
         Where the data files, ledgers, logs and Flower state go (default: a temporary folder, removed after).
     """
-    if algorithm not in APPS:
-        raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}", "pick a Flower-ready one"))
+    check_algorithm(algorithm)
     start = time.perf_counter()
     own = workdir is None
     root = Path(tempfile.mkdtemp(prefix="mpdp-flower-")) if workdir is None else Path(workdir)
@@ -275,7 +210,7 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
         procs.stop()
         if own:
             shutil.rmtree(root, ignore_errors=True)
-    return result_record(algorithm, config, plan.prepared, job, outcome, time.perf_counter() - start)
+    return result_record(config, plan, outcome, time.perf_counter() - start)
 
 
 def _read_outcome(path: Path, code: int, root: Path) -> dict[str, Any]:
@@ -290,35 +225,3 @@ def _read_outcome(path: Path, code: int, root: Path) -> dict[str, Any]:
         raise cls(str(record["error"]["message"]))
     result: dict[str, Any] = record["ok"]
     return result
-
-
-def result_record(algorithm: str, config: RunConfig, prepared: Any, job: Mapping[str, Any], out: Mapping[str, Any],
-            seconds: float) -> dict[str, Any]:
-    from mpdp.learning.distributed_erm.experiments import config_name
-
-    ev = prepared.evaluator
-    theta = np.asarray(out["theta"], dtype=np.float64)
-    score = ev.score(theta)
-    cal = out["calibration"]
-    per_client = list(out["bytes_per_client"].values())
-    xs = [float(t) for t in out["recorded"]]
-    iterates = [np.asarray(v) for v in out["iterates"]]
-    curves = [{"name": "optimality gap", "x": xs, "y": [ev.optimality_gap(t) for t in iterates], "x_label": "T",
-               "y_label": "J(theta) - J(theta*)"},
-              {"name": f"test {ev.metric_name}", "x": xs, "y": [ev.test_metric(t) for t in iterates], "x_label": "T",
-               "y_label": ev.metric_name}] if xs else []
-    return {
-        "algorithm": config_name(algorithm, config.train.task), "engine": "flower", "dataset": config.train.name,
-        "parties": len(job["clients"]), "epsilon": config.epsilon, "delta": config.delta,
-        "epsilon_spent": cal["epsilon_zcdp"] if cal["accountant"] == "zcdp" else cal["epsilon_exact"],
-        "delta_spent": config.delta, "per_party_epsilon": None,
-        "metric": {"name": ev.metric_name, "value": score.test_metric},
-        "non_private": {"name": ev.metric_name, "value": ev.metric_star}, "seconds": seconds,
-        "communication": {"bytes": int(sum(per_client)), "messages": 2 * len(out["rounds"]) * len(per_client),
-                          "rounds": 2 * len(out["rounds"]) + 1},
-        "curves": curves, "optimality_gap": score.optimality_gap,
-        "relative_accuracy_loss": score.relative_accuracy_loss, "n_min": out["n_min"], "T": job["T"],
-        "party_rows": out["party_rows"], "privacy": cal, "theta": out["theta"], "rounds": out["rounds"],
-        "bytes_per_client": float(np.mean(per_client)) if per_client else 0.0, "flower_seconds": out["seconds"],
-        "options": dict(config.options), "train_rows": config.train.n, "test_rows": config.test.n,
-    }

@@ -68,7 +68,8 @@ from mpdp.learning.ofpa_ofaa.parties import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties", "prepare_rows"]
+__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate_owner", "fit", "prepare_parties",
+           "prepare_rows"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -220,8 +221,8 @@ def prepare_parties(parties: Sequence[Dataset], *, normalise: bool = False) -> P
                            row_l1=unit_ball_row_l1(dim, row_bound), intercept=intercept_weight(row_bound))
 
 
-def _calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: PreparedParties,
-               fixed: int) -> tuple[float, float, OfaaBudget | None]:
+def calibrate_owner(settings: OfpaOfaaSettings, eps: float, n: int, prepared: PreparedParties,
+                    fixed: int) -> tuple[float, float, OfaaBudget | None]:
     """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records."""
     dim = prepared.dim
     if settings.method == "none":
@@ -248,7 +249,7 @@ def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings
     ledgers: dict[str, PrivacyLedger] = {}
     fixed = int(np.count_nonzero(prepared.rows[0].fixed))
     for name, rows in zip(prepared.names, prepared.rows, strict=True):
-        lam, scale, budget = _calibrate(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
+        lam, scale, budget = calibrate_owner(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
         owners.append(DataOwner(name, rows, settings.method, lam, scale, rng.spawn(name), budget))
         if settings.method != "none":
             ledgers[name] = PrivacyLedger(epsilon=settings.epsilon, subject=f"party:{name}")
