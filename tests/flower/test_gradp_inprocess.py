@@ -92,3 +92,23 @@ def test_a_client_with_an_exhausted_ledger_stops_the_run(tmp_path: Path) -> None
     with pytest.raises(BudgetExceededError, match="party3"):
         gradp.run(_grid(plan), plan.job)
     assert len(PrivacyLedger.open(tmp_path / "party3.ledger.json").entries) == 1
+
+
+def test_mpc_outp_releases_the_noisy_average_of_the_local_minimisers(tmp_path: Path) -> None:
+    from mpdp.flower import outp
+    from mpdp.learning.distributed_erm import HorizontalParties
+    from mpdp.learning.distributed_erm.experiments import equal_parts
+
+    config = small_config(parties=4)
+    plan = plan_run("mpc-outp", config, tmp_path, seed=SEED)
+    out = outp.run(InProcessGrid(outp.client_app, {100 + i: c for i, c in enumerate(plan.nodes.values())}), plan.job)
+    prepared = prepare(config.train, config.test)
+    parties = HorizontalParties.from_rows(prepared.X, prepared.y, equal_parts(config.train, 4,
+                                                                              rng=config.rng.spawn("rows")),
+                                          task=prepared.problem.task)
+    mean = np.mean(np.concatenate([g.local_minimizers(prepared.problem) for g in parties]), axis=0)
+    noise = np.asarray(out["theta"]) - mean
+    # two aggregators' exact discrete Laplace of the calibrated scale on the sum; 6 coordinates far below 20 scales
+    scale = out["privacy"]["laplace_scale_of_sum_per_aggregator"] / 4
+    assert 0 < np.max(np.abs(noise)) < 20 * scale
+    assert out["privacy"]["epsilon"] == pytest.approx(config.epsilon)

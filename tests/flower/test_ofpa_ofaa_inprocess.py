@@ -10,13 +10,13 @@ import pytest
 
 pytest.importorskip("flwr")
 
-from mpdp.dp.accounting import PrivacyLedger  # noqa: E402
-from mpdp.flower import ofpa_ofaa  # noqa: E402
-from mpdp.flower.inprocess import InProcessGrid  # noqa: E402
-from mpdp.flower.plans import plan_run  # noqa: E402
-from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM  # noqa: E402
-from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit  # noqa: E402
-from tests.flower.helpers import SEED, small_config  # noqa: E402
+from mpdp.dp.accounting import PrivacyLedger
+from mpdp.flower import ofpa_ofaa
+from mpdp.flower.inprocess import InProcessGrid
+from mpdp.flower.plans import plan_run
+from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
+from tests.flower.helpers import SEED, small_config
 
 
 def _run(tmp_path: Path, method: str, **kwargs: object) -> tuple[dict[str, object], object]:

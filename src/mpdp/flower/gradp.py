@@ -62,13 +62,14 @@ from mpdp.protocols.aggregation import AggregationSpec, AggregatorShare
 from mpdp.protocols.noise import add_distributed_gaussian
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHM", "client_app", "server_app"]
+__all__ = ["ALGORITHM", "client_app", "erm_problem", "erm_spec", "run", "server_app"]
 
 ALGORITHM = "mpc-gradp"
 
 
 # -- public parameters, identical on every party ---------------------------------------------------------------
-def _problem(public: Mapping[str, Any]) -> ERMProblem:
+def erm_problem(public: Mapping[str, Any]) -> ERMProblem:
+    """The public learning problem (paper 003's loss for the task, lambda)."""
     return ERMProblem(loss_for(str(public["task"])), lam=float(public["lam"]))
 
 
@@ -76,14 +77,16 @@ def _calibration(public: Mapping[str, Any]) -> GaussianCalibration:
     settings = GradientPerturbation(epsilon=float(public["epsilon"]), delta=float(public["delta"]),
                                     T=int(public["T"]), eta=float(public["eta"]),
                                     accountant=public["accountant"], stop_after=public.get("stop_after"))
-    sensitivity = gradient_sensitivity(_problem(public).G, int(public["n_min"]))
+    sensitivity = gradient_sensitivity(erm_problem(public).G, int(public["n_min"]))
     return calibrate_gradient_noise(sensitivity, int(public["d"]), settings, grid_bits=int(public["frac_bits"]))
 
 
-def _spec(public: Mapping[str, Any]) -> AggregationSpec:
+def erm_spec(public: Mapping[str, Any]) -> AggregationSpec:
+    """The aggregation of one vector per client of ``d`` entries bounded by ``G``, shares kept (in-MPC noise)."""
     return AggregationSpec(server=SERVER, aggregators=tuple(public["aggregators"]),
                            clients={str(c): 1 for c in public["clients"]}, dim=int(public["d"]),
-                           bound=_problem(public).G, max_dropouts=int(public["max_dropouts"]), reveal=False,
+                           bound=float(public.get("bound", erm_problem(public).G)),
+                           max_dropouts=int(public["max_dropouts"]), reveal=False,
                            fmt=FixedPointFormat(ring_bits=64, frac_bits=int(public["frac_bits"])))
 
 
@@ -101,10 +104,10 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     ledger = open_ledger(context.node_config, me.name, epsilon=float(public["epsilon"]),
                          delta=float(public["delta"]), method="pld" if public["accountant"] == "tight" else "zcdp")
     charge_once(ledger, calibration.step_cost(), f"flower/{context.run_id}/{ALGORITHM}")
-    gradient = PartyGroup(first=0, X=X[None], y=y[None]).local_gradients(_problem(public),
+    gradient = PartyGroup(first=0, X=X[None], y=y[None]).local_gradients(erm_problem(public),
                                                                         np.asarray(body["theta"]))[0]
     keys = {str(a): bytes(k) for a, k in body["public_keys"].items()}
-    boxes = client_step(_spec(public), me.name, gradient, keys, run=str(context.run_id), step=int(body["t"]),
+    boxes = client_step(erm_spec(public), me.name, gradient, keys, run=str(context.run_id), step=int(body["t"]),
                         rng=RandomSource.fresh())
     return {"boxes": boxes}
 
@@ -112,7 +115,7 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
 def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     me = identity(context.node_config)
     public, t = body["public"], int(body["t"])
-    spec = _spec(public)
+    spec = erm_spec(public)
     share, comm, endpoint = aggregator_step(spec, me.name, aggregator_key(context), body["boxes"],
                                             body["survivors"], run=str(context.run_id), step=t,
                                             rng=RandomSource.fresh())
@@ -142,7 +145,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     public = {k: job[k] for k in ("task", "lam", "d", "T", "eta", "epsilon", "delta", "accountant", "frac_bits",
                                   "aggregators", "clients", "max_dropouts", "stop_after")}
     public["n_min"] = min(sizes.values())
-    problem, calibration, spec = _problem(public), _calibration(public), _spec(public)
+    problem, calibration, spec = erm_problem(public), _calibration(public), erm_spec(public)
     keys = {a: bytes(info[a]["public_key"]) for a in job["aggregators"]}
     rng = RandomSource.fresh()
     theta = np.zeros(int(job["d"]))

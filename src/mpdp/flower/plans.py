@@ -24,7 +24,8 @@ from mpdp.learning.registry import RunConfig
 __all__ = ["APPS", "RunPlan", "plan_run", "result_record"]
 
 #: Algorithm -> module holding its ``server_app`` and ``client_app``.
-APPS = {"mpc-gradp": "mpdp.flower.gradp", "ofpa": "mpdp.flower.ofpa_ofaa", "ofaa": "mpdp.flower.ofpa_ofaa"}
+APPS = {"mpc-gradp": "mpdp.flower.gradp", "mpc-outp": "mpdp.flower.outp", "ofpa": "mpdp.flower.ofpa_ofaa",
+        "ofaa": "mpdp.flower.ofpa_ofaa"}
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
     """
     check_algorithm(algorithm)
     root.mkdir(parents=True, exist_ok=True)
-    if algorithm == "mpc-gradp":
+    if algorithm in ("mpc-gradp", "mpc-outp"):
         rows, public, scoring = _erm_layout(config)
     else:
         rows, public, scoring = _ofpa_layout(algorithm, config)
@@ -67,7 +68,7 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
                        "ledger": str(root / f"{name}.ledger.json")}
         if crash and name in crash:
             nodes[name]["crash_at"] = int(crash[name])
-    noisy = aggs if algorithm == "mpc-gradp" else clients
+    noisy = aggs if algorithm in ("mpc-gradp", "mpc-outp") else clients
     if seed is not None:
         for name in noisy:
             nodes[name]["seed"] = int(seed)
@@ -125,7 +126,7 @@ def result_record(config: RunConfig, plan: RunPlan, out: Mapping[str, Any], seco
         "flower_seconds": out["seconds"], "options": dict(config.options), "train_rows": config.train.n,
         "test_rows": config.test.n, "curves": [],
     }
-    if job["algorithm"] == "mpc-gradp":
+    if job["algorithm"] in ("mpc-gradp", "mpc-outp"):
         record.update(_erm_record(config, plan.scoring, job, out))
     else:
         record.update(_ofpa_record(config, plan.scoring, job, out))
@@ -137,20 +138,24 @@ def _erm_record(config: RunConfig, prepared: Any, job: Mapping[str, Any], out: M
 
     ev = prepared.evaluator
     score = ev.score(np.asarray(out["theta"], dtype=np.float64))
-    cal = out["calibration"]
     xs = [float(t) for t in out["recorded"]]
     iterates = [np.asarray(v) for v in out["iterates"]]
     curves = [{"name": "optimality gap", "x": xs, "y": [ev.optimality_gap(t) for t in iterates], "x_label": "T",
                "y_label": "J(theta) - J(theta*)"},
               {"name": f"test {ev.metric_name}", "x": xs, "y": [ev.test_metric(t) for t in iterates], "x_label": "T",
                "y_label": ev.metric_name}] if xs else []
+    if "calibration" in out:  # MPC Grad P: T Gaussian releases
+        cal = out["calibration"]
+        spent = cal["epsilon_zcdp"] if cal["accountant"] == "zcdp" else cal["epsilon_exact"]
+        delta, privacy, T = config.delta, cal, job["T"]
+    else:  # MPC Out P: one pure-DP Laplace release
+        spent, delta, privacy, T = out["privacy"]["epsilon"], 0.0, out["privacy"], None
     return {"algorithm": config_name(str(job["algorithm"]), config.train.task),
-            "epsilon_spent": cal["epsilon_zcdp"] if cal["accountant"] == "zcdp" else cal["epsilon_exact"],
-            "delta_spent": config.delta, "per_party_epsilon": None,
+            "epsilon_spent": spent, "delta_spent": delta, "per_party_epsilon": None,
             "metric": {"name": ev.metric_name, "value": score.test_metric},
             "non_private": {"name": ev.metric_name, "value": ev.metric_star}, "curves": curves,
             "optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
-            "n_min": out["n_min"], "T": job["T"], "privacy": cal, "iterates": out["iterates"]}
+            "n_min": out["n_min"], "T": T, "privacy": privacy, "iterates": out["iterates"]}
 
 
 def _ofpa_record(config: RunConfig, scoring: Any, job: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
