@@ -1,0 +1,127 @@
+"""Suite ``flower``: mpdp's horizontal algorithms on Flower (extra ``flower``; skipped without ``flwr``).
+
+Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa`` (two per averaging round):
+
+* ``... supernodes N``: a SuperLink and N client SuperNodes plus two aggregator SuperNodes, each its own OS
+  process on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launch.launch`), on Adult. ``seconds`` is the mean
+  time of one algorithm round as the hub sees it (send, wait for every reply, both message rounds); the
+  baseline is the same round in mpdp's in-process run (threads, in-memory transport, one runtime party per
+  client). ``bytes`` is one client's payload bytes per round (sent and received). The note has the start-up,
+  the whole run, and the test metric beside ``mpdp run``'s on the same seed.
+* ``... in-process N``: the same apps' code with every ClientApp called in this process
+  (:class:`mpdp.flower.inprocess.InProcessGrid`): what the apps cost without Flower's processes and polling,
+  at N in {20, 200, 1,000} (quick: {20, 100}); the note of the largest fits the exponent ``b`` of
+  ``seconds ~ N^b``.
+
+Flower's simulation engine (Ray) is not run: it needs ``flwr[simulation]`` (Ray 2.55) and node configs of the
+form ``partition-id``, which the apps do not take (each client reads its own data file); see bench/RESULTS.md.
+The machine is shared: every row's note records ``os.getloadavg()`` at its start.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import numpy as np
+
+from bench.harness import BenchResult
+from mpdp.datasets import load_adult, train_test_split
+from mpdp.learning.registry import RunConfig, get_algorithm
+from mpdp.randomness import RandomSource
+
+SEED = 11
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}"
+
+
+def _config(algorithm: str, parties: int, rows: int) -> RunConfig:
+    rng = RandomSource.seeded(SEED)
+    data = load_adult()
+    if rows < data.n:
+        data, _ = train_test_split(data, 1 - rows / data.n, rng=rng.spawn("subsample"))
+    train, test = train_test_split(data, 0.2, rng=rng.spawn("split"))
+    options: dict[str, Any] = {"T": 2} if algorithm == "mpc-gradp" else {"max_rounds": 2}
+    return RunConfig(train=train, test=test, parties=parties, epsilon=1.0,
+                     delta=1e-5 if algorithm == "mpc-gradp" else 0.0, rng=rng.spawn("algorithm"), options=options)
+
+
+def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
+    """Seconds per round of ``mpdp run``'s in-process algorithm (one runtime party per client), and its record."""
+    options = dict(config.options)
+    if algorithm == "mpc-gradp":
+        options["cohort"] = 1
+    cfg = RunConfig(train=config.train, test=config.test, parties=config.parties, epsilon=config.epsilon,
+                    delta=config.delta, rng=config.rng, options=options)
+    start = time.perf_counter()
+    record = get_algorithm(algorithm).run(cfg).as_json()
+    rounds = int(options.get("T", 0)) or int(record.get("rounds", 1))
+    return (time.perf_counter() - start) / max(1, rounds), record
+
+
+def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
+    from mpdp.flower.launch import launch
+
+    config = _config(algorithm, parties, rows)
+    base, reference = _in_memory_round(algorithm, config)
+    load = _load()
+    start = time.perf_counter()
+    out = launch(algorithm, config, seed=SEED, tls=True, round_timeout=600.0, connect_timeout=600.0, timeout=3600.0)
+    wall = time.perf_counter() - start
+    rounds = out["rounds"]
+    per_round = float(np.mean([r["seconds"] for r in rounds]))
+    per_client_round = out["bytes_per_client"] / len(rounds)
+    note = (f"{load}; {len(rounds)} rounds, whole launch {wall:.0f} s (hub run {out['flower_seconds']:.0f} s); "
+            f"{out['metric']['name']} {out['metric']['value']:.4f} vs mpdp run {reference['metric']['value']:.4f}; "
+            f"overhead {per_round / base:.0f}x")
+    return BenchResult(f"{algorithm} supernodes {parties}", 1, per_round, baseline="mpdp in-memory round",
+                       baseline_seconds=base, bytes=int(per_client_round), note=note)
+
+
+def _in_process(algorithm: str, parties: int, rows: int) -> tuple[BenchResult, float]:
+    from mpdp.flower import gradp, ofpa_ofaa
+    from mpdp.flower.inprocess import InProcessGrid
+    from mpdp.flower.plans import plan_run
+
+    app = gradp if algorithm == "mpc-gradp" else ofpa_ofaa
+    config = _config(algorithm, parties, rows)
+    load = _load()
+    with TemporaryDirectory() as tmp:
+        plan = plan_run(algorithm, config, Path(tmp), seed=SEED)
+        grid = InProcessGrid(app.client_app, {100 + i: c for i, c in enumerate(plan.nodes.values())})
+        out = app.run(grid, plan.job)
+    rounds = out["rounds"]
+    per_round = float(np.mean([r["seconds"] for r in rounds]))
+    per_client = float(np.mean(list(out["bytes_per_client"].values()))) / len(rounds)
+    return BenchResult(f"{algorithm} in-process {parties}", 1, per_round, bytes=int(per_client),
+                       note=f"{load}; the apps' code, every ClientApp called in this process"), per_round
+
+
+def run(quick: bool = False) -> list[BenchResult]:
+    try:
+        import flwr  # noqa: F401
+    except ImportError:
+        return [BenchResult("flower (skipped: flwr not installed)", 1, math.nan, note="pip install '.[flower]'")]
+    results: list[BenchResult] = []
+    real = int(os.environ.get("MPDP_BENCH_FLOWER_NODES", "4" if quick else "20"))
+    rows = 3000 if quick else 12000
+    for algorithm in ("mpc-gradp", "ofaa"):
+        results.append(_supernodes(algorithm, real, rows))
+        sizes = (20, 100) if quick else (20, 200, 1000)
+        times = []
+        for n in sizes:
+            row, seconds = _in_process(algorithm, n, max(rows, 20 * n))
+            results.append(row)
+            times.append(seconds)
+        slope = float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+        last = results[-1]
+        results[-1] = BenchResult(last.name, last.n, last.seconds, bytes=last.bytes,
+                                  note=f"{last.note}; per-round seconds ~ N^{slope:.2f} over N = {list(sizes)}")
+    return results
