@@ -105,7 +105,8 @@ class _Processes:
 
     def start(self, name: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{name}.log").open("wb")
-        proc = subprocess.Popen(list(args), stdout=log,  # noqa: S603 - Flower's own executables stderr=subprocess.STDOUT, env=self.env,
+        proc = subprocess.Popen(list(args), stdout=log, stderr=subprocess.STDOUT,  # noqa: S603 - Flower's own CLIs
+                                env=self.env,
                                 start_new_session=True)
         log.close()
         self.started.append(proc)
