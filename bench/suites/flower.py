@@ -3,7 +3,7 @@
 Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa`` (two per averaging round):
 
 * ``... supernodes N``: a SuperLink and N client SuperNodes plus two aggregator SuperNodes, each its own OS
-  process on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launch.launch`), on Adult. ``seconds`` is the mean
+  process on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`), on Adult. ``seconds`` is the mean
   time of one algorithm round as the hub sees it (send, wait for every reply, both message rounds); the
   baseline is the same round in mpdp's in-process run (threads, in-memory transport, one runtime party per
   client). ``bytes`` is one client's payload bytes per round (sent and received). The note has the start-up,
@@ -67,7 +67,7 @@ def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
 
 
 def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
-    from mpdp.flower.launch import launch
+    from mpdp.flower.launcher import launch
 
     config = _config(algorithm, parties, rows)
     base, reference = _in_memory_round(algorithm, config)

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("flwr")
 
 from mpdp.errors import PartyUnavailableError
-from mpdp.flower.launch import launch, wait_for_port
+from mpdp.flower.launcher import launch, wait_for_port
 from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
 from mpdp.learning.distributed_erm.problem import PartyGroup
 from tests.flower.helpers import SEED, in_memory_iterates, small_config

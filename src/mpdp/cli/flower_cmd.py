@@ -2,7 +2,7 @@
 
 The data, split, budget and ``--option`` flags are ``mpdp run``'s; the record printed is ``mpdp run``'s plus
 ``"engine": "flower"``, the model, each round's survivors and the bytes per client
-(:func:`mpdp.flower.launch.launch`, extra ``flower``).
+(:func:`mpdp.flower.launcher.launch`, extra ``flower``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from mpdp.flower.launch import launch
+    from mpdp.flower.launcher import launch
 
     algo = get_algorithm(args.algorithm)
     for name, default in (("partition", None), ("label_party", 0), ("fractions", None), ("anchor", None),

@@ -12,7 +12,7 @@ Only this package imports ``flwr``; nothing else in mpdp needs it. Layout, one j
 * :mod:`~mpdp.flower.nodes`: a SuperNode's own configuration: role, name, its rows, its ledger, its seed;
 * :mod:`~mpdp.flower.gradp`: paper 003's MPC Grad P as ``server_app`` / ``client_app``;
 * :mod:`~mpdp.flower.inprocess`: the apps' code in one process (tests, benchmarks);
-* :mod:`~mpdp.flower.launch`: :func:`launch`: SuperLink + one SuperNode process per party on 127.0.0.1.
+* :mod:`~mpdp.flower.launcher`: :func:`launch`: SuperLink + one SuperNode process per party on 127.0.0.1.
 
 Randomness and equality with ``mpdp run``
 -----------------------------------------
@@ -40,7 +40,7 @@ __all__ = ["launch"]
 
 
 def launch(algorithm: str, config: Any, **kwargs: Any) -> dict[str, Any]:
-    """:func:`mpdp.flower.launch.launch` (imported on call, so ``import mpdp.flower`` needs no ``flwr``)."""
-    from mpdp.flower.launch import launch as run
+    """:func:`mpdp.flower.launcher.launch` (imported on call, so ``import mpdp.flower`` needs no ``flwr``)."""
+    from mpdp.flower.launcher import launch as run
 
     return run(algorithm, config, **kwargs)
