@@ -54,16 +54,32 @@ def _config(algorithm: str, parties: int, rows: int) -> RunConfig:
 
 
 def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
-    """Seconds per round of ``mpdp run``'s in-process algorithm (one runtime party per client), and its record."""
-    options = dict(config.options)
+    """Seconds per round of the in-process algorithm (the fit only: one runtime party per client for MPC Grad P,
+    secure weighted averaging for OFAA), and ``mpdp run``'s record on the same config (for the metric)."""
+    record = get_algorithm(algorithm).run(config).as_json()
     if algorithm == "mpc-gradp":
-        options["cohort"] = 1
-    cfg = RunConfig(train=config.train, test=config.test, parties=config.parties, epsilon=config.epsilon,
-                    delta=config.delta, rng=config.rng, options=options)
+        from mpdp.learning.distributed_erm import HorizontalParties
+        from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare
+        from mpdp.learning.distributed_erm.mpc import MPCSetup
+
+        prepared = prepare(config.train, config.test)
+        parties = HorizontalParties.from_rows(prepared.X, prepared.y,
+                                              equal_parts(config.train, config.parties, rng=config.rng.spawn("rows")),
+                                              task=prepared.problem.task)
+        T = int(config.options["T"])
+        start = time.perf_counter()
+        fit_method(algorithm, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T,
+                   rng=config.rng.spawn(algorithm), cohort_size=1, setup=MPCSetup())
+        return (time.perf_counter() - start) / T, record
+    from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
+    from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
+
+    settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon, lam=DEFAULT_LAM[algorithm],
+                                max_rounds=int(config.options["max_rounds"]))
+    parties = config.party_data()
     start = time.perf_counter()
-    record = get_algorithm(algorithm).run(cfg).as_json()
-    rounds = int(options.get("T", 0)) or int(record.get("rounds", 1))
-    return (time.perf_counter() - start) / max(1, rounds), record
+    result = fit(parties, settings, rng=config.rng)
+    return (time.perf_counter() - start) / result.rounds, record
 
 
 def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
