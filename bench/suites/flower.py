@@ -76,9 +76,9 @@ def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
 
     settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon, lam=DEFAULT_LAM[algorithm],
                                 max_rounds=int(config.options["max_rounds"]))
-    parties = config.party_data()
+    owners = config.party_data()
     start = time.perf_counter()
-    result = fit(parties, settings, rng=config.rng)
+    result = fit(owners, settings, rng=config.rng)
     return (time.perf_counter() - start) / result.rounds, record
 
 
