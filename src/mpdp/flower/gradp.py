@@ -40,6 +40,7 @@ from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
 from mpdp.errors import MpdpError, ParameterError, ShapeMismatchError, explain
 from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.secagg import (
@@ -48,7 +49,6 @@ from mpdp.flower.secagg import (
     client_step,
     noisy_total,
     server_combine,
-    survivors_message,
 )
 from mpdp.learning.distributed_erm.common import (
     GaussianCalibration,
@@ -159,8 +159,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
                               {c: {"step": "contribute", "t": t, "theta": theta, "public": public,
                                    "public_keys": keys} for c in job["clients"]},
                               timeout=float(job["round_timeout"]), group=f"contribute-{t}")
-        check(contribute)
-        survivors = survivors_message(spec, list(contribute.replies), rng=rng)
+        survivors = hub_survivors(spec, contribute, rng=rng)
         boxes = {a: {c: r["boxes"][a] for c, r in contribute.replies.items()} for a in spec.aggregators}
         aggregate = exchange(grid, {a: nodes[a] for a in spec.aggregators},
                              {a: {"step": "aggregate", "t": t, "public": public, "boxes": boxes[a],
@@ -176,7 +175,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
         for c in job["clients"]:
             traffic[c] += contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0)
         dropped = sorted(set(job["clients"]) - set(contribute.replies))
-        rounds.append({"t": t, "survivors": share.count, "dropped": dropped,
+        errors = {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()}
+        rounds.append({"t": t, "survivors": share.count, "node_errors": errors, "dropped": dropped,
                        "seconds": contribute.seconds + aggregate.seconds})
     return {"theta": theta.tolist(), "iterates": iterates, "recorded": sorted(t for t in recorded if t <= iterations),
             "rounds": rounds, "calibration": calibration.as_dict(), "n_min": public["n_min"],

@@ -29,9 +29,11 @@ from mpdp.flower.messages import (
 )
 from mpdp.flower.nodes import client_rows, identity, noise_source
 from mpdp.flower.relay import keypair
+from mpdp.flower.secagg import survivors_message
+from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource
 
-__all__ = ["Handler", "aggregator_key", "check", "client_app_for", "hello", "introduce"]
+__all__ = ["Handler", "aggregator_key", "check", "client_app_for", "hello", "introduce", "survivors"]
 
 Handler = Callable[[Mapping[str, Any], Context], dict[str, Any]]
 _KEY_STATE = "mpdp-aggregator"
@@ -86,6 +88,19 @@ def check(result: Round) -> None:
     for party, error in sorted(result.failed.items()):
         if error.code == ERROR_CODE:
             raise_replied_error(party, error)
+
+
+def survivors(spec: AggregationSpec, contributed: Round, *, rng: RandomSource) -> bytes:
+    """The survivor list after a contribute round (typed failures raised first); beyond the dropout threshold the
+    :class:`ProtocolAbortError` also quotes the Flower errors of the clients that failed without an mpdp error."""
+    check(contributed)
+    try:
+        return survivors_message(spec, list(contributed.replies), rng=rng)
+    except ProtocolAbortError as exc:
+        reasons = "; ".join(f"{p}: {(e.reason or str(e.code))[:200]}" for p, e in sorted(contributed.failed.items()))
+        if reasons:
+            raise ProtocolAbortError(f"{exc}. Node errors: {reasons}") from exc
+        raise
 
 
 def introduce(grid: Grid, job: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:

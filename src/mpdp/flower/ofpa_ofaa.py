@@ -32,9 +32,10 @@ from flwr.serverapp import Grid, ServerApp
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import MpdpError
 from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
-from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine, survivors_message
+from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate_owner
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows
 from mpdp.protocols.aggregation import AggregateResult, AggregationSpec
@@ -139,8 +140,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
                               {c: {"step": "contribute", "round": rnd, "theta": theta, "public": public,
                                    "public_keys": keys} for c in job["clients"]},
                               timeout=float(job["round_timeout"]), group=f"contribute-{rnd + 1}")
-        check(contribute)
-        survivors = survivors_message(spec, list(contribute.replies), rng=rng)
+        survivors = hub_survivors(spec, contribute, rng=rng)
         aggregate = exchange(grid, {a: nodes[a] for a in spec.aggregators},
                              {a: {"step": "aggregate", "round": rnd, "public": public, "survivors": survivors,
                                   "boxes": {c: r["boxes"][a] for c, r in contribute.replies.items()}}
@@ -157,6 +157,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
         for c in job["clients"]:
             traffic[c] += contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0)
         rounds.append({"t": rnd + 1, "survivors": result.count, "change": change,
+                       "node_errors": {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()},
                        "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
                        "seconds": contribute.seconds + aggregate.seconds})
         if rnd > 0 and change < settings.eta:

@@ -36,9 +36,10 @@ from mpdp.dp.sensitivities.erm import minimizer_sensitivity
 from mpdp.errors import MpdpError, ParameterError
 from mpdp.flower.gradp import erm_problem, erm_spec
 from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
-from mpdp.flower.secagg import SERVER, aggregator_step, client_step, noisy_total, server_combine, survivors_message
+from mpdp.flower.secagg import SERVER, aggregator_step, client_step, noisy_total, server_combine
 from mpdp.learning.distributed_erm.problem import PartyGroup
 from mpdp.protocols.aggregation import AggregatorShare
 from mpdp.protocols.distributed_laplace import add_distributed_laplace, distributed_laplace_cost
@@ -116,8 +117,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     contribute = exchange(grid, {c: nodes[c] for c in job["clients"]},
                           {c: {"step": "contribute", "public": public, "public_keys": keys} for c in job["clients"]},
                           timeout=float(job["round_timeout"]), group="contribute-1")
-    check(contribute)
-    survivors = survivors_message(spec, list(contribute.replies), rng=rng)
+    survivors = hub_survivors(spec, contribute, rng=rng)
     aggregate = exchange(grid, {a: nodes[a] for a in spec.aggregators},
                          {a: {"step": "aggregate", "public": public, "survivors": survivors,
                               "boxes": {c: r["boxes"][a] for c, r in contribute.replies.items()}}
@@ -130,6 +130,7 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     traffic = {c: contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0) for c in job["clients"]}
     return {"theta": theta.tolist(), "iterates": [theta.tolist()], "recorded": [],
             "rounds": [{"t": 1, "survivors": share.count,
+                        "node_errors": {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()},
                         "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
                         "seconds": contribute.seconds + aggregate.seconds}],
             "privacy": {"epsilon": float(_cost(public).epsilon), "laplace_scale_of_sum_per_aggregator": scale,
