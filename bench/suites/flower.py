@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from pathlib import Path
-from tempfile import TemporaryDirectory
+from tempfile import TemporaryDirectory, mkdtemp
 from typing import Any
 
 import numpy as np
 
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
+from mpdp.errors import MpdpError
 from mpdp.learning.registry import RunConfig, get_algorithm
 from mpdp.randomness import RandomSource
 
@@ -89,14 +91,22 @@ def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
     base, reference = _in_memory_round(algorithm, config)
     load = _load()
     start = time.perf_counter()
-    out = launch(algorithm, config, seed=SEED, tls=True, round_timeout=600.0, connect_timeout=600.0, timeout=3600.0)
+    workdir = Path(mkdtemp(prefix=f"mpdp-bench-flower-{algorithm}-"))
+    try:
+        out = launch(algorithm, config, seed=SEED, tls=True, round_timeout=600.0, connect_timeout=600.0,
+                     timeout=3600.0, workdir=workdir)
+    except MpdpError as exc:  # a failed launch is a row, with its logs kept
+        return BenchResult(f"{algorithm} supernodes {parties}", 1, math.nan, baseline="mpdp in-memory round",
+                           baseline_seconds=base, note=f"{load}; failed: {type(exc).__name__}: {str(exc)[:300]}; "
+                                                       f"logs in {workdir}")
+    shutil.rmtree(workdir, ignore_errors=True)
     wall = time.perf_counter() - start
     rounds = out["rounds"]
     per_round = float(np.mean([r["seconds"] for r in rounds]))
     per_client_round = out["bytes_per_client"] / len(rounds)
     note = (f"{load}; {len(rounds)} rounds, whole launch {wall:.0f} s (hub run {out['flower_seconds']:.0f} s); "
             f"{out['metric']['name']} {out['metric']['value']:.4f} vs mpdp run {reference['metric']['value']:.4f}; "
-            f"overhead {per_round / base:.0f}x")
+            f"overhead {per_round / base:.0f}x; dropped per round {[len(r['dropped']) for r in rounds]}")
     return BenchResult(f"{algorithm} supernodes {parties}", 1, per_round, baseline="mpdp in-memory round",
                        baseline_seconds=base, bytes=int(per_client_round), note=note)
 
