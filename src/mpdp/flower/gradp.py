@@ -24,12 +24,10 @@ each client at the start).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,8 +36,8 @@ from flwr.serverapp import Grid, ServerApp
 
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
-from mpdp.errors import MpdpError, ParameterError, ShapeMismatchError, explain
-from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
 from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
@@ -189,11 +187,4 @@ server_app = ServerApp()
 
 @server_app.main()  # type: ignore[untyped-decorator, unused-ignore]
 def _main(grid: Grid, context: Context) -> None:
-    job_path = Path(str(context.run_config["job"]))
-    job = json.loads(job_path.read_text())
-    output = Path(job["output"])
-    try:
-        record: dict[str, Any] = {"ok": run(grid, job)}
-    except MpdpError as exc:
-        record = {"error": {"type": type(exc).__name__, "message": str(exc)}}
-    output.write_text(json.dumps(record))
+    serve(grid, context, run)

@@ -9,7 +9,9 @@ features match the federation's schema before anything is computed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from flwr.app import ConfigRecord, Context, Message
@@ -33,7 +35,7 @@ from mpdp.flower.secagg import survivors_message
 from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource
 
-__all__ = ["Handler", "aggregator_key", "check", "client_app_for", "hello", "introduce", "survivors"]
+__all__ = ["Handler", "aggregator_key", "check", "client_app_for", "hello", "introduce", "serve", "survivors"]
 
 Handler = Callable[[Mapping[str, Any], Context], dict[str, Any]]
 _KEY_STATE = "mpdp-aggregator"
@@ -101,6 +103,28 @@ def survivors(spec: AggregationSpec, contributed: Round, *, rng: RandomSource) -
         if reasons:
             raise ProtocolAbortError(f"{exc}. Node errors: {reasons}") from exc
         raise
+
+
+def serve(grid: Grid, context: Context, run: Callable[[Grid, Mapping[str, Any]], dict[str, Any]]) -> None:
+    """A ServerApp's body: run the job named by ``run_config["job"]`` and write its outcome (the result, or the
+    failure's type and message) atomically to the job's ``output`` file, where the launcher waits for it."""
+    job = json.loads(Path(str(context.run_config["job"])).read_text())
+    output = Path(job["output"])
+    try:
+        record: dict[str, Any] = {"ok": run(grid, job)}
+    except Exception as exc:
+        record = {"error": {"type": type(exc).__name__, "message": str(exc)}}
+        _write(output, record)
+        if not isinstance(exc, MpdpError):
+            raise
+        return
+    _write(output, record)
+
+
+def _write(path: Path, record: Mapping[str, Any]) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(record))
+    partial.replace(path)
 
 
 def introduce(grid: Grid, job: Mapping[str, Any]) -> tuple[dict[str, int], dict[str, Any]]:

@@ -113,6 +113,13 @@ class _Processes:
         return proc
 
     def stop(self) -> None:
+        # Flower's SuperLink and SuperNodes start their SuperExec and app processes in sessions of their own:
+        # find them by parent id first, so that every process this launch caused is stopped.
+        for pid in _descendants([p.pid for p in self.started]):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
         for proc in self.started:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -128,6 +135,23 @@ class _Processes:
                 except ProcessLookupError:
                     pass
                 proc.wait()
+
+
+def _descendants(roots: Sequence[int]) -> list[int]:
+    """Every live descendant of ``roots`` (Linux ``/proc``; elsewhere none are found)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], list(roots)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _tls_files(directory: Path) -> tuple[Path, Path, Path]:
@@ -197,16 +221,14 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
         conn.append(f'root-certificates = "{ca}"' if tls else "insecure = true")
         (flwr_home / "config.toml").write_text("[superlink]\ndefault = \"mpdp\"\n\n[superlink.mpdp]\n"
                                                + "\n".join(conn) + "\n")
-        command = [str(_BIN / "flwr"), "run", str(app), "mpdp", "--stream", "--run-config",
-                   f'job="{root / "job.json"}"']
+        command = [str(_BIN / "flwr"), "run", str(app), "mpdp", "--run-config", f'job="{root / "job.json"}"']
         with (root / "logs" / "flwr-run.log").open("wb") as log:
-            try:
-                submitted = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,  # noqa: S603 - Flower's CLI
-                                           env=env, timeout=timeout, check=False)
-            except subprocess.TimeoutExpired as exc:
-                raise PartyUnavailableError(f"the Flower run did not finish within {timeout:g} s; logs in "
-                                            f"{root / 'logs'} (pass workdir= to keep them)") from exc
-        outcome = _read_outcome(Path(job["output"]), submitted.returncode, root)
+            submitted = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT,  # noqa: S603 - Flower's CLI
+                                       env=env, timeout=120.0, check=False)
+        if submitted.returncode != 0:
+            tail = (root / "logs" / "flwr-run.log").read_text(errors="replace")[-1500:]
+            raise PartyUnavailableError(f"flwr run could not submit the app (exit code {submitted.returncode}): {tail}")
+        outcome = _await_outcome(Path(job["output"]), root, deadline=time.monotonic() + timeout)
     finally:
         procs.stop()
         if own:
@@ -214,10 +236,13 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
     return result_record(config, plan, outcome, time.perf_counter() - start)
 
 
-def _read_outcome(path: Path, code: int, root: Path) -> dict[str, Any]:
-    if not path.exists():
-        tail = (root / "logs" / "flwr-run.log").read_text(errors="replace")[-2000:]
-        raise ProtocolAbortError(f"the Flower run ended (flwr exit code {code}) without a result; its log ends: {tail}")
+def _await_outcome(path: Path, root: Path, *, deadline: float) -> dict[str, Any]:
+    """The hub's result, written (atomically) by the ServerApp when the run ends, typed error or model."""
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise PartyUnavailableError(f"the Flower run gave no result in time; logs in {root / 'logs'} (pass "
+                                        "workdir= to keep them)")
+        time.sleep(0.5)
     record = json.loads(path.read_text())
     if "error" in record:
         cls = getattr(errors, str(record["error"]["type"]), None)

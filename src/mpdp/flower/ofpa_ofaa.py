@@ -17,12 +17,10 @@ paper, which weighs by them.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,8 +28,7 @@ from flwr.app import ConfigRecord, Context
 from flwr.serverapp import Grid, ServerApp
 
 from mpdp.dp.accounting.cost import PrivacyCost
-from mpdp.errors import MpdpError
-from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
 from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
@@ -175,9 +172,4 @@ server_app = ServerApp()
 
 @server_app.main()  # type: ignore[untyped-decorator, unused-ignore]
 def _main(grid: Grid, context: Context) -> None:
-    job = json.loads(Path(str(context.run_config["job"])).read_text())
-    try:
-        record: dict[str, Any] = {"ok": run(grid, job)}
-    except MpdpError as exc:
-        record = {"error": {"type": type(exc).__name__, "message": str(exc)}}
-    Path(job["output"]).write_text(json.dumps(record))
+    serve(grid, context, run)

@@ -19,13 +19,11 @@ hub, any client and any single aggregator; the price is ``A / (A - 1)`` times th
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from collections.abc import Mapping
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from flwr.app import Context
@@ -33,9 +31,9 @@ from flwr.serverapp import Grid, ServerApp
 
 from mpdp.dp.grid import grid_l1_sensitivity
 from mpdp.dp.sensitivities.erm import minimizer_sensitivity
-from mpdp.errors import MpdpError, ParameterError
+from mpdp.errors import ParameterError
 from mpdp.flower.gradp import erm_problem, erm_spec
-from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce
+from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
 from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
@@ -145,9 +143,4 @@ server_app = ServerApp()
 
 @server_app.main()  # type: ignore[untyped-decorator, unused-ignore]
 def _main(grid: Grid, context: Context) -> None:
-    job = json.loads(Path(str(context.run_config["job"])).read_text())
-    try:
-        record: dict[str, Any] = {"ok": run(grid, job)}
-    except MpdpError as exc:
-        record = {"error": {"type": type(exc).__name__, "message": str(exc)}}
-    Path(job["output"]).write_text(json.dumps(record))
+    serve(grid, context, run)
