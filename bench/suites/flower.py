@@ -13,8 +13,12 @@ Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa
   at N in {20, 200, 1,000} (quick: {20, 100}); the note of the largest fits the exponent ``b`` of
   ``seconds ~ N^b``.
 
-Flower's simulation engine (Ray) is not run: it needs ``flwr[simulation]`` (Ray 2.55) and node configs of the
-form ``partition-id``, which the apps do not take (each client reads its own data file); see bench/RESULTS.md.
+* ``mpc-gradp simulation N``: Flower's simulation engine (``flwr.simulation.run_simulation``, Ray backend, extra
+  ``flwr[simulation]``; the row is skipped without Ray) with N virtual clients, one gradient step on a synthetic
+  logistic task (d = 5): the hub's seconds for the round. Its virtual nodes carry ``partition-id`` node
+  configs; a wrapper ClientApp hands each the node config :func:`mpdp.flower.plans.plan_run` wrote for it.
+  N in {1,000, 10,000} (quick: 200); ``MPDP_BENCH_FLOWER_SIM`` overrides, e.g. ``1000``.
+
 The machine is shared: every row's note records ``os.getloadavg()`` at its start.
 """
 
@@ -130,6 +134,86 @@ def _in_process(algorithm: str, parties: int, rows: int) -> tuple[BenchResult, f
                        note=f"{load}; the apps' code, every ClientApp called in this process"), per_round
 
 
+def _sim_client_app() -> Any:
+    """A ClientApp for Flower's simulation engine: virtual node ``partition-id = k`` acts as the k-th node of the
+    plan named by ``MPDP_BENCH_FLOWER_NODES`` (the apps read role, name and data file from their node config)."""
+    import json
+
+    from flwr.app import Context, Message
+    from flwr.clientapp import ClientApp
+
+    from mpdp.flower import gradp
+
+    app = ClientApp()
+
+    @app.query()  # type: ignore[untyped-decorator, unused-ignore]
+    def query(message: Message, context: Context) -> Message:
+        nodes = json.loads(Path(os.environ["MPDP_BENCH_FLOWER_NODES"]).read_text())
+        node = nodes[int(context.node_config["partition-id"])]  # type: ignore[call-overload, unused-ignore]
+        inner = Context(run_id=context.run_id, node_id=context.node_id, node_config=node, state=context.state,
+                        run_config=context.run_config)
+        reply: Message = gradp.client_app(message, inner)
+        return reply
+
+    del query
+    return app
+
+
+def _sim_server_app() -> Any:
+    import json
+
+    from flwr.app import Context
+    from flwr.serverapp import Grid, ServerApp
+
+    from mpdp.flower import gradp
+
+    app = ServerApp()
+
+    @app.main()  # type: ignore[untyped-decorator, unused-ignore]
+    def main(grid: Grid, context: Context) -> None:
+        job = json.loads(Path(os.environ["MPDP_BENCH_FLOWER_JOB"]).read_text())
+        Path(job["output"]).write_text(json.dumps(gradp.run(grid, job)))
+
+    del main
+    return app
+
+
+def _simulation(clients: int) -> BenchResult:
+    import json
+
+    from mpdp.datasets.synthetic import logistic_with_optimum
+    from mpdp.flower.plans import plan_run
+
+    try:
+        import ray  # noqa: F401
+        from flwr.simulation import run_simulation
+    except ImportError:
+        return BenchResult(f"mpc-gradp simulation {clients} (skipped: no ray)", 1, math.nan,
+                           note="pip install 'flwr[simulation]'")
+    data = logistic_with_optimum(max(2000, 3 * clients), 5, rng=RandomSource.seeded(1)).data
+    train, test = train_test_split(data, 0.25, rng=RandomSource.seeded(2))
+    config = RunConfig(train=train, test=test, parties=clients, epsilon=1.0, delta=1e-5,
+                       rng=RandomSource.seeded(SEED).spawn("algorithm"), options={"T": 1})
+    load = _load()
+    with TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        plan = plan_run("mpc-gradp", config, root, round_timeout=3600.0, connect_timeout=600.0)
+        nodes = list(plan.nodes.values())
+        (root / "nodes.json").write_text(json.dumps(nodes))
+        os.environ["MPDP_BENCH_FLOWER_NODES"] = str(root / "nodes.json")
+        os.environ["MPDP_BENCH_FLOWER_JOB"] = str(root / "job.json")
+        start = time.perf_counter()
+        run_simulation(_sim_server_app(), _sim_client_app(), num_supernodes=len(nodes),
+                       backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
+        wall = time.perf_counter() - start
+        out = json.loads((root / "result.json").read_text())
+    per_round = float(out["rounds"][0]["seconds"])
+    per_client = float(np.mean(list(out["bytes_per_client"].values())))
+    return BenchResult(f"mpc-gradp simulation {clients}", 1, per_round, bytes=int(per_client),
+                       note=f"{load}; Ray backend; whole simulation {wall:.0f} s (start of run and hello included); "
+                            f"survivors {out['rounds'][0]['survivors']}")
+
+
 def run(quick: bool = False) -> list[BenchResult]:
     try:
         import flwr  # noqa: F401
@@ -150,4 +234,7 @@ def run(quick: bool = False) -> list[BenchResult]:
         last = results[-1]
         results[-1] = BenchResult(last.name, last.n, last.seconds, bytes=last.bytes,
                                   note=f"{last.note}; per-round seconds ~ N^{slope:.2f} over N = {list(sizes)}")
+    sims = os.environ.get("MPDP_BENCH_FLOWER_SIM", "200" if quick else "1000,10000")
+    for n in (int(v) for v in sims.split(",") if v):
+        results.append(_simulation(n))
     return results
