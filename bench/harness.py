@@ -3,6 +3,11 @@
 A result's ``ratio`` is always ``baseline_seconds / seconds`` for the same work, so > 1 means mpdp is faster
 than the in-run baseline (plain ``phe``, plaintext numpy, a reference sampler, ...).
 
+Network model (suites ``mpc`` and ``dpvi``): ``rounds`` (online communication rounds, from the transport's
+clock), ``bytes`` there is the online traffic *per party*, ``offline_bytes`` the dealer's per party, and
+:func:`network_seconds` gives ``lan_seconds`` / ``wan_seconds``: measured compute + rounds x RTT + bytes /
+bandwidth (:data:`LAN`: 1 ms, 1 Gb/s; :data:`WAN`: 50 ms, 100 Mb/s).
+
 Optional fields, printed only by suites that set them: ``cpu_seconds`` (CPU time of the whole process for
 the operation: fairer than wall time on a shared machine), and an external ``reference`` throughput that
 cannot run in-process (e.g. CrypTen's, measured once on the same machine): ``ref_ratio = per_s /
@@ -17,7 +22,19 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["BenchResult", "print_table", "time_call", "to_json"]
+__all__ = ["LAN", "WAN", "BenchResult", "network_seconds", "print_table", "time_call", "to_json"]
+
+LAN = (1e-3, 1e9)
+"""Round-trip time (s) and bandwidth (bit/s) of the modelled LAN."""
+WAN = (50e-3, 100e6)
+"""Round-trip time (s) and bandwidth (bit/s) of the modelled WAN."""
+
+
+def network_seconds(compute: float, rounds: float, bytes_per_party: float, link: tuple[float, float]) -> float:
+    """Modelled wall time on ``link``: ``compute + rounds x RTT + bytes x 8 / bandwidth`` (each party sends its bytes
+    on its own link, in parallel)."""
+    rtt, bandwidth = link
+    return compute + rounds * rtt + bytes_per_party * 8 / bandwidth
 
 
 @dataclass
@@ -36,6 +53,10 @@ class BenchResult:
     cpu_seconds: float | None = None
     reference: str | None = None
     reference_per_s: float | None = None
+    rounds: float | None = None
+    lan_seconds: float | None = None
+    wan_seconds: float | None = None
+    offline_bytes: float | None = None
 
     @property
     def per_s(self) -> float:
@@ -98,6 +119,8 @@ def print_table(suite: str, results: list[BenchResult]) -> None:
     columns = ["name", "n", "seconds", "per_s", "baseline", "ratio", "max_abs_error", "max_rel_error", "bytes"]
     if any(r.cpu_seconds is not None for r in results):
         columns[4:4] = ["per_cpu_s"]
+    if any(r.rounds is not None for r in results):
+        columns += ["rounds", "lan_seconds", "wan_seconds", "offline_bytes"]
     if any(r.reference_per_s is not None for r in results):
         at = columns.index("baseline")
         columns[at:at] = ["reference_per_s", "ref_ratio", "ref_cpu_ratio"]

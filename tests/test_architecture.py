@@ -4,7 +4,8 @@
   ones included). Importing ``a.b.c`` first runs ``a.b``'s ``__init__``, so an import from outside ``a.b`` also
   counts as an import of ``a.b``; imports inside a package of its own ``__init__`` do not (Python resolves them).
 * A diary line is history where a reader needs the present: a session named by its number, "commit" followed by
-  a hash, a bare short commit hash. Figures live in ``bench/RESULTS.md`` with their command and date; history lives in git.
+  a hash, a bare short commit hash. Figures live in ``bench/RESULTS.md`` with their command and date; history
+  lives in git.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def _adult_results(quick: bool) -> list[BenchResult]:
         return [BenchResult("adult", 0, 0.0, note=f"skipped: {exc}")]
     text = files["adult.data"].read_text()
     lines = text.splitlines()
-    seconds, (values, _) = time_call(lambda: adult_module._parse(text, source="adult.data"))
+    seconds, (values, _, _) = time_call(lambda: adult_module._parse(text, source="adult.data"))
     base, _ = time_call(lambda: [line.split(",") for line in lines])
     results = [BenchResult("parse adult.data (complete rows)", values.shape[0], seconds, "str.split tokens", base)]
 

@@ -25,6 +25,8 @@ Rows (``seconds``: party 0's median wall time per iteration over the timed itera
   processes=True)``, socketpairs): the wall time is the slowest party's, not the sum of all parties' work.
 * ``cpu (party 0, tail in Z_2^128)``: as ``cpu``, with ``GradientPrecision(tail_fmt=None)``, plan_step's fallback
   once the Z_2^64 tail would cost more than ``TAIL_MAX_CLIP_LOSS`` of the clipping bound.
+* ``online phase, threads, FSS comparisons``: the online threads row with ``VerticalSetup(comparisons="fss")``:
+  the comparisons take one round each with the dealer's DCF keys (:mod:`mpdp.protocols.mpc.fss_compare`).
 * ``training``: :class:`~mpdp.learning.dpvi.model.VerticalDPVI` ``.fit`` against :class:`~mpdp.learning.dpvi.model.DPVI`
   ``.fit``, 3 epochs of Adult (Poisson minibatch sizes, posterior updates): mean seconds per step of each trace.
 
@@ -33,6 +35,12 @@ gradients, clipping, grid Gaussian noise) on the same thetas, timed inside each 
 ``FLOAT_BLOCK`` after as many MPC iterations, and each row's ratio (wall, or thread CPU for the ``cpu`` rows) is
 against the median of those blocks, since the host's speed drifts by tens of percent between seconds. The first
 row's note also gives the float step timed alone before the rows.
+
+Network model (every row): ``rounds`` are the step's online rounds (the transport's clock over one step whose
+correlations were fetched before it, after a synchronising opening), counted in the online threads rows (the FSS
+row its own); ``bytes`` party 0's bytes per step to the other party; ``lan_seconds`` / ``wan_seconds`` add the
+row's party 0 thread CPU per step, rounds x RTT and bytes / bandwidth (:func:`bench.harness.network_seconds`);
+``offline_bytes`` is the dealer's bytes per step to party 0.
 
 Target: MPC <= 5x the float iteration (ratio >= 0.2), aiming for 2x (ratio >= 0.5). The host's 2 cores are shared
 by 3 parties: wall times are pessimistic for one machine per party; the CPU rows are steadier. Run with
@@ -51,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import BenchResult
+from bench.harness import LAN, WAN, BenchResult, network_seconds
 from mpdp.datasets import load_dataset
 from mpdp.datasets.dataset import Dataset
 from mpdp.errors import DatasetUnavailableError
@@ -134,13 +142,14 @@ def run(quick: bool = False) -> list[BenchResult]:
     # the step's tail in Z_2^128: plan_step's fallback once the grown clipping domain costs the Z_2^64 tail too much
     wide = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings,
                          precision=GradientPrecision(tail_fmt=None))
+    fss = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, comparisons="fss")
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
 
-    def role(name: str, online: bool = False, all_wide: bool = False) -> Any:
+    def role(name: str, online: bool = False, all_wide: bool = False, by_fss: bool = False) -> Any:
         """Party ``name``'s timed loop. Party 0 also runs the float step on the same thetas in blocks of
         ``FLOAT_BLOCK`` (fewer with ``--quick``) after as many timed iterations, in its own thread or process:
         each row's ratio is against the float step timed under that row's host conditions, each mostly warm."""
-        chosen = wide if all_wide else setup
+        chosen = wide if all_wide else fss if by_fss else setup
         block = min(FLOAT_BLOCK, timed)
         party = DataParty(name, chosen, model.values_of(data, groups[setup.parties.index(name)]))
         blocks = name == setup.parties[0]
@@ -152,14 +161,18 @@ def run(quick: bool = False) -> list[BenchResult]:
                 # requested at the end of the one before (next_batch_size)
                 for i in range(2):
                     party.secure_step(session, provider, thetas[i], batch, next_batch_size=BATCH)
-                times, cpus, own, floats, float_own = [], [], [], [], []
+                times, cpus, own, floats, float_own, steps, online_bytes = [], [], [], [], [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
                 for i in range(timed):
                     if online:  # offline phase, untimed: this step's correlations requested and received
                         _preprocess(provider, ("dpvi.step", BATCH))
+                        session.public(np.zeros(1)).reveal()  # synchronised clocks: the step's rounds alone
+                    clock, peer = comm.traffic.rounds, comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0)
                     start, cpu, mine = time.perf_counter(), time.process_time(), time.thread_time()
                     ahead = None if online or i + 1 == timed else BATCH
                     out = party.secure_step(session, provider, thetas[i + 2], batch, next_batch_size=ahead)
+                    steps.append(comm.traffic.rounds - clock)
+                    online_bytes.append(comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0) - peer)
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
                     own.append(time.thread_time() - mine)
@@ -175,7 +188,8 @@ def run(quick: bool = False) -> list[BenchResult]:
                         "float_cpu": statistics.median(float_own) if float_own else nan,
                         "thread_cpu": statistics.median(own),
                         "bytes": (comm.traffic.bytes_sent - sent) / timed,
-                        "rounds": (comm.traffic.rounds - rounds) / timed}
+                        "rounds": (comm.traffic.rounds - rounds) / timed,
+                        "step_rounds": statistics.median(steps), "online_bytes": statistics.median(online_bytes)}
         return run_party
 
     def x(row: dict[str, Any], key: str = "seconds") -> float:
@@ -190,6 +204,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     with _one_core() as pinned:
         result = run_protocol(protocol, rng=rng.spawn("mpc"))
     lead = result.results["alice"]
+    lead["offline_bytes"] = max(result.traffic["dealer"].sent_to.values()) / (timed + 2)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     note = (f"{label}, K = 10, dim = {model.dim}, batch {BATCH}, 2 parties + dealer: MPC {x(lead):.1f}x the float "
             f"iteration (target <= 5x, aim 2x; {beside(lead)}, {float_seconds * 1e3:.2f} ms timed alone before the "
@@ -200,13 +215,17 @@ def run(quick: bool = False) -> list[BenchResult]:
                 f"{lead['float_cpu'] * 1e3:.2f} ms in the same thread ({x(lead, 'thread_cpu'):.1f}x); 1-minute load "
                 f"average {load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
 
-    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, **how: Any) -> dict[str, Any]:
+    def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, by_fss: bool = False,
+                **how: Any) -> dict[str, Any]:
         """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
-        the same seed as the first row."""
-        roles = {**{name: role(name, online=online, all_wide=all_wide) for name in setup.parties},
+        the same seed as the first row; ``offline_bytes``: the dealer's bytes per iteration to the party it sends
+        most to."""
+        roles = {**{name: role(name, online=online, all_wide=all_wide, by_fss=by_fss) for name in setup.parties},
                  "dealer": TrustedDealer(parties=setup.parties)}
         with _one_core() if pin else contextlib.nullcontext():
-            figures: dict[str, Any] = run_protocol(roles, rng=rng.spawn("mpc"), **how).results["alice"]
+            run = run_protocol(roles, rng=rng.spawn("mpc"), **how)
+        figures: dict[str, Any] = run.results["alice"]
+        figures["offline_bytes"] = max(run.traffic["dealer"].sent_to.values()) / (timed + 2)
         return figures
 
     forked = measure(pin=False, processes=True)
@@ -241,6 +260,16 @@ def run(quick: bool = False) -> list[BenchResult]:
                    f"to spare: 1-minute load average {load:.1f} on {os.cpu_count()} CPUs")
     online_threads = measure(online=True)
     online_greenlets = measure(online=True, cooperative=True)
+    online_fss = measure(online=True, by_fss=True)
+    if not np.allclose(online_fss["out"], lead["out"], rtol=0, atol=1e-3):  # pragma: no cover - the same step
+        raise RuntimeError("the step with FSS comparisons released a sum far from the circuit comparisons' one")
+    fss_note = (f"online phase only, threads, as the online threads row but comparing with the dealer's DCF keys "
+                f"(VerticalSetup(comparisons='fss'), one round per comparison): {online_fss['step_rounds']} online "
+                f"rounds against {online_threads['step_rounds']}; party 0's thread CPU "
+                f"{online_fss['thread_cpu'] * 1e3:.0f} ms ({online_threads['thread_cpu'] * 1e3:.0f} ms with the "
+                f"circuits: the keys' evaluation, 63 levels per threshold and element); dealer "
+                f"{online_fss['offline_bytes'] / 1e3:.0f} kB per step to party 0 "
+                f"({online_threads['offline_bytes'] / 1e3:.0f} kB); {pinned}")
     online_threads_note = (f"online phase only, threads as in the first row: each timed iteration's correlations "
                            f"were requested and received before it (untimed), so the dealer's work is not in "
                            f"the wall time, as in the preprocessing model; {x(online_threads):.1f}x the float "
@@ -263,16 +292,34 @@ def run(quick: bool = False) -> list[BenchResult]:
             ("dpvi iteration (mpc, online phase, threads)", online_threads, online_threads_note),
             ("dpvi iteration (mpc, online phase, greenlets)", online_greenlets, online_greenlet_note),
             ("dpvi iteration (mpc, parties as processes)", forked, process_note),
-            ("dpvi iteration (mpc, online phase, processes)", online, online_note)]
+            ("dpvi iteration (mpc, online phase, processes)", online, online_note),
+            ("dpvi iteration (mpc, online phase, threads, FSS comparisons)", online_fss, fss_note)]
+
+    def network(row: dict[str, Any], fss_row: bool = False) -> dict[str, Any]:
+        """The network model's columns: the step's online rounds (counted in the online rows, where no dealer
+        message moves the clock during the step: the same protocol whatever runs the parties), the row's own
+        bytes to the other party and party 0's own CPU per step as the compute."""
+        ref = online_fss if fss_row else online_threads
+        rounds, sent, compute = ref["step_rounds"], row["online_bytes"], row["thread_cpu"]
+        return {"rounds": rounds, "lan_seconds": network_seconds(compute, rounds, sent, LAN),
+                "wan_seconds": network_seconds(compute, rounds, sent, WAN), "offline_bytes": row["offline_bytes"]}
+
     walls = [BenchResult(name=name, n=BATCH, seconds=row["seconds"], baseline="float64 non-partitioned",
-                         baseline_seconds=row["float_seconds"], bytes=int(row["bytes"]),
-                         cpu_seconds=row["cpu"] if "processes" in name else None, note=text)
+                         baseline_seconds=row["float_seconds"], bytes=int(row["online_bytes"]),
+                         cpu_seconds=row["cpu"] if "processes" in name else None, note=text,
+                         **network(row, "FSS" in name))
              for name, row, text in rows]
     cpus = [BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
-                        baseline="float64 cpu", baseline_seconds=lead["float_cpu"], note=cpu_note),
+                        baseline="float64 cpu", baseline_seconds=lead["float_cpu"], note=cpu_note,
+                        bytes=int(online_threads["online_bytes"]), **network(lead)),
             BenchResult(name="dpvi iteration cpu (party 0, tail in Z_2^128)", n=BATCH, seconds=late["thread_cpu"],
-                        baseline="float64 cpu", baseline_seconds=late["float_cpu"], bytes=int(late["bytes"]),
-                        note=late_note)]
+                        baseline="float64 cpu", baseline_seconds=late["float_cpu"], bytes=int(late["online_bytes"]),
+                        note=late_note + " (its rounds: the online threads row's, plus the lift into Z_2^128)",
+                        **{**network(late), "rounds": online_threads["step_rounds"] + 1})]
+    # the training's steps run the same protocol (circuit comparisons): the online row's rounds and bytes
+    for field_name, value in network(online_threads).items():
+        setattr(training, field_name, value)
+    training.bytes = int(online_threads["online_bytes"])
     return [*walls[:3], cpus[0], *walls[3:], cpus[1], training]
 
 

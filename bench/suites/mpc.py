@@ -16,8 +16,12 @@ figures do; the note splits the two phases (approximately: a party may still fin
 its offline work when party 0 starts the online clock). ``cpu_seconds`` is the CPU time of the whole
 process (every party and the dealer) over both phases, which other jobs on this shared 2-core machine
 disturb much less than wall time. ``bytes`` is the online traffic between computing
-parties (all parties, both directions; ``bytes_per_element`` divides by n); the note adds the dealer's
-bytes (corrections, to party 0 only) and the online communication rounds. Errors are measured against
+parties, per party (the busiest party's sent bytes; ``bytes_per_element`` divides by n); ``rounds`` the online
+communication rounds (the transport's logical clock over the operation, the longest chain of messages);
+``offline_bytes`` the dealer's bytes to the party it sends most to; ``lan_seconds`` and ``wan_seconds`` model a
+deployment (:func:`bench.harness.network_seconds`: party 0's online thread CPU + rounds x RTT + bytes / bandwidth).
+The notes give CrypTen's round counts for the same functions (:data:`CRYPTEN_ROUNDS`). Rows marked FSS compare
+with the dealer's DCF keys (``MPCSession(comparisons="fss")``, two parties). Errors are measured against
 float64 on the revealed results: absolute for mul/matmul/comparison (expected below 2^-20 = 9.5e-7),
 relative for the high-precision functions (target 1e-6).
 
@@ -38,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import BenchResult, time_call
+from bench.harness import LAN, WAN, BenchResult, network_seconds, time_call
 from mpdp.crypto.fixed_point import FAST, HIGH_PRECISION, FixedPointFormat
 from mpdp.protocols.mpc import DealerProvider, MPCSession, SharedFixedPoint, TrustedDealer
 from mpdp.protocols.mpc.comparison import ltz
@@ -51,9 +55,22 @@ NAMES = ("alice", "bob", "carol")
 CRYPTEN_2P = {"mul": 3.9e6, "exp": 175e3, "reciprocal": 33e3}
 """CrypTen's throughput (operations per second) with 2 parties on this machine, from issue 3."""
 
+CRYPTEN_ROUNDS = {
+    "mul": "1",
+    "comparison": "~8: an AND for the generate bits, 6 levels of its SPK carry tree, a B2A",
+    "exp": "8: (1 + x / 2^8) squared 8 times (exp_iterations = 8)",
+    "reciprocal": "28: exp's 8 for the initial guess 3 exp(1 - 2x) + 0.003, then 10 Newton steps of 2 products",
+    "div": "29: reciprocal's 28 and a product",
+    "sqrt": "18: inv_sqrt (exp's 8, 3 Newton steps of 3 products) times x",
+}
+"""CrypTen's online rounds for 2 parties with its default configuration, counted from its source
+(``crypten/common/functions/approximations.py``, ``crypten/mpc/primitives/circuit.py``: a product is one round,
+truncation is local for 2 parties). Its errors are larger than ours (see the module docstring)."""
+
 
 def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.ndarray, float]],
-             op: Callable[[dict[str, SharedFixedPoint]], SharedFixedPoint], *, repeat: int = 5) -> dict[str, Any]:
+             op: Callable[[dict[str, SharedFixedPoint]], SharedFixedPoint], *, repeat: int = 5,
+             comparisons: str = "circuit") -> dict[str, Any]:
     """Run ``op`` on shared inputs (warm-up, then ``repeat`` times an offline and an online phase); the
     timings, output and traffic of the run with the median total time."""
     owners = list(NAMES[:parties])
@@ -61,7 +78,7 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
     def role(comm: Any) -> dict[str, Any]:
         dealer = DealerProvider(comm)
         planner = PlannedProvider(dealer)
-        with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt) as s:
+        with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt, comparisons=comparisons) as s:
             shared = {}
             for i, (key, (values, bound)) in enumerate(inputs.items()):
                 owner = owners[i % parties]
@@ -87,14 +104,16 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
                 offline, offline_cpu = time.perf_counter() - start, time.process_time() - cpu
                 sent = comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0)
                 rounds = comm.traffic.rounds
-                start, cpu = time.perf_counter(), time.process_time()
+                start, cpu, mine = time.perf_counter(), time.process_time(), time.thread_time()
                 out = op(shared)
+                done = comm.traffic.rounds  # before the synchronising opening, which the operation does not need
+                own = time.thread_time() - mine
                 sync()
                 online, online_cpu = time.perf_counter() - start, time.process_time() - cpu
                 traffic = comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0) - sent
                 runs.append({"online": online, "offline": offline, "online_cpu": online_cpu,
-                             "offline_cpu": offline_cpu, "bytes": traffic,
-                             "rounds": comm.traffic.rounds - rounds})
+                             "offline_cpu": offline_cpu, "bytes": traffic, "thread_cpu": own,
+                             "rounds": done - rounds})
             revealed = out.reveal()  # every party opens the same (last) output; the runs compute the same value
             chosen = dict(sorted(runs, key=lambda r: r["online"] + r["offline"])[len(runs) // 2])
             chosen["out"] = revealed
@@ -104,22 +123,45 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
     roles["dealer"] = TrustedDealer()
     run = run_protocol(roles, rng=RandomSource.fresh(), timeout=900)
     first = dict(run.results[owners[0]])
-    first["bytes"] = sum(run.results[n]["bytes"] for n in owners)
+    first["bytes"] = max(run.results[n]["bytes"] for n in owners)  # per party: the busiest party's link
+    first["rounds"] = max(run.results[n]["rounds"] for n in owners)  # the longest chain: the last party's clock
     first["dealer"] = run.traffic["dealer"].bytes_sent / (1 + repeat)  # the same corrections in every phase
+    sent_to = run.traffic["dealer"].sent_to
+    first["offline_bytes"] = max(sent_to.get(n, 0) for n in owners) / (1 + repeat)
     return first
 
 
+Op = Callable[[dict[str, SharedFixedPoint]], SharedFixedPoint]
+
+
+def _reciprocal(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["d"].reciprocal()
+
+
+def _div(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["a"] / s["d"]
+
+
+def _sqrt(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["d"].sqrt()
+
+
 def _result(name: str, n: int, m: dict[str, Any], base_s: float, ref: np.ndarray, relative: bool,
-            reference: float | None = None) -> BenchResult:
+            reference: float | None = None, crypten_rounds: str | None = None) -> BenchResult:
     err = np.abs(m["out"] - ref)
     rel = float(np.max(err / np.abs(ref))) if relative else None
     seconds, cpu = m["online"] + m["offline"], m["online_cpu"] + m["offline_cpu"]
     note = (f"online ~{m['online']:.3g} s ({n / m['online']:.3g}/s, {n / max(m['online_cpu'], 1e-9):.3g}/CPU-s), "
-            f"offline ~{m['offline']:.3g} s ({m['offline_cpu']:.3g} CPU-s); {m['rounds']} online rounds; "
-            f"dealer {m['dealer'] / n:.0f} B/element")
+            f"offline ~{m['offline']:.3g} s ({m['offline_cpu']:.3g} CPU-s); {m['rounds']} online rounds"
+            f"{'' if crypten_rounds is None else f' (CrypTen: {crypten_rounds})'}; party 0's online thread CPU "
+            f"{m['thread_cpu']:.3g} s (the compute of lan/wan_seconds); dealer {m['dealer'] / n:.0f} B/element")
+    compute = m["thread_cpu"]
     return BenchResult(name, n, seconds, "numpy", base_s, max_abs_error=float(np.max(err)), max_rel_error=rel,
                        bytes=int(m["bytes"]), note=note, cpu_seconds=cpu,
-                       reference=None if reference is None else "CrypTen 2p", reference_per_s=reference)
+                       reference=None if reference is None else "CrypTen 2p", reference_per_s=reference,
+                       rounds=m["rounds"], lan_seconds=network_seconds(compute, m["rounds"], m["bytes"], LAN),
+                       wan_seconds=network_seconds(compute, m["rounds"], m["bytes"], WAN),
+                       offline_bytes=m["offline_bytes"])
 
 
 def run(quick: bool = False) -> list[BenchResult]:
@@ -147,7 +189,8 @@ def run(quick: bool = False) -> list[BenchResult]:
 
         base, _ = time_call(lambda: x * y)
         m = _measure(parties, FAST, {"x": (x, 100.0), "y": (y, 100.0)}, lambda s: s["x"] * s["y"])
-        results.append(_result(f"mul Z_2^64 f=20 [{tag}]", n, m, base, fx * fy, False, crypten("mul")))
+        results.append(_result(f"mul Z_2^64 f=20 [{tag}]", n, m, base, fx * fy, False, crypten("mul"),
+                               CRYPTEN_ROUNDS["mul"]))
 
         base, _ = time_call(lambda: ma @ mb)
         m = _measure(parties, FAST, {"a": (ma, 1.0), "b": (mb, 1.0)}, lambda s: s["a"] @ s["b"])
@@ -155,21 +198,40 @@ def run(quick: bool = False) -> list[BenchResult]:
 
         base, _ = time_call(lambda: (x < 0).astype(float))
         m = _measure(parties, FAST, {"x": (x, 100.0)}, lambda s: ltz(s["x"]))
-        results.append(_result(f"comparison x<0 Z_2^64 [{tag}]", n, m, base, (fx < 0).astype(float), False))
+        results.append(_result(f"comparison x<0 Z_2^64 [{tag}]", n, m, base, (fx < 0).astype(float), False,
+                               crypten_rounds=CRYPTEN_ROUNDS["comparison"]))
+        if parties == 2:  # DCF keys are two-party
+            m = _measure(parties, FAST, {"x": (x, 100.0)}, lambda s: ltz(s["x"]), comparisons="fss")
+            results.append(_result(f"comparison x<0 Z_2^64 FSS [{tag}]", n, m, base, (fx < 0).astype(float), False,
+                                   crypten_rounds=CRYPTEN_ROUNDS["comparison"]))
 
         base, _ = time_call(lambda: np.exp(e))
         m = _measure(parties, hp, {"e": (e, 16.0)}, lambda s: s["e"].exp())
-        results.append(_result(f"exp [-16,16] Z_2^128 [{tag}]", n, m, base, np.exp(he), True, crypten("exp")))
+        results.append(_result(f"exp [-16,16] Z_2^128 [{tag}]", n, m, base, np.exp(he), True, crypten("exp"),
+                               CRYPTEN_ROUNDS["exp"]))
 
         base, _ = time_call(lambda: 1 / d)
         m = _measure(parties, hp, {"d": (d, 2.0**16)}, lambda s: s["d"].reciprocal())
-        results.append(_result(f"reciprocal [2^-10,2^16] [{tag}]", n, m, base, 1 / hd, True, crypten("reciprocal")))
+        results.append(_result(f"reciprocal [2^-10,2^16] [{tag}]", n, m, base, 1 / hd, True, crypten("reciprocal"),
+                               CRYPTEN_ROUNDS["reciprocal"]))
 
         base, _ = time_call(lambda: a / d)
         m = _measure(parties, hp, {"a": (a, 2.0**16), "d": (d, 2.0**16)}, lambda s: s["a"] / s["d"])
-        results.append(_result(f"div [2^-10,2^16]^2 [{tag}]", n, m, base, ha / hd, True))
+        results.append(_result(f"div [2^-10,2^16]^2 [{tag}]", n, m, base, ha / hd, True,
+                               crypten_rounds=CRYPTEN_ROUNDS["div"]))
 
         base, _ = time_call(lambda: np.sqrt(d))
         m = _measure(parties, hp, {"d": (d, 2.0**16)}, lambda s: s["d"].sqrt())
-        results.append(_result(f"sqrt [2^-10,2^16] [{tag}]", n, m, base, np.sqrt(hd), True))
+        results.append(_result(f"sqrt [2^-10,2^16] [{tag}]", n, m, base, np.sqrt(hd), True,
+                               crypten_rounds=CRYPTEN_ROUNDS["sqrt"]))
+        if parties == 2:  # the functions whose normalisation compares: with the dealer's DCF keys
+            fss_rows: list[tuple[str, dict[str, tuple[np.ndarray, float]], Op, Callable[[], Any], np.ndarray]] = [
+                ("reciprocal", {"d": (d, 2.0**16)}, _reciprocal, lambda: 1 / d, 1 / hd),
+                ("div", {"a": (a, 2.0**16), "d": (d, 2.0**16)}, _div, lambda: a / d, ha / hd),
+                ("sqrt", {"d": (d, 2.0**16)}, _sqrt, lambda: np.sqrt(d), np.sqrt(hd))]
+            for key, inputs, fn, plain, ref in fss_rows:
+                base, _ = time_call(plain)
+                m = _measure(parties, hp, inputs, fn, comparisons="fss")
+                label = f"{key} [2^-10,2^16]{'^2' if key == 'div' else ''} FSS [{tag}]"
+                results.append(_result(label, n, m, base, ref, True, crypten_rounds=CRYPTEN_ROUNDS[key]))
     return results

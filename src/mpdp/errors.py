@@ -14,7 +14,8 @@ Tree::
     ├── ParameterError (ValueError)          invalid argument or configuration
     │   ├── DomainError                      value outside a function's documented valid domain
     │   ├── ShapeMismatchError               array shapes or party row counts that do not line up
-    │   └── PrecisionError                   fixed-point/crypto parameters that cannot hold the computation
+    │   ├── PrecisionError                   fixed-point/crypto parameters that cannot hold the computation
+    │   └── SchemaMismatchError              a table whose columns or values differ from a model's schema
     ├── EncodingOverflowError (OverflowError) a value does not fit its fixed-point encoding or packing slot
     ├── CryptoError
     │   ├── KeyMismatchError                 ciphertext/share under another key or another sharing
@@ -22,18 +23,28 @@ Tree::
     │   ├── InsufficientSharesError          fewer key shares / partial decryptions than decryption needs
     │   └── AuthenticationError              a peer's TLS certificate is not the party it should be
     ├── MalformedMessageError (ValueError)   bytes from another party that do not decode
+    │   └── InvalidGroupElementError         a received group element that is not a valid encoding
     ├── ProtocolError
     │   ├── ProtocolAbortError               a protocol cannot continue (too many dropouts, desync, replay)
+    │   ├── ConfigMismatchError              deployed parties whose shared configurations disagree
     │   └── PartyUnavailableError (TimeoutError)  a party stopped answering within the timeout
     ├── PrivacyError
     │   ├── BudgetExceededError              a release would spend more than the ledger allows
     │   └── LedgerCorruptError               a persisted ledger that fails to verify
-    └── DatasetError
-        ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
-        └── DatasetUnavailableError          no source could provide the data
+    ├── DatasetError
+    │   ├── ChecksumMismatchError            downloaded or cached file with the wrong sha256
+    │   ├── DatasetUnavailableError          no source could provide the data
+    │   ├── DuplicateIdError                 an id column that holds the same identifier more than once
+    │   └── IntersectionTooSmallError        record alignment found fewer common records than the minimum
+    └── ModelFileError (ValueError)          a released-model file that is malformed or truncated
+        ├── ModelVersionError                a model file of another format or format version
+        ├── ModelChecksumError               a model file whose body fails its sha256 (edited or damaged)
+        └── UnsupportedModelError            an operation the released model cannot do (predict, synthesize)
 
 :class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
-random source used for a DP release).
+random source used for a DP release). :class:`DatasetWarning` says that a loader set part of the input aside
+(rows dropped for missing values, an identifier column kept out of the features), with the count and the option
+that makes it explicit.
 """
 
 from __future__ import annotations
@@ -44,15 +55,23 @@ __all__ = [
     "AuthenticationError",
     "BudgetExceededError",
     "ChecksumMismatchError",
+    "ConfigMismatchError",
     "CryptoError",
     "DatasetError",
     "DatasetUnavailableError",
+    "DatasetWarning",
     "DomainError",
+    "DuplicateIdError",
     "EncodingOverflowError",
     "InsufficientSharesError",
+    "IntersectionTooSmallError",
+    "InvalidGroupElementError",
     "KeyMismatchError",
     "LedgerCorruptError",
     "MalformedMessageError",
+    "ModelChecksumError",
+    "ModelFileError",
+    "ModelVersionError",
     "MpdpError",
     "ParameterError",
     "PartyUnavailableError",
@@ -61,8 +80,10 @@ __all__ = [
     "PrivacyLeakWarning",
     "ProtocolAbortError",
     "ProtocolError",
+    "SchemaMismatchError",
     "ShapeMismatchError",
     "TamperedCiphertextError",
+    "UnsupportedModelError",
     "explain",
 ]
 
@@ -133,12 +154,20 @@ class MalformedMessageError(MpdpError, ValueError):
     """Bytes received from another party do not decode to a valid message."""
 
 
+class InvalidGroupElementError(MalformedMessageError):
+    """A party sent bytes that are not valid elements of the protocol's group (e.g. not a ristretto255 point)."""
+
+
 class ProtocolError(MpdpError):
     """A multiparty protocol cannot proceed."""
 
 
 class ProtocolAbortError(ProtocolError):
     """The protocol was aborted: desynchronised, replayed messages, too many dropouts, or a party failed."""
+
+
+class ConfigMismatchError(ProtocolError):
+    """Deployed parties disagree on the shared configuration (algorithm, budget, schema, party list)."""
 
 
 class PartyUnavailableError(ProtocolError, TimeoutError):
@@ -169,5 +198,37 @@ class DatasetUnavailableError(DatasetError):
     """No configured source could provide the dataset."""
 
 
+class DuplicateIdError(DatasetError):
+    """An id column holds the same identifier (after normalisation) in more than one row."""
+
+
+class IntersectionTooSmallError(DatasetError):
+    """Private record alignment found fewer common records than the configured minimum (none, or too few)."""
+
+
+class SchemaMismatchError(ParameterError):
+    """A table whose columns or values differ from the schema a model was trained on."""
+
+
+class ModelFileError(MpdpError, ValueError):
+    """A released-model file that does not parse or does not match its declared structure."""
+
+
+class ModelVersionError(ModelFileError):
+    """A model file of another format, or of a format version this mpdp does not read."""
+
+
+class ModelChecksumError(ModelFileError):
+    """A model file whose body does not match its recorded sha256: edited, truncated or damaged."""
+
+
+class UnsupportedModelError(ModelFileError):
+    """An operation the released model cannot do (e.g. synthesize from a model with no generative part)."""
+
+
 class PrivacyLeakWarning(UserWarning):
     """A use that weakens a privacy guarantee without making the computation invalid."""
+
+
+class DatasetWarning(UserWarning):
+    """A loader set part of the input aside (rows with missing values, an identifier column) and says how much."""

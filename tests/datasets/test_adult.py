@@ -51,6 +51,7 @@ def fixture_dir(tmp_path: Path) -> Path:
 def test_fixture_parses_complete_rows_in_file_order(fixture_dir: Path) -> None:
     data = load_adult(path=fixture_dir, verify=False)
     assert data.n == 4 + 2  # the rows with '?' are dropped
+    assert data.dropped_rows == 2  # and counted (mpdp run --json reports it)
     np.testing.assert_array_equal(data.y, [0, 1, 0, 1, 0, 1])
     assert data.values is not None
     np.testing.assert_array_equal(data.values[:, 0], [39, 50, 38, 90, 25, 17])

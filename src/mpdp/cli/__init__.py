@@ -12,12 +12,27 @@ import sys
 from collections.abc import Sequence
 
 from mpdp import __version__
-from mpdp.cli import bench_cmd, certs_cmd, datasets_cmd, demo_cmd, flower_cmd, party_cmd, reproduce_cmd, run_cmd
+from mpdp.cli import (
+    align_cmd,
+    audit_cmd,
+    bench_cmd,
+    certs_cmd,
+    datasets_cmd,
+    demo_cmd,
+    flower_cmd,
+    launch_cmd,
+    party_cmd,
+    predict_cmd,
+    reproduce_cmd,
+    run_cmd,
+    synthesize_cmd,
+)
 from mpdp.errors import MpdpError
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, reproduce_cmd, datasets_cmd, flower_cmd)
+COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, launch_cmd, predict_cmd, synthesize_cmd,
+            reproduce_cmd, datasets_cmd, align_cmd, audit_cmd, flower_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,12 +44,21 @@ def add_dataset_arguments(parser: argparse.ArgumentParser, *, default: str | Non
     group.add_argument("--categorical", type=_names, default=[], metavar="A,B",
                        help="CSV: columns to treat as categorical (default: inferred)")
     group.add_argument("--numeric", type=_names, default=[], metavar="A,B",
-                       help="CSV: columns to treat as numeric (default: inferred)")
+                       help="CSV: columns to treat as numeric; a cell that is not a number is refused, with its line "
+                            "(default: inferred)")
     group.add_argument("--bounds", type=parse_bounds_spec, default=None, metavar="A=LO:HI,...",
                        help="CSV: public bounds of numeric columns (default: inferred, with a privacy warning)")
     group.add_argument("--categories", type=parse_categories_spec, default=None, metavar="A=x|y,...",
                        help="CSV: public category lists (default: inferred, with a privacy warning)")
     group.add_argument("--positive", help="CSV: the label value that counts as class 1")
+    # The record-identifier and missing-value options of the CSV loader (mpdp.datasets.csvcolumns): kept here,
+    # in one place, for every command that reads a dataset.
+    group.add_argument("--id-column", metavar="NAME",
+                       help="CSV: the column that identifies records, never a feature (default: a column unique "
+                            "per row is taken for one, with a warning)")
+    group.add_argument("--missing", choices=("drop", "error"), default="drop",
+                       help="CSV: rows with a missing value are dropped and counted (drop, default) or refused "
+                            "(error)")
     group.add_argument("--adult-path", metavar="DIR", help="folder holding adult.data and adult.test")
     group.add_argument("--cache-dir", metavar="DIR", help="dataset cache (default: $MPDP_DATA_DIR or ~/.cache/mpdp)")
 
@@ -79,7 +88,8 @@ def reporter(args: argparse.Namespace) -> Callable[[str], None] | None:
 def load_from_args(args: argparse.Namespace, rng: RandomSource) -> Dataset:
     return load_dataset(
         args.dataset, rng=rng, label=args.label, categorical=args.categorical, numeric=args.numeric,
-        bounds=args.bounds, categories=args.categories, positive=args.positive, adult_path=args.adult_path,
+        bounds=args.bounds, categories=args.categories, positive=args.positive, id_column=args.id_column,
+        missing=args.missing, adult_path=args.adult_path,
         cache_dir=args.cache_dir, report=reporter(args),
     )
 

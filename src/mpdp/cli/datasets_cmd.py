@@ -92,13 +92,15 @@ def handle_show(args: argparse.Namespace) -> int:
                   else f"{len(attr.categories or ())} categories")
         group = next((g for g, members in data.groups.items() if attr.name in members), "")
         attrs.append({"name": attr.name, "kind": attr.kind, "domain": domain, "columns": len(cols), "group": group})
-    record = {"name": data.name, "rows": data.n, "features": data.d, "task": data.task, "label": data.label_name,
+    record = {"name": data.name, "rows": data.n, "dropped_rows": data.dropped_rows, "features": data.d,
+              "task": data.task, "label": data.label_name,
               "label_mean": float(np.mean(data.y)), "attributes": attrs, "groups": {k: list(v) for k, v in
                                                                                    data.groups.items()}}
     if args.json:
         print_json(record)
         return 0
-    print(f"{data.name}: {data.n} rows, {data.d} encoded features, {data.task} of {data.label_name!r} "
+    dropped = f" ({data.dropped_rows} dropped for missing values)" if data.dropped_rows else ""
+    print(f"{data.name}: {data.n} rows{dropped}, {data.d} encoded features, {data.task} of {data.label_name!r} "
           f"(mean label {record['label_mean']:.3f})")
     print(table([(a["name"], a["kind"], a["domain"], a["columns"], a["group"]) for a in attrs],
                 ("attribute", "kind", "domain", "columns", "group")))

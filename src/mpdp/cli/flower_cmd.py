@@ -54,8 +54,9 @@ def handle(args: argparse.Namespace) -> int:
 
     algo = get_algorithm(args.algorithm)
     for name, default in (("partition", None), ("label_party", 0), ("fractions", None), ("anchor", None),
-                          ("backend", None)):
-        setattr(args, name, default)
+                          ("backend", None), ("data", None)):
+        if not hasattr(args, name):  # mpdp run's flags that do not apply to a horizontal Flower run
+            setattr(args, name, default)
     config = build_config(algo, args)
     if interactive(args):
         print(f"mpdp: starting a SuperLink and {config.parties + args.aggregators} SuperNodes", file=sys.stderr)

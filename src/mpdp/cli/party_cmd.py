@@ -1,4 +1,9 @@
-"""``mpdp party --config cfg.json``: run one party of a named protocol in this process, over gRPC with mTLS.
+"""``mpdp party --config cfg.json``: run one party of a protocol or a learning algorithm in this process, over
+gRPC with mTLS.
+
+A configuration with ``"algorithm"`` (a deployable name of ``mpdp run --list``) runs that party of the learning
+algorithm on its own data file: see :mod:`mpdp.deploy.party` for its keys. One with ``"protocol"`` runs a
+low-level protocol:
 
 One configuration file can serve every party (pick the local one with ``--name``)::
 
@@ -42,6 +47,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--config", required=True, help="JSON configuration shared by the parties")
     parser.add_argument("--name", default=None, help="the local party (default: the config's \"party\")")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--output", default=None, help=argparse.SUPPRESS)  # the launcher's result file
     parser.set_defaults(handler=handle)
 
 
@@ -77,7 +83,10 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise ParameterError(explain("--config", str(path), "a readable JSON file", "check the path")) from exc
     if not isinstance(config, dict):
         raise ParameterError(explain("configuration", type(config).__name__, "a JSON object", "see mpdp party -h"))
-    for key in ("protocol", "parties"):
+    if "algorithm" not in config and "protocol" not in config:
+        raise ParameterError(explain("configuration", "neither \"algorithm\" nor \"protocol\"", "one of them",
+                                     "name the learning algorithm or the protocol this party runs"))
+    for key in ("parties",):
         if key not in config:
             raise ParameterError(explain(f"configuration key {key!r}", "missing", "present",
                                          "see the example in `mpdp.cli.party_cmd`"))
@@ -113,6 +122,20 @@ def handle(args: argparse.Namespace) -> int:
     if name not in parties:
         raise ParameterError(explain("party name", name, f"one of {list(parties)}", "pass --name NAME"))
     base: Path = config["_base"]
+    if "algorithm" in config:
+        from mpdp.deploy.party import run_algorithm_party
+
+        report = run_algorithm_party(config, name, base, Path(args.output) if args.output else None)
+        if args.json:
+            print(json.dumps(report))
+        else:
+            comm = report["communication"]
+            print(f"{name}: {report['algorithm']} finished in {report['protocol_seconds']:.2f} s "
+                  f"(set-up {report['setup_seconds']:.2f} s, configuration digest {report['digest'][:12]})")
+            print(f"  sent {comm['bytes_sent']} bytes in {comm['messages']} messages")
+            if report["ledger"]:
+                print(f"  ledger {report['ledger']['path']}: epsilon {report['ledger']['epsilon']:g} spent")
+        return 0
     inputs = config.get("inputs", {})
     data = load_input(inputs.get(name) if isinstance(inputs, Mapping) else None, name, base=base)
     setup = PartySetup(party=name, parties=tuple(parties), params=config.get("params", {}), data=data)

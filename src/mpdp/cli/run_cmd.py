@@ -29,6 +29,7 @@ from mpdp.cli.common import (
     show_warnings,
     table,
 )
+from mpdp.cli.party_data import AlignedData, add_party_data_arguments, load_aligned_dataset
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import (
     HorizontalPartition,
@@ -40,11 +41,13 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
+from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
 from mpdp.randomness import RandomSource
 
-__all__ = ["add_parser", "build_config", "handle", "parse_options"]
+__all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "parse_options",
+           "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -91,6 +94,12 @@ def add_parser(subparsers: Any) -> None:
         "run", help="train a registered algorithm on a dataset split between simulated parties",
         description="Train a registered algorithm with simulated parties and print its results "
                     "(privacy spent, metric, non-private baseline, communication).")
+    add_run_arguments(parser)
+    parser.set_defaults(handler=handle)
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``mpdp run``, shared with ``mpdp launch`` (an option added here reaches both)."""
     parser.add_argument("algorithm", nargs="?", help="algorithm name (see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered algorithms and exit")
     add_dataset_arguments(parser)
@@ -101,7 +110,9 @@ def add_parser(subparsers: Any) -> None:
     parties.add_argument("--partition", metavar='"A,B;C,D"',
                          help="vertical: columns per party, ';' between parties (group names such as "
                               "demographic/financial allowed)")
-    parties.add_argument("--label-party", type=int, default=0, help="vertical: index of the party holding the label")
+    parties.add_argument("--label-party", type=int, default=0,
+                         help="vertical: index of the party holding the label (with --data: the party whose "
+                              "file holds --label)")
     rows = parties.add_mutually_exclusive_group()
     rows.add_argument("--fractions", type=_fractions, metavar="W1,W2,...",
                       help="horizontal: relative party sizes, e.g. 40,30,10 (default: equal)")
@@ -115,9 +126,14 @@ def add_parser(subparsers: Any) -> None:
     parties.add_argument("--test-fraction", type=float, default=0.2, help="held-out test share (default 0.2)")
     parties.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                          help="algorithm-specific setting (repeatable), e.g. --option T=100")
+    add_party_data_arguments(parser, id_column=False)
     add_output_arguments(parser)
     parser.add_argument("--plot", metavar="OUT.png", help="plot the curves the algorithm reports")
-    parser.set_defaults(handler=handle)
+    parser.add_argument("--save", metavar="DIR", help="write the released model (DIR/model.json) and this run's "
+                                                      "JSON (DIR/run.json); see mpdp predict, mpdp synthesize")
+    parser.add_argument("--network", type=network_model, default=None, metavar="lan|wan|RTT_ms,Mbps",
+                        help="also report the wall time modelled for this network (compute + rounds x RTT + "
+                             "bytes / bandwidth)")
 
 
 def _check_privacy(epsilon: float, delta: float) -> None:
@@ -152,6 +168,23 @@ def _vertical_partition(data: Dataset, args: argparse.Namespace) -> VerticalPart
 
 def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
     """Load, split and partition the data as ``args`` say, into the :class:`RunConfig` for ``algo``."""
+    return build_run(algo, args)[0]
+
+
+def _check_party_files(algo: Algorithm, args: argparse.Namespace) -> None:
+    if algo.partitioning != "vertical":
+        raise ParameterError(explain("--data", [n for n, _ in args.data], f"only for vertical algorithms "
+                                     f"({algo.name} is {algo.partitioning})", "use --dataset for row-split data"))
+    if args.partition:
+        raise ParameterError(explain("--partition", args.partition, "no --partition with --data (each party's "
+                                     "file holds its columns)", "drop --partition"))
+    if args.parties is not None and args.parties != len(args.data):
+        raise ParameterError(explain("--parties", args.parties, f"{len(args.data)} (one per --data file)",
+                                     "drop --parties"))
+
+
+def build_run(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
+    """The run's configuration and what the report adds (the alignment's fields, with --data)."""
     _check_privacy(args.epsilon, args.delta)
     if algo.backends and args.backend is not None and args.backend not in algo.backends:
         raise ParameterError(explain("--backend", args.backend, f"one of {list(algo.backends)} for {algo.name}",
@@ -169,22 +202,31 @@ def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
                                      "drop them; use --partition for column splits"))
     options = parse_options(args.option, algo.options, algo.name)
     rng = rng_from_args(args)
-    data = load_from_args(args, rng.spawn("data"))
+    aligned: AlignedData | None = None
+    if args.data:
+        _check_party_files(algo, args)
+        aligned = load_aligned_dataset(args, rng.spawn("alignment"), rng.spawn("data"))
+        data = aligned.data
+    else:
+        data = load_from_args(args, rng.spawn("data"))
     _check_task(algo, data)
     train, test = train_test_split(data, args.test_fraction, rng=rng.spawn("split"))
     partition: tuple[tuple[str, ...], ...] | None = None
     row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
+    label_party = args.label_party
     if algo.partitioning == "vertical":
-        part = _vertical_partition(train, args)
-        parties, partition = part.parties, part.as_config()
+        part = (vertical_by_groups(train, aligned.groups, label_party=aligned.label_party) if aligned
+                else _vertical_partition(train, args))
+        parties, partition, label_party = part.parties, part.as_config(), part.label_party
     else:
         rows = _row_partition(train, args, rng.spawn("rows"))
         parties, row_partition = len(rows.indices), rows.indices
-    return RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
-                     rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
-                     label_party=args.label_party if algo.partitioning == "vertical" else 0, options=options,
-                     progress=interactive(args), row_partition=row_partition,
-                     row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
+    config = RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
+                       rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
+                       label_party=label_party if algo.partitioning == "vertical" else 0, options=options,
+                       progress=interactive(args), row_partition=row_partition,
+                       row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
+    return config, (aligned.record if aligned else {})
 
 
 def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) -> HorizontalPartition:
@@ -228,7 +270,27 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def _human(record: Mapping[str, Any]) -> str:
+def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
+              extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON object ``mpdp run`` prints for ``report`` (``mpdp launch`` adds its deployment to it); ``extra``:
+    what the data's loading adds (the record alignment's fields, with ``--data``)."""
+    if not isinstance(report, RunReport):
+        raise ParameterError(explain("algorithm result", type(report).__name__, "a RunReport",
+                                     "fix the algorithm's run function"))
+    record = report.as_json()
+    record.setdefault("backend", config.backend)
+    record.setdefault("seed", args.seed)
+    record.setdefault("options", dict(config.options))
+    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
+    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
+    record.setdefault("train_rows", config.train.n)
+    record.setdefault("test_rows", config.test.n)
+    record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
+    record.update(extra or {})
+    return record
+
+
+def human(record: Mapping[str, Any]) -> str:
     def metric(m: Mapping[str, Any] | None) -> str:
         return "-" if m is None else f"{m['name']} = {m['value']:.4f}" if isinstance(m["value"], float) \
             else f"{m['name']} = {m['value']}"
@@ -242,6 +304,15 @@ def _human(record: Mapping[str, Any]) -> str:
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
         f"{comm.get('rounds', 0):,} rounds;  {record['seconds']:.2f} s",
     ]
+    if record.get("aligned_rows") is not None:
+        sizes = ", ".join(f"{k} {v:,}" for k, v in record["rows_per_party"].items())
+        lines.append(f"  aligned: {record['aligned_rows']:,} common records privately matched (rows per party: "
+                     f"{sizes})")
+    net = record.get("network")
+    if net:
+        lines.append(f"  network {net['model']}: modelled {net['modelled_seconds']:.2f} s (compute "
+                     f"{net['compute_seconds']:.2f} + latency {net['latency_seconds']:.2f} + transfer "
+                     f"{net['transfer_seconds']:.2f})")
     if record.get("per_party_epsilon"):
         lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
         if record.get("per_party_note"):  # what the per-party figure means, where the algorithm says
@@ -255,28 +326,30 @@ def handle(args: argparse.Namespace) -> int:
     if not args.algorithm:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp run --list` to see them"))
     algo = get_algorithm(args.algorithm)
+    if args.save:  # refused before any budget is spent
+        from mpdp.cli.release_io import check_savable
+
+        check_savable(algo.name)
     if args.plot:
         from mpdp.cli.plotting import check_plot_target
 
         check_plot_target(args.plot)
     with show_warnings():
-        config = build_config(algo, args)
+        config, extra = build_run(algo, args)
         report = algo.run(config)
-    if not isinstance(report, RunReport):
-        raise ParameterError(explain(f"{algo.name} result", type(report).__name__, "a RunReport",
-                                     "fix the algorithm's run function"))
-    record = report.as_json()
-    record.setdefault("backend", config.backend)
-    record.setdefault("seed", args.seed)
-    record.setdefault("options", dict(config.options))
-    record.setdefault("partition", [list(g) for g in config.partition] if config.partition else None)
-    record.setdefault("party_rows", [int(i.size) for i in config.row_partition] if config.row_partition else None)
-    record.setdefault("train_rows", config.train.n)
-    record.setdefault("test_rows", config.test.n)
+    record = record_of(report, config, args, extra)
+    if args.network is not None:
+        record["network"] = args.network.model(record["seconds"], record["communication"])
+    if args.save:
+        from mpdp.cli.release_io import save_run
+
+        record["saved"] = save_run(args.save, report, config, record, args)
+        if interactive(args):
+            print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
     if args.json:
         print_json(record)
     else:
-        print(_human(record))
+        print(human(record))
     if args.plot:
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)

@@ -1,1 +1,1 @@
-"""Cryptography: fixed-point secret sharing, Paillier, CKKS. Never touches the network."""
+"""Cryptography: fixed-point secret sharing, Paillier, CKKS, ristretto255 batches. Never touches the network."""

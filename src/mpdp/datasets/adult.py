@@ -18,12 +18,13 @@ adult`` runs steps 2-4 ahead of time.
 
 Encoding
 --------
-Rows with a missing value (``?``) are dropped, leaving 30,162 + 15,060 = 45,222 records, training file
-first. Numeric attributes are scaled to [-1, 1] from the fixed public bounds in :data:`ADULT_BOUNDS` (the
-census extraction's conditions and top-codes, rounded outwards; never the loaded rows' min/max), categorical
-attributes are one-hot over the category lists of ``adult.names`` (:data:`ADULT_CATEGORIES`), so train and
-test encode identically. The label is ``income > 50K`` in {0, 1}; ``labels_pm1()`` gives {-1, +1} and
-``unit_ball()`` rows of norm <= 1 (divided by sqrt(14), one per attribute).
+Rows with a missing value (``?``) are dropped, leaving 30,162 + 15,060 = 45,222 records, training file first;
+``Dataset.dropped_rows`` counts the dropped ones (2,399 + 1,221). Numeric attributes are scaled to [-1, 1] from
+the fixed public bounds in :data:`ADULT_BOUNDS` (the census extraction's conditions and top-codes, rounded
+outwards; never the loaded rows' min/max), categorical attributes are one-hot over the category lists of
+``adult.names`` (:data:`ADULT_CATEGORIES`), so train and test encode identically. The label is ``income > 50K`` in
+{0, 1}; ``labels_pm1()`` gives {-1, +1} and ``unit_ball()`` rows of norm <= 1 (divided by sqrt(14), one per
+attribute).
 
 Column groups (``Dataset.groups``) split the attributes for vertical partitioning, as paper 002 does:
 ``demographic`` (who the person is, including ``fnlwgt``, which the census computes from age, sex, race and
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -228,18 +230,21 @@ def _store(blobs: dict[str, bytes], files: dict[str, Path]) -> None:
 
 # -- parsing -------------------------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
-def _parse_cached(path: str, size: int, mtime_ns: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _parse_cached(path: str, size: int, mtime_ns: int
+                  ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
     return _parse(Path(path).read_text(encoding="utf-8"), source=path)
 
 
-def _parse(text: str, *, source: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Complete records of one Adult file as (attribute values n x 14, labels n) in float64."""
+def _parse(text: str, *, source: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+    """Complete records of one Adult file as (attribute values n x 14, labels n) in float64, and how many
+    records it dropped for a missing value."""
     lookup = {name: {c: float(i) for i, c in enumerate(cats)} for name, cats in ADULT_CATEGORIES.items()}
     convert: list[Callable[[str], float]] = [lookup[a].__getitem__ if a in lookup else float for a in ADULT_ATTRIBUTES]
     income = {label + dot: float(i) for i, label in enumerate(INCOME_CATEGORIES) for dot in ("", ".")}
     width = len(ADULT_ATTRIBUTES) + 1
     rows: list[list[float]] = []
     labels: list[float] = []
+    dropped = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("|"):
             continue
@@ -248,6 +253,7 @@ def _parse(text: str, *, source: str) -> tuple[npt.NDArray[np.float64], npt.NDAr
             raise DatasetError(explain(f"{source}:{lineno}", line[:60], f"{width} fields",
                                        "use the original Adult files"))
         if "?" in fields:
+            dropped += 1
             continue
         try:
             rows.append([f(v) for f, v in zip(convert, fields, strict=False)])
@@ -255,7 +261,7 @@ def _parse(text: str, *, source: str) -> tuple[npt.NDArray[np.float64], npt.NDAr
         except (KeyError, ValueError):
             _explain_bad_line(fields, lookup, f"{source}:{lineno}")
     values = np.array(rows, dtype=np.float64).reshape(len(rows), len(ADULT_ATTRIBUTES))
-    return values, np.array(labels, dtype=np.float64)
+    return values, np.array(labels, dtype=np.float64), dropped
 
 
 def _explain_bad_line(fields: list[str], lookup: dict[str, dict[str, float]], where: str) -> None:
@@ -273,10 +279,10 @@ def _explain_bad_line(fields: list[str], lookup: dict[str, dict[str, float]], wh
     raise DatasetError(explain(f"{where} income", fields[-1], "'<=50K' or '>50K'", "use the original Adult files"))
 
 
-def _read(path: Path) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _read(path: Path) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
     stat = path.stat()
-    values, labels = _parse_cached(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    return values.copy(), labels.copy()
+    values, labels, dropped = _parse_cached(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    return values.copy(), labels.copy(), dropped
 
 
 # -- loading -------------------------------------------------------------------------------------------------
@@ -316,7 +322,7 @@ def load_adult(
     chosen = {"all": ("adult.data", "adult.test"), "train": ("adult.data",), "test": ("adult.test",)}[split]
     parts = [_read(files[name]) for name in chosen]
     if verify:
-        for name, (values, _) in zip(chosen, parts, strict=True):
+        for name, (values, _, _) in zip(chosen, parts, strict=True):
             if values.shape[0] != ADULT_ROWS[name]:  # pragma: no cover - the checksum already pins the file
                 raise DatasetError(explain(f"complete rows of {name}", values.shape[0], str(ADULT_ROWS[name]),
                                            "report this as a bug"))
@@ -349,4 +355,5 @@ def load_adult(
     if "income" in names:
         groups["financial"] = (*groups["financial"], "income")
     groups = {g: members for g, members in groups.items() if members}
-    return make_dataset("adult", attrs, values, y, task=task, label_name=label_name, groups=groups)
+    data = make_dataset("adult", attrs, values, y, task=task, label_name=label_name, groups=groups)
+    return replace(data, dropped_rows=sum(p[2] for p in parts))

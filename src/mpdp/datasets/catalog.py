@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mpdp.datasets.adult import Reporter, load_adult
 from mpdp.datasets.csvfile import load_csv
@@ -102,6 +102,8 @@ def load_dataset(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     categories: Mapping[str, Sequence[str]] | None = None,
     positive: str | None = None,
+    id_column: str | None = None,
+    missing: Literal["drop", "error"] = "drop",
     adult_path: str | os.PathLike[str] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     report: Reporter | None = None,
@@ -111,9 +113,11 @@ def load_dataset(
         if label is None:
             raise ParameterError(explain("label", None, "the CSV column to predict", "pass --label COLUMN"))
         return load_csv(spec, label=label, categorical=categorical, numeric=numeric, bounds=bounds,
-                        categories=categories, positive=positive)
-    if label is not None or categorical or numeric or bounds or categories or positive is not None:
-        raise ParameterError(explain("--label/--categorical/--numeric/--bounds/--categories/--positive", spec,
+                        categories=categories, positive=positive, id_column=id_column, missing=missing)
+    if (label is not None or categorical or numeric or bounds or categories or positive is not None
+            or id_column is not None or missing != "drop"):
+        raise ParameterError(explain("--label/--categorical/--numeric/--bounds/--categories/--positive/"
+                                     "--id-column/--missing", spec,
                                      "a CSV dataset (these describe the user's own table)",
                                      "drop these options for built-in datasets"))
     name, params = parse_spec(spec)

@@ -1,7 +1,10 @@
 """The user's own table: a CSV file with a header row, a label column, numeric and categorical columns.
 
-Types are declared (``categorical=``, ``numeric=``) or inferred: a column whose every present value parses
-as a finite number is numeric, any other is categorical. Encoding, scaling and validation are those of every
+Types are declared (``categorical=``, ``numeric=``) or inferred by the rules of :mod:`mpdp.datasets.csvcolumns`,
+which never guess silently: a column that is numeric except for a few cells is refused with their line numbers
+and values, and a column with a distinct value on every row is an identifier, kept out of the features with a
+:class:`~mpdp.errors.DatasetWarning` (``id_column=`` / ``--id-column`` names it explicitly; the dataset keeps
+its values as :attr:`~mpdp.datasets.dataset.Dataset.ids`). Encoding, scaling and validation are those of every
 mpdp dataset (:mod:`mpdp.datasets.encoding`).
 
 The domain of each column (numeric bounds, category lists) should be *public*: declared from knowledge of
@@ -11,26 +14,40 @@ the inferred columns and how to declare them (``bounds={"age": (0, 120)}``, ``--
 
 Label: a column with two distinct values gives classification (the ``positive`` value, or the larger of the
 two in sorted order, becomes 1); a numeric column with more values gives regression, scaled to [-1, 1] by
-its bounds. Missing values (empty, ``?``, ``NA``, ``NaN``, ``null``, ``None``) drop the row
-(``missing="drop"``) or raise (``missing="error"``).
+its bounds.
+
+Missing values (empty, ``?``, ``NA``, ``NaN``, ``null``, ``None``) in a used column (features, label,
+identifier): ``missing="drop"`` (``--missing drop``, the default) drops the row, warns with the count and the
+first line numbers, and records the count as :attr:`~mpdp.datasets.dataset.Dataset.dropped_rows` (``mpdp run
+--json`` reports it as ``"dropped_rows"``); ``missing="error"`` refuses the file, naming the lines. The count,
+like the number of rows, is not protected by differential privacy: it is for the data holder.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from mpdp.datasets.csvcolumns import find_identifiers, number, numeric_column, parse_numeric, require_unique
 from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import OutOfBounds, make_dataset, scale_to_pm1
-from mpdp.errors import DatasetError, DatasetUnavailableError, DomainError, ParameterError, PrivacyLeakWarning, explain
+from mpdp.errors import (
+    DatasetError,
+    DatasetUnavailableError,
+    DatasetWarning,
+    DomainError,
+    ParameterError,
+    PrivacyLeakWarning,
+    explain,
+)
 
 __all__ = ["MISSING", "load_csv", "parse_bounds_spec", "parse_categories_spec"]
 
@@ -62,15 +79,8 @@ def parse_categories_spec(spec: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[list[str]]]:
+def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the data rows, each with the file line it starts on (blank lines skipped, still counted)."""
     if not path.is_file():
         raise DatasetUnavailableError(explain("CSV file", str(path), "an existing file", "check the path"))
     text = path.read_text(encoding="utf-8-sig")
@@ -79,18 +89,56 @@ def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[list[
             delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
         except csv.Error:
             delimiter = ","
-    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    rows: list[tuple[int, list[str]]] = []
+    start = 1
+    for row in reader:
+        if any(c.strip() for c in row):
+            rows.append((start, row))
+        start = reader.line_num + 1
     if len(rows) < 2:
         raise DatasetError(explain(f"{path}", f"{len(rows)} non-empty lines", "a header row and data rows",
                                    "write the column names on the first line"))
-    header = [h.strip() for h in rows[0]]
+    header = [h.strip() for h in rows[0][1]]
     if len(set(header)) != len(header) or any(not h for h in header):
         raise DatasetError(explain(f"header of {path}", header, "unique, non-empty column names", "rename columns"))
-    for lineno, row in enumerate(rows[1:], 2):
+    for lineno, row in rows[1:]:
         if len(row) != len(header):
             raise DatasetError(explain(f"{path}:{lineno}", f"{len(row)} fields", f"{len(header)} (as the header)",
                                        "fix the row or quote fields that contain the delimiter"))
-    return header, [[c.strip() for c in r] for r in rows[1:]]
+    return header, [(lineno, [c.strip() for c in r]) for lineno, r in rows[1:]]
+
+
+def _lines(lines: Sequence[int]) -> str:
+    shown = ", ".join(map(str, lines[:8]))
+    return shown + (f" and {len(lines) - 8} more" if len(lines) > 8 else "")
+
+
+def _complete_rows(rows: list[tuple[int, list[str]]], header: list[str], used: Sequence[str],
+                   missing: str, source: str) -> tuple[list[tuple[int, list[str]]], int]:
+    """Rows with a value in every used column, and how many were dropped (``missing="error"``: refused)."""
+    index = [header.index(c) for c in used]
+    kept: list[tuple[int, list[str]]] = []
+    gaps: list[int] = []
+    columns: list[str] = []
+    for lineno, row in rows:
+        empty = [header[i] for i in index if row[i].lower() in MISSING]
+        if empty:
+            gaps.append(lineno)
+            columns.extend(c for c in empty if c not in columns)
+        else:
+            kept.append((lineno, row))
+    if gaps and missing == "error":
+        raise DatasetError(explain(
+            f"{source}, lines {_lines(gaps)}", f"{len(gaps)} rows with missing values in {columns}",
+            "a value in every used cell", "fill the values, or pass missing='drop' (--missing drop) to drop those "
+            "rows, counted"))
+    if gaps:
+        warnings.warn(
+            f"{source}: dropped {len(gaps)} of {len(rows)} rows with missing values (lines {_lines(gaps)}; columns "
+            f"{', '.join(columns)}). Pass missing='error' (--missing error) to refuse them instead, or fill them.",
+            DatasetWarning, stacklevel=3)
+    return kept, len(gaps)
 
 
 def load_csv(
@@ -102,6 +150,7 @@ def load_csv(
     bounds: Mapping[str, tuple[float, float]] | None = None,
     categories: Mapping[str, Sequence[str]] | None = None,
     columns: Sequence[str] | None = None,
+    id_column: str | None = None,
     task: Task | None = None,
     positive: str | None = None,
     missing: Literal["drop", "error"] = "drop",
@@ -109,55 +158,76 @@ def load_csv(
     delimiter: str | None = None,
     name: str | None = None,
 ) -> Dataset:
-    """Load a CSV table as a :class:`Dataset` (see the module docstring for types, domains and labels).
+    """Load a CSV table as a :class:`Dataset` (see the module docstring for types, identifiers, domains and labels).
 
-    ``columns`` keeps only those feature columns (default: every column except the label).
+    ``columns`` keeps only those feature columns (default: every column except the label and identifiers).
+    ``id_column`` names the column that identifies records: never a feature, unique per row, its values kept
+    as ``Dataset.ids``. ``missing`` says what a row with a missing value gets: ``"drop"`` (counted, with a
+    :class:`~mpdp.errors.DatasetWarning`) or ``"error"``.
     """
     file = Path(path).expanduser()
+    if missing not in ("drop", "error"):
+        raise ParameterError(explain("missing", missing, "'drop' or 'error'", "pass missing='drop' or 'error'"))
     header, rows = _read_rows(file, delimiter)
     bounds = dict(bounds or {})
     declared_cats = {k: tuple(v) for k, v in (categories or {}).items()}
-    features = list(columns) if columns is not None else [h for h in header if h != label]
+    given = [id_column] if id_column is not None else []
+    features = list(columns) if columns is not None else [h for h in header if h != label and h not in given]
     for what, names in (("label", [label]), ("categorical", categorical), ("numeric", numeric),
-                        ("columns", features), ("bounds", list(bounds)), ("categories", list(declared_cats))):
+                        ("columns", features), ("bounds", list(bounds)), ("categories", list(declared_cats)),
+                        ("id_column", given)):
         unknown = [c for c in names if c not in header]
         if unknown:
             raise ParameterError(explain(f"{what} column", unknown, f"columns of {file.name}: {header}",
                                          "check the spelling against the CSV header"))
     if label in features:
         raise ParameterError(explain("columns", features, "feature columns without the label", f"drop {label!r}"))
-    if not features:
-        raise ParameterError(explain("feature columns", [], "at least one", "add feature columns to the CSV"))
+    if id_column is not None and (id_column == label or id_column in features or id_column in categorical
+                                  or id_column in numeric or id_column in bounds or id_column in declared_cats):
+        raise ParameterError(explain("id_column", id_column, "a column that is neither the label nor a feature",
+                                     "name the identifier column once, and not among the label or feature options"))
     if both := set(categorical) & set(numeric):
         raise ParameterError(explain("column types", sorted(both), "each column either numeric or categorical",
                                      "declare each column once"))
 
-    used = [header.index(c) for c in (*features, label)]
-    kept: list[list[str]] = []
-    for lineno, row in enumerate(rows, 2):
-        gaps = [header[i] for i in used if row[i].lower() in MISSING]
-        if gaps:
-            if missing == "error":
-                raise DatasetError(explain(f"{file.name}:{lineno}", f"missing {gaps}", "complete rows",
-                                           "fill the values or pass missing='drop'"))
-            continue
-        kept.append(row)
+    identifiers = list(given)
+    if columns is None:
+        undeclared = [c for c in features if c not in categorical and c not in numeric]
+        cells = [[r[header.index(c)] for _, r in rows if r[header.index(c)].lower() not in MISSING]
+                 for c in undeclared]
+        found = find_identifiers(undeclared, cells)
+        if found:
+            warnings.warn(
+                f"{file.name}: {', '.join(found)} is unique per row (a distinct value on every row), so it is "
+                f"taken for a record identifier and kept out of the features. Name it with --id-column {found[0]} "
+                f"(id_column={found[0]!r}) to say so, or declare its type (--numeric/--categorical) to keep it "
+                "as a feature.",
+                DatasetWarning, stacklevel=2)
+            features = [c for c in features if c not in found]
+            identifiers += found
+    if not features:
+        raise ParameterError(explain("feature columns", [], "at least one", "add feature columns to the CSV"))
+
+    kept, dropped = _complete_rows(rows, header, [*features, label, *given], missing, file.name)
     if len(kept) < 2:
         raise DatasetError(explain(f"complete rows of {file.name}", len(kept), "at least 2", "add data"))
+    lines = [lineno for lineno, _ in kept]
+    ids: list[str] | None = None
+    if identifiers:
+        ids = [r[header.index(identifiers[0])] for _, r in kept]
+        if any(v.lower() in MISSING for v in ids):  # a found identifier with gaps: no ids to align records by
+            ids = None
+        else:
+            require_unique(identifiers[0], ids, lines, source=file.name)  # a named one; a found one is unique
 
     inferred: list[str] = []
     attrs: list[Attribute] = []
     cols: list[np.ndarray] = []
     for col in features:
-        raw = [r[header.index(col)] for r in kept]
-        nums = [_number(v) for v in raw]
-        is_numeric = col in numeric or (col not in categorical and all(v is not None for v in nums))
-        if is_numeric:
-            bad = [raw[i] for i, v in enumerate(nums) if v is None]
-            if bad:
-                raise DomainError(explain(f"numeric column {col}", bad[:3], "numbers",
-                                          f"declare {col} categorical or clean the values"))
-            values = np.array(nums, dtype=np.float64)
+        raw = [r[header.index(col)] for _, r in kept]
+        if col in numeric or (col not in categorical and numeric_column(raw)):
+            values = np.array(parse_numeric(col, raw, lines, declared=col in numeric, source=file.name),
+                              dtype=np.float64)
             if col in bounds:
                 lo, hi = bounds[col]
             else:
@@ -182,9 +252,9 @@ def load_csv(
             cols.append(np.array([lookup[v] for v in raw], dtype=np.float64))
     values = np.column_stack(cols)
 
-    raw_label = [r[header.index(label)] for r in kept]
+    raw_label = [r[header.index(label)] for _, r in kept]
     distinct = sorted(set(raw_label))
-    label_nums = [_number(v) for v in raw_label]
+    label_nums = [number(v) for v in raw_label]
     if task is None:
         task = "classification" if len(distinct) <= 2 or any(v is None for v in label_nums) else "regression"
     if task == "classification":
@@ -221,5 +291,6 @@ def load_csv(
             "differential privacy. Declare public domains (bounds={'col': (lo, hi)} / --bounds col=lo:hi, "
             "categories={'col': [...]} / --categories col=a|b) for the full guarantee.",
             PrivacyLeakWarning, stacklevel=2)
-    return make_dataset(name or file.stem, attrs, values, y, task=task, label_name=label,
+    data = make_dataset(name or file.stem, attrs, values, y, task=task, label_name=label,
                         out_of_bounds=out_of_bounds)
+    return replace(data, ids=None if ids is None else np.array(ids, dtype=np.str_), dropped_rows=dropped)

@@ -8,6 +8,9 @@ A :class:`Dataset` carries two views of the same records:
   units, categorical attributes as integer codes 0..k-1), used where a model needs the original types
   (002's Beta/Categorical mixture, 004's trees).
 
+Two facts about the records travel with them: ``ids`` (record identifiers from the source, never features; for
+aligning parties' records) and ``dropped_rows`` (how many source rows the loader dropped for missing values).
+
 ``encoded_columns[j]`` lists which columns of ``X`` attribute ``j`` produced, so a vertical partition by
 attribute names maps to column blocks of ``X`` without ambiguity.
 """
@@ -68,6 +71,8 @@ class Dataset:
     encoded_columns: tuple[tuple[int, ...], ...] = ()
     label_name: str = "label"
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    ids: npt.NDArray[np.str_] | None = None
+    dropped_rows: int = 0
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2 or self.y.shape != (self.X.shape[0],):
@@ -89,6 +94,8 @@ class Dataset:
             if len(self.encoded_columns) != len(self.attributes):
                 raise ShapeMismatchError(explain("encoded_columns", len(self.encoded_columns),
                                                  f"{len(self.attributes)} entries", "map each attribute to X columns"))
+        if self.ids is not None and self.ids.shape != (self.X.shape[0],):
+            raise ShapeMismatchError(explain("ids", self.ids.shape, f"({self.X.shape[0]},)", "one id per row"))
         for group, names in self.groups.items():
             unknown = [n for n in names if n not in self.attribute_names and n not in self.feature_names]
             if unknown:
@@ -116,6 +123,7 @@ class Dataset:
             name=self.name, X=self.X[idx], y=self.y[idx], feature_names=self.feature_names, task=self.task,
             attributes=self.attributes, values=None if self.values is None else self.values[idx],
             encoded_columns=self.encoded_columns, label_name=self.label_name, groups=self.groups,
+            ids=None if self.ids is None else self.ids[idx], dropped_rows=self.dropped_rows,
         )
 
     def columns_of(self, names: Sequence[str]) -> tuple[int, ...]:

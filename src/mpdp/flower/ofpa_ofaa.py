@@ -3,7 +3,7 @@
 Each data owner is a ClientApp holding its own rows (unit ball, intercept folded in, as
 :func:`~mpdp.learning.ofpa_ofaa.prepare_parties` makes them) and its own ledger. Every round it builds its
 :class:`~mpdp.learning.ofpa_ofaa.parties.DataOwner` (the same class as the in-process run: same calibration
-:func:`~mpdp.learning.ofpa_ofaa.model.calibrate_owner`, same perturbation, same local solver), minimises its
+:func:`~mpdp.learning.ofpa_ofaa.model.calibrate`, same perturbation, same local solver), minimises its
 perturbed objective from the global parameters and sends ``(n_k theta_k, n_k)`` through mpdp's weighted secure
 aggregation (:mod:`mpdp.flower.secagg`, ``reveal=True``): the hub learns only the record-weighted average of the
 survivors, exactly as :func:`~mpdp.learning.ofpa_ofaa.parties.secure_weighted_average` does in process.
@@ -33,7 +33,7 @@ from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine
-from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate_owner
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows
 from mpdp.protocols.aggregation import AggregateResult, AggregationSpec
 from mpdp.randomness import RandomSource
@@ -83,7 +83,7 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     prepared = PreparedParties(names=(me.name,), rows=(rows,), row_bound=float(public["row_bound"]),
                                row_l1=float(public["row_l1"]), intercept=float(public["intercept"]))
     per_release = settings.epsilon if settings.noise == "once" else settings.epsilon / settings.max_rounds
-    lam, scale, budget = calibrate_owner(settings, per_release, rows.X.shape[0], prepared,
+    lam, scale, budget = calibrate(settings, per_release, rows.X.shape[0], prepared,
                                          int(np.count_nonzero(rows.fixed)))
     owner = DataOwner(me.name, rows, settings.method, lam, scale, _owner_source(context, me.name), budget)
     release = 0 if settings.noise == "once" else rnd

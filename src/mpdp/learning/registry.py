@@ -137,6 +137,9 @@ class RunReport:
     communication: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
     curves: list[Curve] = field(default_factory=list)  # what ``--plot`` draws; printed under "curves"
+    #: What the run released, for ``mpdp run --save`` (:mod:`mpdp.learning.release.build`): the fitted estimator
+    #: or fit result. None when the algorithm releases nothing savable. Never printed.
+    released: Any = None
 
     def as_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {

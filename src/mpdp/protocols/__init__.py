@@ -36,6 +36,13 @@ Distributed noise (:mod:`mpdp.protocols.noise`, :mod:`mpdp.protocols.noisy_aggre
     (towards any ``collusion`` holders); priced by ``distributed_laplace_cost(..., known_shares=)``.
     ``laplace_aggregation_server`` / ``laplace_aggregation_aggregator``: secure aggregation opened with it.
 
+Private record alignment (:mod:`mpdp.protocols.alignment`)
+    ``spec = AlignmentSpec(parties=(leader, ...), min_intersection=100)``; every party calls
+    ``align(comm, its_ids, spec)`` (or runs ``AlignmentParty(name, ids, spec)``) and gets an ``Alignment``:
+    ``.rows``, its row of each common record in one agreed order (so ``table[rows]`` lines up everywhere),
+    ``.size`` and ``.set_sizes`` (revealed to all). ECDH PSI over ristretto255; ``simulate_alignment`` runs it
+    in memory. The Security section of the package docstring says what leaks.
+
 Named protocols for ``mpdp party`` (:mod:`mpdp.protocols.catalog`)
     ``PROTOCOLS`` maps a name to a role builder from a JSON configuration.
 """

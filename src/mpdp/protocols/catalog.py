@@ -126,6 +126,18 @@ def _inner_product(setup: PartySetup) -> Role:
     return lambda comm: cross_product(comm, data, spec)
 
 
+def _alignment(setup: PartySetup) -> Role:
+    from mpdp.protocols.alignment import AlignmentParty, AlignmentSpec
+
+    ids = setup.require_data()
+    if ids.ndim != 1 or ids.dtype.kind != "U":
+        raise ParameterError(explain(f"input of {setup.party}", f"{ids.dtype} array of shape {ids.shape}",
+                                     "a 1-D array of str ids", "save it with np.save(path, np.array(ids, dtype=str))"))
+    spec = AlignmentSpec.from_config({"parties": list(setup.param("parties", setup.parties)),
+                                      **{k: v for k, v in setup.params.items() if k != "parties"}})
+    return AlignmentParty(setup.party, ids.tolist(), spec)
+
+
 def _secure_sum(setup: PartySetup) -> Role:
     return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
 
@@ -133,6 +145,9 @@ def _secure_sum(setup: PartySetup) -> Role:
 PROTOCOLS: dict[str, NamedProtocol] = {
     p.name: p
     for p in (
+        NamedProtocol("alignment", "private record alignment (ECDH PSI): each party learns its rows common to all, "
+                      "in one order; input: a .npy of str ids; params: [parties (leader first), min_intersection, "
+                      "case_sensitive, max_ids]", _alignment),
         NamedProtocol("secure-sum", "every party learns the sum of the parties' int64 vectors (toy)", _secure_sum),
         NamedProtocol("aggregation", "dropout-tolerant secure (weighted) sum of client vectors at a server; params: "
                       "server, aggregators, clients {party: k}, dim, bound[, weighted, weight_bound, max_dropouts]",

@@ -29,7 +29,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["PartyCredentials", "certificate_name", "check_party_name", "generate_demo_certificates"]
+__all__ = ["PartyCredentials", "certificate_name", "check_party_name", "generate_demo_certificates",
+           "generate_party_folders"]
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
@@ -173,4 +174,37 @@ def generate_demo_certificates(
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         _write_private(key_path, _key_pem(key))
         credentials[name] = PartyCredentials(ca=ca_path, cert=cert_path, key=key_path)
+    return credentials
+
+
+def generate_party_folders(
+    directory: str | Path, parties: Iterable[str], *, days: int = 30, ca_name: str = "mpdp demo CA",
+    ca_key_directory: str | Path | None = None,
+) -> dict[str, PartyCredentials]:
+    """Like :func:`generate_demo_certificates`, but each party's files in a folder of its own.
+
+    ``directory/<party>/`` receives ``ca.pem``, ``<party>.pem`` and ``<party>.key``: what that organisation
+    copies to its machine, and nothing of anyone else's. The CA's private key never sits beside a party's
+    key: it is written to ``ca_key_directory`` (as ``ca.pem`` and ``ca.key``) when one is given, and otherwise
+    not kept at all (no further certificate can then be issued from this CA).
+    """
+    import tempfile
+
+    names = [check_party_name(p) for p in parties]
+    out = Path(directory)
+    with tempfile.TemporaryDirectory() as scratch:
+        made = generate_demo_certificates(scratch, names, days=days, ca_name=ca_name)
+        credentials: dict[str, PartyCredentials] = {}
+        for name, creds in made.items():
+            folder = out / name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "ca.pem").write_bytes(creds.ca.read_bytes())
+            (folder / f"{name}.pem").write_bytes(creds.cert.read_bytes())
+            _write_private(folder / f"{name}.key", creds.key.read_bytes())
+            credentials[name] = PartyCredentials.in_directory(folder, name)
+        if ca_key_directory is not None:
+            keep = Path(ca_key_directory)
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / "ca.pem").write_bytes((Path(scratch) / "ca.pem").read_bytes())
+            _write_private(keep / "ca.key", (Path(scratch) / "ca.key").read_bytes())
     return credentials

@@ -126,6 +126,8 @@ class GrpcTransport(Transport):
         self.send_timeout = float(send_timeout)
         self.linger = float(linger)
         self.death_grace = 1.5
+        self.tls_grace = 2.0
+        self._tls_failing_since: dict[str, float] = {}
         self.max_chunk = int(max_chunk)
         self._started = time.monotonic()
 
@@ -289,8 +291,16 @@ class GrpcTransport(Transport):
         """A typed error for a failed call to ``peer``, or None when it is worth retrying."""
         code = _code(error)
         address = self.addresses[peer]
-        if code == grpc.StatusCode.PERMISSION_DENIED or (code == grpc.StatusCode.UNAVAILABLE and
-                                                         _is_tls_failure(error)):
+        tls = code == grpc.StatusCode.UNAVAILABLE and _is_tls_failure(error)
+        if tls and code != grpc.StatusCode.PERMISSION_DENIED:
+            # A handshake cut short on a loaded host looks like a certificate failure once; a wrong certificate
+            # fails every attempt. Retry until the failures have lasted `tls_grace` seconds.
+            now = time.monotonic()
+            with self._cond:
+                since = self._tls_failing_since.setdefault(peer, now)
+            if now - since < self.tls_grace:
+                return None
+        if code == grpc.StatusCode.PERMISSION_DENIED or tls:
             return AuthenticationError(
                 f"{self.name} could not authenticate with {peer} at {address}: "
                 f"{error.details() if isinstance(error, grpc.Call) else error}. "

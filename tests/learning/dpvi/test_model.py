@@ -51,6 +51,10 @@ def test_mpc_run_follows_the_float_run_with_the_same_seeds(data: Dataset) -> Non
     np.testing.assert_allclose(secure.posterior_.mu, plain.posterior_.mu, atol=1e-3)
     other = DPVI(rng=RandomSource.seeded(16), **common).fit(data)  # type: ignore[arg-type]
     assert np.max(np.abs(other.posterior_.mu - plain.posterior_.mu)) > 1e-2  # the noise matters
+    # the step with one-round FSS comparisons (the dealer's DCF keys) releases the same gradients up to roundings
+    fss = VerticalDPVI(noise="trusted", comparisons="fss", rng=RandomSource.seeded(15), **common)  # type: ignore[arg-type]
+    fss.fit(data, GROUPS)
+    np.testing.assert_allclose(fss.posterior_.mu, secure.posterior_.mu, atol=1e-4)
 
 
 _FORKED_FIT = """
@@ -85,6 +89,11 @@ def test_forked_services_give_the_same_posterior() -> None:
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[('dealer',", "'noise')]", "True", "True", "True"]
+
+
+def test_an_unknown_comparison_method_is_refused() -> None:
+    with pytest.raises(ParameterError, match="comparisons"):
+        VerticalDPVI(comparisons="bits")
 
 
 def test_forked_services_are_refused_where_a_fork_is_unsafe(data: Dataset) -> None:

@@ -46,7 +46,7 @@ def test_private_model_is_finite_and_useful() -> None:
         m = FMLogisticRegression(eps, rng=RandomSource.seeded(5)).fit(X, y)
         assert np.all(np.isfinite(m.coef_)) and np.isfinite(m.intercept_)
     lin = FMLinearRegression(10.0, rng=RandomSource.seeded(6)).fit(X, 0.3 * (X @ np.ones(5)) / 5)
-    assert lin.score(X, 0.3 * (X @ np.ones(5)) / 5) < 0.05 and lin.epsilon_spent_ == 10.0
+    assert lin.mse(X, 0.3 * (X @ np.ones(5)) / 5) < 0.05 and lin.epsilon_spent_ == 10.0
 
 
 def test_estimator_matches_centralised_reference_with_same_noise() -> None:

@@ -111,3 +111,6 @@ def test_feature_and_label_policy() -> None:
         check_labels("linear", [0.0, 2.0])
     with pytest.raises(ShapeMismatchError):
         check_labels("linear", [[0.0]])
+    np.testing.assert_array_equal(check_labels("linear", [0.5, 2.0, -3.0], clip=True), [0.5, 1.0, -1.0])
+    with pytest.raises(DomainError, match=r"\{0, 1\}"):  # clipping never changes a class
+        check_labels("logistic", [0.0, 2.0], clip=True)

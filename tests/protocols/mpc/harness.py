@@ -14,15 +14,16 @@ NAMES = ("alice", "bob", "carol", "dave", "erin")
 
 
 def run_mpc(program: Callable[[MPCSession], Any], *, parties: int = 2, fmt: FixedPointFormat = FAST,
-            seed: int | str = 0) -> ProtocolRun[Any]:
+            seed: int | str = 0, comparisons: str = "circuit",
+            dealer: TrustedDealer | None = None) -> ProtocolRun[Any]:
     """Every computing party runs ``program(session)``; returns the run (results keyed by party)."""
 
     def role(comm: Any) -> Any:
-        with MPCSession.with_dealer(comm, fmt=fmt) as session:
+        with MPCSession.with_dealer(comm, fmt=fmt, comparisons=comparisons) as session:
             return program(session)
 
     roles: dict[str, Any] = {name: role for name in NAMES[:parties]}
-    roles["dealer"] = TrustedDealer()
+    roles["dealer"] = TrustedDealer() if dealer is None else dealer
     return run_protocol(roles, rng=RandomSource.seeded(seed))
 
 

@@ -24,10 +24,11 @@ def _grid(fmt: FixedPointFormat, x: np.ndarray) -> np.ndarray:
     return fmt.decode(fmt.encode(x))
 
 
+@pytest.mark.parametrize("comparisons", ["circuit", "fss"])
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
-@settings(max_examples=6)
+@settings(max_examples=6, deadline=None)
 @given(data=st.data())
-def test_comparisons_match_numpy(fmt: FixedPointFormat, data: st.DataObject) -> None:
+def test_comparisons_match_numpy(fmt: FixedPointFormat, comparisons: str, data: st.DataObject) -> None:
     bound = min(1000.0, fmt.max_value / 4)
     ulp = fmt.resolution
     values = st.one_of(st.floats(-bound, bound), st.sampled_from([0.0, ulp, -ulp, bound, -bound]))
@@ -45,7 +46,7 @@ def test_comparisons_match_numpy(fmt: FixedPointFormat, data: st.DataObject) -> 
                 "clip": cmp.clip(a, -1.5, 2.0).reveal(), "maxall": a.max().reveal(),
                 "where": cmp.where(a < b, 7.0, b).reveal()}
 
-    out = first(run_mpc(program, fmt=fmt, parties=2))
+    out = first(run_mpc(program, fmt=fmt, parties=2, comparisons=comparisons))
     xe, ye = _grid(fmt, x), _grid(fmt, y)
     assert np.array_equal(out["ltz"], (xe < 0).astype(float))
     assert np.array_equal(out["lt"], (xe < ye).astype(float))

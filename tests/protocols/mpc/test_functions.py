@@ -26,10 +26,11 @@ def _log_uniform(low: int, high: int, size: int) -> st.SearchStrategy[np.ndarray
     return st.lists(st.floats(low, high), min_size=size, max_size=size).map(lambda e: 2.0 ** np.array(e))
 
 
-@settings(max_examples=4)
+@pytest.mark.parametrize("comparisons", ["circuit", "fss"])
+@settings(max_examples=4, deadline=None)
 @given(x=st.lists(st.floats(-16, 16), min_size=30, max_size=30).map(np.array),
        r=_log_uniform(-10, 16, 30), a=_log_uniform(-10, 16, 30))
-def test_functions_within_their_bounds(x: np.ndarray, r: np.ndarray, a: np.ndarray) -> None:
+def test_functions_within_their_bounds(comparisons: str, x: np.ndarray, r: np.ndarray, a: np.ndarray) -> None:
     # the edges of every domain, always
     x = np.concatenate([x, [-16.0, 16.0, 0.0, -1e-9]])
     r = np.concatenate([r, [2.0**-10, 2.0**16, 1.0, 0.5, 2.0**-9 * 0.999]])
@@ -42,7 +43,7 @@ def test_functions_within_their_bounds(x: np.ndarray, r: np.ndarray, a: np.ndarr
         return {"exp": ex.exp().reveal(), "rec": den.reciprocal().reveal(), "div": (num / den).reveal(),
                 "sqrt": den.sqrt().reveal(), "isqrt": den.inv_sqrt().reveal()}
 
-    out = first(run_mpc(program, fmt=HP))
+    out = first(run_mpc(program, fmt=HP, comparisons=comparisons))
     xe, re, ae = (HP.decode(HP.encode(v)) for v in (x, r, a))
     assert _rel(out["exp"], np.exp(xe)) <= ExpParams().relative_error_bound(HP)
     assert _rel(out["rec"], 1 / re) <= ReciprocalParams().relative_error_bound(HP)
@@ -113,14 +114,15 @@ def test_fast_format_functions_on_narrow_domains() -> None:
     assert np.allclose(out["rec"], 1 / r, rtol=ReciprocalParams(-2, 7).relative_error_bound(FAST), atol=0)
 
 
+@pytest.mark.parametrize("comparisons", ["circuit", "fss"])
 @pytest.mark.parametrize("bad", [0.0, -3.0, 2.0**-12, 2.0**18])
-def test_out_of_domain_inputs_are_refused(bad: float) -> None:
+def test_out_of_domain_inputs_are_refused(bad: float, comparisons: str) -> None:
     def program(s: MPCSession) -> None:
         v = s.input("alice", np.array([1.0, bad]) if s.comm.name == "alice" else None, bound=2.0**19, fmt=HP)
         v.reciprocal()
 
     with pytest.raises(DomainError, match="2\\^-10"):
-        run_mpc(program, fmt=HP)
+        run_mpc(program, fmt=HP, comparisons=comparisons)
 
 
 def test_exp_domain_is_checked_only_when_the_bound_does_not_guarantee_it() -> None:

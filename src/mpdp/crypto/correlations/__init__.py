@@ -34,6 +34,10 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
             ``B`` by the other parties alone (the owner's share of it is zero), ``c = A @ B + r`` (``A * B
             + r``) shared by all (:func:`mpdp.protocols.mpc.arithmetic.matmul_owned` and ``mul_owned``: the
             owner never shares its operand)
+``dcf``     a comparison key (two computing parties): r uniform in the ring, each party's own DCF root seed,
+            shares of ``b`` = bit ``d`` of r, and the DCF keys' corrections for ``alpha = r mod 2^d``, payload
+            ``1 - 2 b`` (:mod:`mpdp.crypto.fss`; ``d`` = the spec's ``shift``). The corrections are
+            :data:`PUBLIC`: common to both keys, they go to party 1 as well, not only to party 0
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -46,7 +50,16 @@ from __future__ import annotations
 from mpdp.crypto.correlations.batching import CorrelationBatch, batch
 from mpdp.crypto.correlations.corrections import deal
 from mpdp.crypto.correlations.parts import draw, draw_shape
-from mpdp.crypto.correlations.specs import CORRECTED, KINDS, MAX_ELEMENTS, OWNED, CorrelationSpec, matmul_shape, spec
+from mpdp.crypto.correlations.specs import (
+    CORRECTED,
+    KINDS,
+    MAX_ELEMENTS,
+    OWNED,
+    PUBLIC,
+    CorrelationSpec,
+    matmul_shape,
+    spec,
+)
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "CorrelationBatch", "CorrelationSpec", "batch", "deal",
-           "draw", "draw_shape", "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationBatch", "CorrelationSpec", "batch",
+           "deal", "draw", "draw_shape", "matmul_shape", "spec"]

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.correlations.corrections import corrections, word_corrections, word_path_applies
 from mpdp.crypto.correlations.parts import draw, draw_plan, draw_shape, product_shape
-from mpdp.crypto.correlations.specs import CORRECTED, CorrelationSpec
+from mpdp.crypto.correlations.specs import CORRECTED, PUBLIC, CorrelationSpec
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import RingArray, UniformSource
 
@@ -34,7 +34,8 @@ class CorrelationBatch:
         The correlations, in request order.
     """
 
-    __slots__ = ("_draw_layouts", "_fast", "_own_layout", "correction_layout", "elements", "reply_offsets", "specs")
+    __slots__ = ("_draw_layouts", "_fast", "_own_layout", "_public_sources", "correction_layout", "elements",
+                 "public_layout", "public_total", "reply_offsets", "specs")
 
     def __init__(self, specs: Sequence[CorrelationSpec]) -> None:
         self.specs = tuple(specs)
@@ -63,8 +64,29 @@ class CorrelationBatch:
         """Per correlation: ``(name, shape, start, stop)`` of each correction in the words of a full reply."""
         self.reply_offsets = tuple(offsets)
         """Where correlation ``i``'s corrections start in the words of a full reply (and the total, last)."""
+        public, sources, pos = [], [], 0
+        for s, laid in zip(self.specs, layout, strict=True):  # the public parts, as the other parties receive them
+            names = PUBLIC.get(s.kind, ())
+            kept = []
+            for name, shape, lo, hi in laid:
+                if name in names:
+                    kept.append((name, shape, pos, pos + hi - lo))
+                    sources.append((lo, hi))
+                    pos += hi - lo
+            public.append(tuple(kept))
+        self.public_layout: tuple[tuple[tuple[str, tuple[int, ...], int, int], ...], ...] = tuple(public)
+        """Per correlation: ``(name, shape, start, stop)`` of each :data:`PUBLIC` part in the words of the message
+        the dealer sends the parties other than party 0 (empty for most kinds)."""
+        self.public_total = pos
+        self._public_sources = tuple(sources)
         self.elements = sum(math.prod(s.shape) + math.prod(s.shape_b) for s in self.specs)
         self._fast = tuple(word_path_applies(s) for s in self.specs)
+
+    def public_words(self, reply: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+        """The words of the parties other than party 0's message (:attr:`public_layout`), taken from the words of
+        party 0's full ``reply``, where the :data:`PUBLIC` parts travel among the corrections."""
+        return np.concatenate([reply[lo:hi] for lo, hi in self._public_sources]) if self._public_sources \
+            else np.zeros(0, dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.specs)

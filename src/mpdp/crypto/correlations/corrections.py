@@ -19,6 +19,7 @@ import numpy as np
 
 from mpdp.crypto.correlations.parts import draw, draw_shape, product_shape
 from mpdp.crypto.correlations.specs import CORRECTED, OWNED, CorrelationSpec
+from mpdp.crypto.fss import dcf_gen
 from mpdp.crypto.ring import Ring, RingArray, UniformSource, Z2k, convert_unsigned
 from mpdp.errors import ParameterError, explain
 
@@ -65,7 +66,10 @@ def corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r:
     """Write party 0's corrections of ``spec`` into ``dests`` (uint64 arrays of the :func:`draw_shape` of the
     parts named in :data:`CORRECTED`, in that order) from every party's drawn ``parts`` (party 0's first)
     and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring)."""
-    if word_path_applies(spec):
+    if spec.kind == "dcf":
+        for dest, value in zip(dests, dcf_corrections(spec, parts), strict=True):
+            dest[...] = value
+    elif word_path_applies(spec):
         word_corrections(spec, parts, r, dests)
     else:
         for dest, value in zip(dests, ring_corrections(spec, parts, r), strict=True):
@@ -76,6 +80,8 @@ def ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]
                       r: RingArray | None) -> tuple[RingArray, ...]:
     """:func:`corrections` by the ring's methods: the reference (and the path for 0-d operands)."""
     ring, kind = spec.ring, spec.kind
+    if kind == "dcf":
+        return dcf_corrections(spec, parts)
 
     def total(name: str, r: Ring = ring) -> RingArray:  # over the parties that draw the part (OWNED: a or b)
         drawn = [p[name] for p in parts if name in p]
@@ -117,10 +123,32 @@ def ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]
 _Z64 = Z2k(64)
 
 
+def dcf_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]]) -> tuple[RingArray, ...]:
+    """A ``dcf`` correlation's dealt parts: party 0's share of ``b`` (bit ``d`` of ``r``, ``d`` the depth), and the
+    DCF keys' common corrections ``cw`` and ``last`` for ``alpha = r mod 2^d`` and payload ``beta = 1 - 2 b``
+    (:func:`mpdp.crypto.fss.dcf_gen` on the two parties' drawn root seeds). Two computing parties only."""
+    if len(parts) != 2:
+        raise ParameterError(explain("computing parties", len(parts), "2 for a DCF key (two-party FSS)",
+                                     "use the circuit comparisons with more parties"))
+    ring, depth = spec.ring, spec.shift
+    r = ring.add(parts[0]["r"], parts[1]["r"])
+    low = (r[0] if ring.words == 2 else r).reshape(-1)
+    alpha = low & np.uint64((1 << depth) - 1)
+    bit = (low >> np.uint64(depth)) & np.uint64(1)
+    b = bit if ring.words == 1 else np.stack([bit, np.zeros_like(bit)])
+    beta = ring.add_int(ring.neg(ring.add(b, b)), 1)
+    seeds = (parts[0]["seed"].reshape(-1, 2), parts[1]["seed"].reshape(-1, 2))
+    cw, last = dcf_gen(alpha, beta, seeds, depth, ring)
+    layout = draw_shape(spec, "b")
+    return ring.sub(b.reshape(layout), parts[1]["b"]), cw, last.reshape(layout)
+
+
 @functools.lru_cache(maxsize=4096)
 def word_path_applies(spec: CorrelationSpec) -> bool:
     """Whether :func:`word_corrections` applies: no 0-d operand (numpy scalars would not take in-place
     ufuncs)."""
+    if spec.kind == "dcf":
+        return False
     shapes = (spec.shape, spec.shape_b, product_shape(spec)) if spec.product else (spec.shape,)
     return all(len(s) > 0 for s in shapes)
 

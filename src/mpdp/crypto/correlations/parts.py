@@ -8,12 +8,13 @@ protocol's: changing it changes every party's and the dealer's parts.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.crypto.correlations.specs import CORRECTED, OWNED, CorrelationSpec, matmul_shape
+from mpdp.crypto.correlations.specs import CORRECTED, OWNED, PUBLIC, CorrelationSpec, matmul_shape
 from mpdp.crypto.ring import Z2_128, Ring, UniformSource
 
 __all__ = ["draw", "draw_plan", "draw_shape", "product_shape"]
@@ -23,8 +24,9 @@ def draw(spec: CorrelationSpec, stream: UniformSource, *, index: int) -> dict[st
     """The uniform parts of the correlation of the party at position ``index`` among the computing parties,
     expanded from its dealer stream.
 
-    Party 0 does not draw the parts the dealer corrects (:data:`CORRECTED`); in the :data:`OWNED` kinds only
-    the owner draws ``a`` and only the others draw ``b``.
+    Party 0 does not draw the parts the dealer corrects (:data:`CORRECTED`), nor does any party draw the
+    :data:`PUBLIC` ones (the dealer sends them); in the :data:`OWNED` kinds only the owner draws ``a`` and only
+    the others draw ``b``.
     """
     out: dict[str, npt.NDArray[Any]] = {}
     for name, how, shape, bits in draw_plan(spec, index):
@@ -60,9 +62,11 @@ def draw_plan(spec: CorrelationSpec, index: int) -> tuple[tuple[str, int, tuple[
         parts += [("r", ring, shape), ("bits", None, (ring.words, *shape))]
     elif kind == "and":
         parts += [("a", None, shape), ("b", None, shape), ("c", None, shape)]
+    elif kind == "dcf":  # r, the root seed, shares of r's bit d; the common corrections are public
+        parts += [("r", ring, shape), ("seed", None, (*shape, 2)), ("b", ring, shape)]
     else:  # dabit
         parts += [("bit", None, shape), ("s", ring, shape)]
-    skip = CORRECTED[kind] if index == 0 else ()
+    skip = CORRECTED[kind] if index == 0 else PUBLIC.get(kind, ())
     if kind in OWNED:
         skip = (*skip, "b" if index == spec.owner else "a")
     plan = []
@@ -94,6 +98,8 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
         return layout(spec.out_ring, spec.shape)
     if kind == "compare" and name == "bits":
         return (ring.words, *spec.shape)
+    if kind == "dcf" and name in ("seed", "cw"):
+        return (*spec.shape, 2) if name == "seed" else (spec.shift, 2 + ring.words, math.prod(spec.shape))
     if kind == "and" or (kind == "dabit" and name == "bit"):
         return spec.shape
     return layout(ring, spec.shape)

@@ -17,10 +17,10 @@ import numpy as np
 from mpdp.crypto.ring import Ring, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "CorrelationSpec", "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationSpec", "matmul_shape", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap",
-         "matmul_owned_wrap", "mul_owned_wrap")
+         "matmul_owned_wrap", "mul_owned_wrap", "dcf")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
              "square_wrap": "square", "matmul_owned_wrap": "matmul", "mul_owned_wrap": "mul"}
 OWNED = frozenset({"matmul_owned_wrap", "mul_owned_wrap"})
@@ -29,8 +29,11 @@ MAX_ELEMENTS = 1 << 28  # one request may not ask for more than 2^28 elements (2
 CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", "low"), "compare": ("bits",),
              "and": ("c",), "dabit": ("s",), "mul_wrap": ("c", "msb", "low"), "matmul_wrap": ("c", "msb", "low"),
              "square_wrap": ("c", "msb", "low"), "matmul_owned_wrap": ("c", "msb", "low"),
-             "mul_owned_wrap": ("c", "msb", "low")}
+             "mul_owned_wrap": ("c", "msb", "low"), "dcf": ("b", "cw", "last")}
 """The parts of each kind that party 0 receives from the dealer instead of drawing them."""
+PUBLIC = {"dcf": ("cw", "last")}
+"""The parts common to every party's correlation, which the dealer sends to the others too (a DCF key's
+corrections: :mod:`mpdp.crypto.fss`)."""
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -68,8 +71,10 @@ class CorrelationSpec:
     """What to deal: the kind, its ring(s) and shape(s).
 
     ``shape`` is the shape of the (first) operand; ``shape_b`` the second operand's for ``mul``/``matmul``;
-    ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped); ``owner``, the position of
-    the party holding the left operand among the computing parties, the :data:`OWNED` kinds (-1 elsewhere).
+    ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped); for ``dcf``, ``shift`` is
+    the key's depth ``d`` (the comparison's bit width minus one, at most 63 and below ``ring_bits``);
+    ``owner``, the position of the party holding the left operand among the computing parties, the
+    :data:`OWNED` kinds (-1 elsewhere).
     """
 
     kind: str
@@ -136,6 +141,9 @@ class CorrelationSpec:
                                              "reshape the operands")) from exc
         if self.kind in ("matmul", "matmul_wrap", "matmul_owned_wrap"):
             matmul_shape(self.shape, self.shape_b)
+        if self.kind == "dcf" and not 1 <= self.shift <= min(63, self.ring_bits - 1):
+            raise ParameterError(explain("dcf depth (shift)", self.shift, f"in [1, {min(63, self.ring_bits - 1)}]",
+                                         "compare values of at most 64 bits"))
         owned = self.kind in OWNED
         if type(self.owner) is not int or (self.owner < 0 if owned else self.owner != -1):
             raise ParameterError(explain("owner", self.owner, f"{'a party position >= 0' if owned else '-1'} for "

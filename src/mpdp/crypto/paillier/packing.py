@@ -94,6 +94,8 @@ class Packing:
     ) -> Packing:
         """The widest packing whose slots hold a declared computation without overflow.
 
+        The slot must hold terms * codec.bound * weight_bound + 2^mask_bits in magnitude, plus a sign bit.
+
         Parameters
         ----------
         key:
@@ -108,8 +110,6 @@ class Packing:
             A uniform mask in [0, 2^mask_bits) that will be added to each result slot (0: none).
         byte_aligned:
             Round the slot width up to whole bytes (fast packing); default True.
-
-        The slot must hold terms * codec.bound * weight_bound + 2^mask_bits in magnitude, plus a sign bit.
         """
         if isinstance(terms, bool) or not isinstance(terms, int) or terms < 1:
             raise ParameterError(explain("terms", terms, "an int >= 1", "pass the number of summed terms"))

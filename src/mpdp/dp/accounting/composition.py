@@ -25,16 +25,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import dp_accounting
-from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import privacy_loss_distribution as pld
-from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
+from typing import TYPE_CHECKING
 
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.accounting.zcdp import zcdp_epsilon
 from mpdp.dp.calibration import check_delta
 from mpdp.errors import ParameterError, explain
+
+if TYPE_CHECKING:  # dp_accounting (with scipy.signal and scipy.stats) is imported where it is used: ~1 s saved
+    import dp_accounting  # for a process that only keeps a basic ledger, e.g. a deployed party
+    from dp_accounting.pld import privacy_loss_distribution as pld
 
 __all__ = ["METHODS", "Spent", "compose", "gaussian_like", "laplace_like"]
 
@@ -76,6 +76,8 @@ def _rho(cost: PrivacyCost) -> float | None:
 
 
 def _dp_event(cost: PrivacyCost) -> dp_accounting.DpEvent | None:
+    import dp_accounting
+
     event: dp_accounting.DpEvent
     if gaussian_like(cost):
         event = dp_accounting.GaussianDpEvent(float(cost.noise_multiplier or 0.0))
@@ -92,6 +94,9 @@ def _dp_event(cost: PrivacyCost) -> dp_accounting.DpEvent | None:
 
 
 def _pld(cost: PrivacyCost) -> pld.PrivacyLossDistribution:
+    from dp_accounting.pld import common as pld_common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
     q = cost.sampling_rate if cost.sampling_rate is not None else 1.0
     if gaussian_like(cost):
         one = pld.from_gaussian_mechanism(float(cost.noise_multiplier or 0.0), sampling_prob=q,
@@ -143,6 +148,8 @@ def compose(costs: Sequence[PrivacyCost], *, delta: float | None = None, method:
         rest = [c for c, e in zip(costs, events, strict=True) if e is None]
         eps_rest, delta_rest = _basic(rest)
         if delta_rest < target:
+            from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
+
             accountant = rdp_acc.RdpAccountant()
             for event in events:
                 if event is not None:

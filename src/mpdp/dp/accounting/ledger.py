@@ -126,11 +126,11 @@ class PrivacyLedger:
     def open(cls, path: str | Path) -> PrivacyLedger:
         """The ledger persisted at ``path``; LedgerCorruptError if it does not verify."""
         body = _read(Path(path))
-        budget = body["budget"]
         try:
+            budget = body["budget"]
             return cls(epsilon=budget["epsilon"], delta=budget["delta"], method=body["method"],
                        subject=body["subject"], path=path, _entries=_entries_of(body, Path(path)))
-        except (ParameterError, KeyError, TypeError) as exc:
+        except (ParameterError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerCorruptError(f"ledger {path}: invalid header ({exc}); the file was left untouched") from exc
 
     @classmethod
@@ -288,9 +288,10 @@ def _read(path: Path | None) -> dict[str, Any]:
         checksum = payload.pop("sha256")
         if payload.get("format") != _FORMAT or payload.get("version") != _VERSION:
             raise ValueError("unknown format or version")
-    except (UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError) as exc:
+        canonical = _canonical(payload)  # refuses numbers out of range (1e999), which the writer never writes
+    except (UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError, RecursionError) as exc:
         raise LedgerCorruptError(f"ledger {path} does not parse ({exc}); it was left untouched") from exc
-    if hashlib.sha256(_canonical(payload)).hexdigest() != checksum:
+    if hashlib.sha256(canonical).hexdigest() != checksum:
         raise LedgerCorruptError(f"ledger {path} fails its checksum (edited or damaged); it was left untouched")
     if not isinstance(payload, dict):  # pragma: no cover - json object guaranteed by the format check
         raise LedgerCorruptError(f"ledger {path} is not an object")
@@ -300,7 +301,7 @@ def _read(path: Path | None) -> dict[str, Any]:
 def _entries_of(body: dict[str, Any], path: Path | None) -> tuple[LedgerEntry, ...]:
     try:
         entries = tuple(LedgerEntry.from_dict(e) for e in body["entries"])
-    except (KeyError, TypeError, ValueError, ParameterError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError, ParameterError) as exc:
         raise LedgerCorruptError(f"ledger {path}: invalid entry ({exc}); it was left untouched") from exc
     if [e.seq for e in entries] != list(range(len(entries))) or any(math.isnan(e.recorded_at) for e in entries):
         raise LedgerCorruptError(f"ledger {path}: entries out of sequence; it was left untouched")

@@ -15,14 +15,18 @@ Where each part lives
 * :mod:`~mpdp.learning.distributed_erm.mpc`: MPC Out P, MPC Grad P and Pathak et al., noise generated inside
   MPC (:mod:`mpdp.protocols.noisy_aggregation`, :mod:`mpdp.protocols.noise`);
 * :mod:`~mpdp.learning.distributed_erm.baselines`: Local Out P, Local Obj P, Local Grad P;
+* :mod:`~mpdp.learning.distributed_erm.estimator`: :class:`DistributedERMClassifier` and
+  :class:`DistributedERMRegressor`, the six methods as scikit-learn estimators;
 * :mod:`~mpdp.learning.distributed_erm.experiments`: ``mpdp run mpc-outp|mpc-gradp|pathak|local-*`` (and the
   ``-ridge`` variants) and ``mpdp reproduce 003-table1|003-fig1|003-fig2``.
 """
 
 from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
 from mpdp.learning.distributed_erm.common import DistributedFit, GradientPerturbation, OutputPerturbation
+from mpdp.learning.distributed_erm.estimator import DistributedERMClassifier, DistributedERMRegressor
 from mpdp.learning.distributed_erm.mpc import fit_mpc_gradp, fit_mpc_outp, fit_pathak
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
 
-__all__ = ["DistributedFit", "ERMProblem", "GradientPerturbation", "HorizontalParties", "OutputPerturbation",
-           "fit_local_gradp", "fit_local_objp", "fit_local_outp", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak"]
+__all__ = ["DistributedERMClassifier", "DistributedERMRegressor", "DistributedFit", "ERMProblem",
+           "GradientPerturbation", "HorizontalParties", "OutputPerturbation", "fit_local_gradp", "fit_local_objp",
+           "fit_local_outp", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak"]

@@ -53,7 +53,6 @@ from mpdp.dp.sensitivities.erm import gradient_sensitivity, minimizer_sensitivit
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.distributed_erm.common import (
     SERVER,
-    Cohort,
     DistributedFit,
     GaussianCalibration,
     GradientPerturbation,
@@ -67,11 +66,13 @@ from mpdp.learning.distributed_erm.common import (
     per_size_class,
     release_grid_bits,
 )
-from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
 
-__all__ = ["fit_local_gradp", "fit_local_objp", "fit_local_outp", "laplace_rows", "output_laplace"]
+__all__ = ["average_at_server", "fit_local_gradp", "fit_local_objp", "fit_local_outp", "laplace_rows",
+           "local_gradp_calibration", "local_gradp_party_role", "local_gradp_server", "one_shot_party_role",
+           "one_shot_rows", "output_laplace"]
 
 FloatArray = npt.NDArray[np.float64]
 _RELEASE_GRID_BITS = 24  # objective perturbation's released minimiser is rounded to 2^-24
@@ -113,7 +114,7 @@ def gaussian_rows(calibration: GaussianCalibration, rows: FloatArray, *, rng: Ra
     return out
 
 
-def _average_at_server(names: list[str], m: int, label: str) -> Any:
+def average_at_server(names: list[str], m: int, label: str) -> Any:
     """The aggregator's role for a one-shot method: average every party's row, send the model back."""
 
     def role(comm: Comm) -> FloatArray:
@@ -127,21 +128,42 @@ def _average_at_server(names: list[str], m: int, label: str) -> Any:
     return role
 
 
+def one_shot_party_role(group: PartyGroup, make_rows: Any) -> Any:
+    """A data party (or cohort) of Local Out P / Obj P: sends its released rows, receives the average."""
+    def role(comm: Comm) -> FloatArray:
+        comm.send(SERVER, make_rows(group, comm.rng), label="release")
+        model: FloatArray = comm.recv(SERVER, label="model")
+        return model
+
+    return role
+
+
+def one_shot_rows(method: str, problem: ERMProblem, epsilon: float, d: int) -> Any:
+    """``(group, rng) -> released rows`` of Local Out P (``"local-outp"``) or Local Obj P (``"local-objp"``)."""
+    if method == "local-outp":
+        def outp(group: PartyGroup, source: RandomSource) -> FloatArray:
+            mech = output_laplace(problem, group.records, epsilon, d)
+            return laplace_rows(mech, group.local_minimizers(problem), rng=source)
+
+        return outp
+
+    def objp(group: PartyGroup, source: RandomSource) -> FloatArray:
+        n = group.records
+        mech = _objective_mechanism(problem, n, epsilon)
+        b = gamma_norm_noise(d, mech.beta, group.size, rng=source)
+        theta = group.local_minimizers(problem, lam=problem.lam + mech.extra_regularization, linear=b / n)
+        out: FloatArray = np.ldexp(np.rint(np.ldexp(theta, _RELEASE_GRID_BITS)), -_RELEASE_GRID_BITS)
+        return out
+
+    return objp
+
+
 def _one_shot(method: str, parties: HorizontalParties, make_rows: Any, *, rng: RandomSource | None,
               cohort_size: int | None) -> tuple[FloatArray, dict[str, int], float]:
     groups = cohorts(parties, cohort_size)
     names = [c.name for c in groups]
-
-    def party_role(cohort: Cohort) -> Any:
-        def role(comm: Comm) -> FloatArray:
-            comm.send(SERVER, make_rows(cohort, comm.rng), label="release")
-            model: FloatArray = comm.recv(SERVER, label="model")
-            return model
-
-        return role
-
-    roles: dict[str, Any] = {c.name: party_role(c) for c in groups}
-    roles[SERVER] = _average_at_server(names, parties.m, "release")
+    roles: dict[str, Any] = {c.name: one_shot_party_role(c.group, make_rows) for c in groups}
+    roles[SERVER] = average_at_server(names, parties.m, "release")
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
     return run.results[SERVER], run.communication(), time.perf_counter() - start
@@ -160,10 +182,7 @@ def fit_local_outp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
     smallest = output_laplace(problem, parties.n_min, eps, d)
     charge(ledger, laplace_cost(eps, smallest.scale, smallest.sensitivity), "003/local-outp")
 
-    def rows(cohort: Cohort, source: RandomSource) -> FloatArray:
-        mech = output_laplace(problem, cohort.group.records, eps, d)
-        return laplace_rows(mech, cohort.group.local_minimizers(problem), rng=source)
-
+    rows = one_shot_rows("local-outp", problem, eps, d)
     theta, comm, seconds = _one_shot("local-outp", parties, rows, rng=rng, cohort_size=cohort_size)
     privacy = PrivacySpent(epsilon=eps, delta=0.0, per_party=per_size_class(parties.sizes, lambda n: eps),
                            details={"laplace_scale_n1": smallest.scale,
@@ -188,14 +207,7 @@ def fit_local_objp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
     mechanisms = {n: _objective_mechanism(problem, n, eps) for n in set(parties.sizes)}
     charge(ledger, mechanisms[parties.n_min].cost, "003/local-objp")
 
-    def rows(cohort: Cohort, source: RandomSource) -> FloatArray:
-        n = cohort.group.records
-        mech = mechanisms[n]
-        b = gamma_norm_noise(d, mech.beta, cohort.group.size, rng=source)
-        theta = cohort.group.local_minimizers(problem, lam=problem.lam + mech.extra_regularization, linear=b / n)
-        out: FloatArray = np.ldexp(np.rint(np.ldexp(theta, _RELEASE_GRID_BITS)), -_RELEASE_GRID_BITS)
-        return out
-
+    rows = one_shot_rows("local-objp", problem, eps, d)
     theta, comm, seconds = _one_shot("local-objp", parties, rows, rng=rng, cohort_size=cohort_size)
     smallest = mechanisms[parties.n_min]
     privacy = PrivacySpent(epsilon=eps, delta=0.0, per_party=per_size_class(parties.sizes, lambda n: eps),
@@ -206,6 +218,42 @@ def fit_local_objp(problem: ERMProblem, parties: HorizontalParties, settings: Ou
 
 
 # -- Local Grad P -----------------------------------------------------------------------------------------------
+def local_gradp_calibration(problem: ERMProblem, n: int, d: int, settings: GradientPerturbation) -> GaussianCalibration:
+    """The noise of a party with ``n`` records in Local Grad P (its own sensitivity ``2G / n`` over T steps)."""
+    return calibrate_gradient_noise(gradient_sensitivity(problem.G, n), d, settings, value_bound=problem.G)
+
+
+def local_gradp_party_role(problem: ERMProblem, group: PartyGroup, cal: GaussianCalibration,
+                           settings: GradientPerturbation) -> Any:
+    """A data party (or cohort) of Local Grad P: sends its noisy mean gradients, steps on the average."""
+    d = group.X.shape[-1]
+    recorded = set(settings.recorded)
+
+    def role(comm: Comm) -> tuple[FloatArray, FloatArray]:
+        theta = np.zeros(d)
+        trace = []
+        for t in range(1, settings.iterations + 1):
+            grads = group.local_gradients(problem, theta)
+            comm.send(SERVER, gaussian_rows(cal, grads, rng=comm.rng), label="noisy-gradients")
+            theta = gd_step(theta, comm.recv(SERVER, label="mean-gradient"), problem, settings.eta)
+            if t in recorded:
+                trace.append(theta)
+        return theta, np.array(trace).reshape(len(trace), d)
+
+    return role
+
+
+def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPerturbation) -> Any:
+    """The aggregator of Local Grad P: averages the parties' noisy gradients in the clear each step."""
+    def server(comm: Comm) -> None:
+        for _ in range(settings.iterations):
+            rows = comm.gather(names, label="noisy-gradients")
+            mean = sum((np.asarray(r).sum(axis=0) for r in rows.values()), np.zeros(d)) / m
+            comm.broadcast(mean, label="mean-gradient", to=names)
+
+    return server
+
+
 def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: GradientPerturbation, *,
                     rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
                     cohort_size: int | None = None) -> DistributedFit:
@@ -217,38 +265,14 @@ def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: G
     """
     settings.check_step(problem)
     d = parties.d
-    calibrations = {n: calibrate_gradient_noise(gradient_sensitivity(problem.G, n), d, settings, value_bound=problem.G)
-                    for n in set(parties.sizes)}
+    calibrations = {n: local_gradp_calibration(problem, n, d, settings) for n in set(parties.sizes)}
     smallest = calibrations[parties.n_min]
     charge(ledger, smallest.step_cost(), "003/local-gradp")
     groups = cohorts(parties, cohort_size)
     names = [c.name for c in groups]
-    recorded = set(settings.recorded)
-
-    def party_role(cohort: Cohort) -> Any:
-        cal = calibrations[cohort.group.records]
-
-        def role(comm: Comm) -> tuple[FloatArray, FloatArray]:
-            theta = np.zeros(d)
-            trace = []
-            for t in range(1, settings.iterations + 1):
-                grads = cohort.group.local_gradients(problem, theta)
-                comm.send(SERVER, gaussian_rows(cal, grads, rng=comm.rng), label="noisy-gradients")
-                theta = gd_step(theta, comm.recv(SERVER, label="mean-gradient"), problem, settings.eta)
-                if t in recorded:
-                    trace.append(theta)
-            return theta, np.array(trace).reshape(len(trace), d)
-
-        return role
-
-    def server(comm: Comm) -> None:
-        for _ in range(settings.iterations):
-            rows = comm.gather(names, label="noisy-gradients")
-            mean = sum((np.asarray(r).sum(axis=0) for r in rows.values()), np.zeros(d)) / parties.m
-            comm.broadcast(mean, label="mean-gradient", to=names)
-
-    roles: dict[str, Any] = {c.name: party_role(c) for c in groups}
-    roles[SERVER] = server
+    roles: dict[str, Any] = {c.name: local_gradp_party_role(problem, c.group, calibrations[c.group.records], settings)
+                             for c in groups}
+    roles[SERVER] = local_gradp_server(names, parties.m, d, settings)
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
     seconds = time.perf_counter() - start

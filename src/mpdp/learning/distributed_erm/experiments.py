@@ -78,8 +78,10 @@ __all__ = [
     "OUTPUT_METHODS",
     "REPRODUCTIONS",
     "Prepared",
+    "RunSettings",
     "compare_methods",
     "equal_parts",
+    "party_indices",
     "prepare",
 ]
 
@@ -418,28 +420,54 @@ def _option(options: Mapping[str, Any], key: str, default: Any, kind: type) -> A
     return kind(value)
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """``mpdp run``'s ``--option`` values for a paper-003 method, with their defaults."""
+
+    T: int
+    eta: float
+    lam: float
+    accountant: str
+    cohort: int | None
+    aggregators: int
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> RunSettings:
+        return cls(T=_option(options, "T", 100, int), eta=_option(options, "eta", 1.0, float),
+                   lam=_option(options, "lam", 1e-3, float), accountant=_option(options, "accountant", "zcdp", str),
+                   cohort=_option(options, "cohort", None, int),
+                   aggregators=_option(options, "aggregators", 2, int))
+
+    @property
+    def record(self) -> tuple[int, ...] | None:
+        """The iterations whose model the report's curves show (about 60, log-spaced)."""
+        T = self.T
+        return tuple(int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))) if T >= 1 else None
+
+
+def party_indices(config: RunConfig) -> list[npt.NDArray[np.int64]]:
+    """Each party's training rows, in the order the parties run (``mpdp run``'s split)."""
+    if not 1 <= config.parties <= config.train.n:
+        raise ParameterError(explain("parties", config.parties, f"1..{config.train.n} (one record each at most)",
+                                     "use at most as many parties as training records"))
+    if config.row_partition is not None:  # the CLI's --fractions/--anchor split; smaller parties first
+        return sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
+    return equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
+
+
 def _runner(method: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
         start = time.perf_counter()
         opts = config.options
-        T = _option(opts, "T", 100, int)
-        eta = _option(opts, "eta", 1.0, float)
-        lam = _option(opts, "lam", 1e-3, float)
-        accountant = _option(opts, "accountant", "zcdp", str)
-        cohort = _option(opts, "cohort", None, int)
+        rs = RunSettings.of(opts)
+        T, eta, lam, accountant, cohort = rs.T, rs.eta, rs.lam, rs.accountant, rs.cohort
         prepared = prepare(config.train, config.test, lam=lam)
-        if not 1 <= config.parties <= config.train.n:
-            raise ParameterError(explain("parties", config.parties, f"1..{config.train.n} (one record each at most)",
-                                         "use at most as many parties as training records"))
-        if config.row_partition is not None:  # the CLI's --fractions/--anchor split; smaller parties first
-            indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
-        else:
-            indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
+        indices = party_indices(config)
         parties = HorizontalParties.from_rows(prepared.X, prepared.y, indices, task=prepared.problem.task)
         kwargs: dict[str, Any] = {}
         if method in ("mpc-outp", "mpc-gradp", "pathak"):
-            kwargs["setup"] = MPCSetup(aggregators=_option(opts, "aggregators", 2, int))
-        record = tuple(int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))) if T >= 1 else None
+            kwargs["setup"] = MPCSetup(aggregators=rs.aggregators)
+        record = rs.record
         ledger = run_ledger(method, config, accountant)
         fit = fit_method(method, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T, eta=eta,
                          accountant=accountant, record=record, rng=config.rng.spawn(method), cohort_size=cohort,
@@ -466,7 +494,7 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
                    "ledger": {"method": ledger.method, "subject": ledger.subject,
                               "epsilon_spent": ledger.spent.epsilon, "delta_spent": ledger.spent.delta,
                               "entries": len(ledger.entries)}},
-            curves=curves,
+            curves=curves, released=fit,
         )
 
     return run

@@ -75,7 +75,7 @@ from mpdp.learning.distributed_erm.common import (
     laplace_cost,
     per_size_class,
 )
-from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     AggregatorShare,
@@ -94,7 +94,24 @@ from mpdp.protocols.noisy_aggregation import MpcNoise, noisy_aggregation_aggrega
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
 
-__all__ = ["InMPCNoise", "MPCSetup", "NoiseFamily", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak", "mpc_noise_samples"]
+__all__ = [
+    "DEALER",
+    "InMPCNoise",
+    "MPCSetup",
+    "NoiseFamily",
+    "fit_mpc_gradp",
+    "fit_mpc_outp",
+    "fit_pathak",
+    "gradp_aggregator_role",
+    "gradp_party_role",
+    "in_mpc_laplace_scale",
+    "mpc_noise_samples",
+    "open_with_noise",
+    "outp_aggregator_role",
+    "outp_party_role",
+    "output_noise_scale",
+    "output_spec",
+]
 
 FloatArray = npt.NDArray[np.float64]
 NoiseFamily = Literal["laplace", "gaussian"]
@@ -134,9 +151,12 @@ class MPCSetup:
         return FixedPointFormat(ring_bits=64, frac_bits=self.frac_bits)
 
     def spec(self, groups: list[Cohort], dim: int, bound: float) -> AggregationSpec:
-        return AggregationSpec(server=self.names[0], aggregators=self.names,
-                               clients={c.name: c.group.size for c in groups}, dim=dim, bound=bound,
-                               max_dropouts=self.max_dropouts, reveal=False, fmt=self.fmt)
+        return self.spec_for({c.name: c.group.size for c in groups}, dim, bound)
+
+    def spec_for(self, clients: dict[str, int], dim: int, bound: float) -> AggregationSpec:
+        """The aggregation of ``clients`` (runtime party name -> data parties it stands for)."""
+        return AggregationSpec(server=self.names[0], aggregators=self.names, clients=dict(clients), dim=dim,
+                               bound=bound, max_dropouts=self.max_dropouts, reveal=False, fmt=self.fmt)
 
 
 @dataclass(frozen=True)
@@ -158,7 +178,7 @@ class InMPCNoise:
 DEALER = "dealer"
 
 
-def _open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: InMPCNoise, *,
+def open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: InMPCNoise, *,
                      value_bound: float, dim: int) -> FloatArray:
     """Aggregator side: add the noise to the shared sum and open it to every aggregator."""
     fmt, ring = setup.fmt, setup.fmt.ring
@@ -183,7 +203,7 @@ def _open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise:
     return out
 
 
-def _laplace_scale(l1_sensitivity: float, epsilon: float, fmt: FixedPointFormat, dim: int) -> float:
+def in_mpc_laplace_scale(l1_sensitivity: float, epsilon: float, fmt: FixedPointFormat, dim: int) -> float:
     """Laplace scale (real units) for an l1 sensitivity once ``dim`` entries are rounded to the grid ``2^-f``."""
     return grid_l1_sensitivity(l1_sensitivity, fmt.frac_bits, dim) * fmt.resolution / epsilon
 
@@ -194,40 +214,18 @@ def _fit_output(method: str, problem: ERMProblem, parties: HorizontalParties, se
                 cohort_size: int | None, setup: MPCSetup) -> DistributedFit:
     d, eps, m = parties.d, settings.epsilon, parties.m
     fmt = setup.fmt
-    noise = InMPCNoise("laplace", _laplace_scale(sum_l1_sensitivity, eps, fmt, d))
+    noise = InMPCNoise("laplace", in_mpc_laplace_scale(sum_l1_sensitivity, eps, fmt, d))
     tv = d * MPC_LAPLACE_TV  # the in-MPC sampler's distance from the exact discrete Laplace, added to delta
     charge(ledger, replace(laplace_cost(eps, noise.scale, sum_l1_sensitivity), delta=tv), f"003/{method}")
     groups = cohorts(parties, cohort_size)
     names = [c.name for c in groups]
-    # lam ||theta_j|| <= G for a minimiser, so every entry is at most G / lam
-    spec = setup.spec(groups, d, problem.G / problem.lam)
-    server = setup.names[0]
-
-    def party_role(cohort: Cohort) -> Callable[[Comm], FloatArray]:
-        def role(comm: Comm) -> FloatArray:
-            aggregation_client(comm, spec, cohort.group.local_minimizers(problem))
-            model: FloatArray = comm.recv(server, label="model")
-            return model
-
-        return role
-
-    mpc_noise = MpcNoise("laplace", noise.scale, dealer=DEALER)
-
-    def aggregator_role(comm: Comm) -> FloatArray | None:
-        if comm.name != server:
-            noisy_aggregation_aggregator(comm, spec, mpc_noise)
-            return None
-        result = noisy_aggregation_server(comm, spec, mpc_noise)
-        model: FloatArray = np.asarray(result.total, dtype=np.float64) / result.count
-        comm.broadcast(model, label="model", to=names)
-        return model
-
-    roles: dict[str, Any] = {c.name: party_role(c) for c in groups}
-    roles.update({a: aggregator_role for a in setup.names})
+    spec = output_spec(setup, groups, d, problem)
+    roles: dict[str, Any] = {c.name: outp_party_role(problem, spec, c.group) for c in groups}
+    roles.update({a: outp_aggregator_role(spec, noise.scale, names) for a in setup.names})
     roles[DEALER] = TrustedDealer(DEALER, parties=setup.names)
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
-    theta = np.asarray(run.results[server], dtype=np.float64)
+    theta = np.asarray(run.results[spec.server], dtype=np.float64)
     b_mean = noise.scale / m
     privacy = PrivacySpent(
         epsilon=eps, delta=tv,
@@ -237,6 +235,51 @@ def _fit_output(method: str, problem: ERMProblem, parties: HorizontalParties, se
     )
     return DistributedFit(method, theta, (), theta[None, :], privacy, run.communication(),
                           time.perf_counter() - start)
+
+
+def output_spec(setup: MPCSetup, groups: list[Cohort], d: int, problem: ERMProblem) -> AggregationSpec:
+    """The aggregation of the local minimisers: ``lam ||theta_j|| <= G``, so every entry is at most ``G / lam``."""
+    return setup.spec(groups, d, problem.G / problem.lam)
+
+
+def outp_party_role(problem: ERMProblem, spec: AggregationSpec, group: PartyGroup) -> Callable[[Comm], FloatArray]:
+    """A data party (or cohort) of MPC Out P / Pathak: shares its local minimisers, receives the model."""
+    def role(comm: Comm) -> FloatArray:
+        aggregation_client(comm, spec, group.local_minimizers(problem))
+        model: FloatArray = comm.recv(spec.server, label="model")
+        return model
+
+    return role
+
+
+def outp_aggregator_role(spec: AggregationSpec, scale: float,
+                         names: list[str]) -> Callable[[Comm], FloatArray | None]:
+    """An aggregator of MPC Out P / Pathak: adds in-MPC Laplace noise of ``scale`` to the shared sum; the server
+    opens the average and sends it to the data parties ``names``."""
+    mpc_noise = MpcNoise("laplace", scale, dealer=DEALER)
+
+    def role(comm: Comm) -> FloatArray | None:
+        if comm.name != spec.server:
+            noisy_aggregation_aggregator(comm, spec, mpc_noise)
+            return None
+        result = noisy_aggregation_server(comm, spec, mpc_noise)
+        model: FloatArray = np.asarray(result.total, dtype=np.float64) / result.count
+        comm.broadcast(model, label="model", to=names)
+        return model
+
+    return role
+
+
+def output_l1(method: str, problem: ERMProblem, m: int, n_min: int, d: int) -> float:
+    """The l1 sensitivity of the sum of minimisers MPC Out P (``"mpc-outp"``) or Pathak (``"pathak"``) assumes."""
+    one = math.sqrt(d) * minimizer_sensitivity(problem.G, n_min, problem.lam)
+    return one if method == "mpc-outp" else m * one
+
+
+def output_noise_scale(method: str, problem: ERMProblem, m: int, n_min: int, d: int, epsilon: float,
+                       setup: MPCSetup) -> float:
+    """The Laplace scale (sum's units) the aggregators add for MPC Out P or Pathak."""
+    return in_mpc_laplace_scale(output_l1(method, problem, m, n_min, d), epsilon, setup.fmt, d)
 
 
 def fit_mpc_outp(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
@@ -249,7 +292,7 @@ def fit_mpc_outp(problem: ERMProblem, parties: HorizontalParties, settings: Outp
     ``sqrt(d) 2G / (m n(1) lam eps)`` on the average (module docstring). Per party, records of a party with
     ``n_j`` records are ``eps n(1) / n_j``-DP.
     """
-    l1 = math.sqrt(parties.d) * minimizer_sensitivity(problem.G, parties.n_min, problem.lam)
+    l1 = output_l1("mpc-outp", problem, parties.m, parties.n_min, parties.d)
     return _fit_output("mpc-outp", problem, parties, settings, l1, rng=rng, ledger=ledger,
                        cohort_size=cohort_size, setup=setup or MPCSetup())
 
@@ -262,7 +305,7 @@ def fit_pathak(problem: ERMProblem, parties: HorizontalParties, settings: Output
     Pathak et al. bound the average's sensitivity by one party's, ``2G / (n(1) lam)``, forgetting the 1/m; the
     sum is therefore treated as ``m`` times as sensitive (and, as everywhere, ``sqrt(d)`` for the l1 bound).
     """
-    l1 = parties.m * math.sqrt(parties.d) * minimizer_sensitivity(problem.G, parties.n_min, problem.lam)
+    l1 = output_l1("pathak", problem, parties.m, parties.n_min, parties.d)
     return _fit_output("pathak", problem, parties, settings, l1, rng=rng, ledger=ledger,
                        cohort_size=cohort_size, setup=setup or MPCSetup())
 
@@ -298,33 +341,8 @@ def fit_mpc_gradp(problem: ERMProblem, parties: HorizontalParties, settings: Gra
     groups = cohorts(parties, cohort_size)
     names = [c.name for c in groups]
     spec = setup.spec(groups, d, problem.G)
-    server = setup.names[0]
-    recorded = set(settings.recorded)
-
-    def party_role(cohort: Cohort) -> Callable[[Comm], tuple[FloatArray, FloatArray]]:
-        def role(comm: Comm) -> tuple[FloatArray, FloatArray]:
-            theta = np.zeros(d)
-            trace = []
-            for t in range(1, settings.iterations + 1):
-                aggregation_client(comm, spec, cohort.group.local_gradients(problem, theta))
-                theta = gd_step(theta, comm.recv(server, label="noisy-gradient"), problem, settings.eta)
-                if t in recorded:
-                    trace.append(theta)
-            return theta, np.array(trace).reshape(len(trace), d)
-
-        return role
-
-    def aggregator_role(comm: Comm) -> None:
-        for _ in range(settings.iterations):
-            share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
-            if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
-                raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))
-            noisy_sum = _open_with_noise(comm, setup, share, noise, value_bound=m * problem.G, dim=d)
-            if comm.name == server:
-                comm.broadcast(noisy_sum / share.count, label="noisy-gradient", to=names)
-
-    roles: dict[str, Any] = {c.name: party_role(c) for c in groups}
-    roles.update({a: aggregator_role for a in setup.names})
+    roles: dict[str, Any] = {c.name: gradp_party_role(problem, spec, c.group, settings) for c in groups}
+    roles.update({a: gradp_aggregator_role(problem, spec, setup, noise, settings, m, names) for a in setup.names})
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
     final, iterates = run.results[names[0]]
@@ -340,6 +358,45 @@ def fit_mpc_gradp(problem: ERMProblem, parties: HorizontalParties, settings: Gra
     )
     return DistributedFit("mpc-gradp", final, settings.recorded, iterates, privacy, run.communication(),
                           time.perf_counter() - start)
+
+
+def gradp_party_role(problem: ERMProblem, spec: AggregationSpec, group: PartyGroup,
+                     settings: GradientPerturbation) -> Callable[[Comm], tuple[FloatArray, FloatArray]]:
+    """A data party (or cohort) of MPC Grad P: each iteration shares its gradients and steps on the noisy mean;
+    returns the final model and the recorded iterates."""
+    d = spec.dim
+    recorded = set(settings.recorded)
+
+    def role(comm: Comm) -> tuple[FloatArray, FloatArray]:
+        theta = np.zeros(d)
+        trace = []
+        for t in range(1, settings.iterations + 1):
+            aggregation_client(comm, spec, group.local_gradients(problem, theta))
+            theta = gd_step(theta, comm.recv(spec.server, label="noisy-gradient"), problem, settings.eta)
+            if t in recorded:
+                trace.append(theta)
+        return theta, np.array(trace).reshape(len(trace), d)
+
+    return role
+
+
+def gradp_aggregator_role(problem: ERMProblem, spec: AggregationSpec, setup: MPCSetup, noise: InMPCNoise,
+                          settings: GradientPerturbation, m: int, names: list[str]) -> Callable[[Comm], None]:
+    """An aggregator of MPC Grad P: each iteration adds its exact discrete Gaussian to its share of the sum and
+    opens it; the server sends the noisy mean gradient to the data parties ``names``."""
+    d = spec.dim
+
+    def role(comm: Comm) -> None:
+        server = spec.server
+        for _ in range(settings.iterations):
+            share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
+            if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
+                raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))
+            noisy_sum = open_with_noise(comm, setup, share, noise, value_bound=m * problem.G, dim=d)
+            if comm.name == server:
+                comm.broadcast(noisy_sum / share.count, label="noisy-gradient", to=names)
+
+    return role
 
 
 def _outsider_epsilon(calibration: GaussianCalibration, setup: MPCSetup, d: int) -> float:
@@ -373,9 +430,9 @@ def mpc_noise_samples(family: NoiseFamily, scale: float, count: int, *, rng: Ran
 
     def aggregator(comm: Comm) -> FloatArray:
         if family == "laplace":
-            return _open_with_noise(comm, setup, zero, InMPCNoise("laplace", scale), value_bound=0.0, dim=count)
+            return open_with_noise(comm, setup, zero, InMPCNoise("laplace", scale), value_bound=0.0, dim=count)
         per = InMPCNoise("gaussian", scale / math.sqrt(setup.aggregators))
-        return _open_with_noise(comm, setup, zero, per, value_bound=0.0, dim=count)
+        return open_with_noise(comm, setup, zero, per, value_bound=0.0, dim=count)
 
     roles: dict[str, Any] = {a: aggregator for a in setup.names}
     if family == "laplace":

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,9 @@ from mpdp.learning.registry import (
     RunReport,
 )
 from mpdp.protocols.mixture_gradient import GradientPrecision
+from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "OPTIONS", "REPRODUCTIONS", "adult_partition"]
+__all__ = ["ALGORITHMS", "OPTIONS", "REPRODUCTIONS", "RunPlan", "adult_partition"]
 
 OPTIONS: dict[str, str] = {
     "components": "mixture components K (default 10)",
@@ -135,23 +137,48 @@ def _partition(config: RunConfig) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(g) for g in groups)
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What ``mpdp run dpvi`` settles before training: settings, noise, partition, public seed, noise multiplier."""
+
+    common: dict[str, Any]
+    noise: str
+    renormalize: bool
+    baseline: bool
+    runner: str
+    groups: tuple[tuple[str, ...], ...]
+    public_seed: bytes
+    z: float
+
+    @classmethod
+    def of(cls, config: RunConfig) -> RunPlan:
+        opts = dict(config.options)
+        common = _settings(opts, config.train.n)
+        z = same_privacy_noise(config.train, epsilon=config.epsilon, delta=config.delta,
+                               **{k: common[k] for k in ("components", "epochs", "batch_size", "clip", "batching",
+                                                         "accountant")})
+        return cls(common, _choice(opts, "noise", NOISE_SOURCES), _bool(opts, "renormalize"), _bool(opts, "baseline"),
+                   _choice(opts, "runner", RUNNERS), _partition(config), config.rng.spawn("public").bytes(32), z)
+
+    def same(self, delta: float) -> dict[str, Any]:
+        """The keyword arguments both the partitioned and the float run take (same privacy and public seed)."""
+        return {**self.common, "epsilon": None, "noise_multiplier": self.z, "delta": delta,
+                "public_seed": self.public_seed}
+
+    def vertical(self, delta: float, rng: RandomSource | None) -> VerticalDPVI:
+        return VerticalDPVI(noise=self.noise, precision=GradientPrecision(renormalize=self.renormalize), rng=rng,
+                            processes=self.runner == "processes", fork_services=self.runner == "fork-services",
+                            **self.same(delta))
+
+
 def _run(config: RunConfig) -> RunReport:
     start = time.perf_counter()
-    opts = dict(config.options)
-    common = _settings(opts, config.train.n)
-    noise = _choice(opts, "noise", NOISE_SOURCES)
-    renormalize = _bool(opts, "renormalize")
-    want_baseline = _bool(opts, "baseline")
-    groups = _partition(config)
-    public_seed = config.rng.spawn("public").bytes(32)
+    rp = RunPlan.of(config)
+    common, noise, renormalize, want_baseline, groups = rp.common, rp.noise, rp.renormalize, rp.baseline, rp.groups
+    public_seed, runner = rp.public_seed, rp.runner
     root = config.rng.spawn("root")  # both runs: identical noise streams (identical noise with noise=trusted)
-    z = same_privacy_noise(config.train, epsilon=config.epsilon, delta=config.delta,
-                           **{k: common[k] for k in ("components", "epochs", "batch_size", "clip", "batching",
-                                                     "accountant")})
-    same = {**common, "epsilon": None, "noise_multiplier": z, "delta": config.delta, "public_seed": public_seed}
-    runner = _choice(opts, "runner", RUNNERS)
-    mpc = VerticalDPVI(noise=noise, precision=GradientPrecision(renormalize=renormalize), rng=root,
-                       processes=runner == "processes", fork_services=runner == "fork-services", **same)
+    same = rp.same(config.delta)
+    mpc = rp.vertical(config.delta, root)
     mpc.fit(config.train, groups)
     nll = mpc.nll(config.test)
     curves = [Curve("partitioned DPVI (MPC)", tuple(range(1, len(mpc.trace_.epochs) + 1)),
@@ -186,7 +213,7 @@ def _run(config: RunConfig) -> RunReport:
         algorithm="dpvi", dataset=config.train.name, parties=len(groups), epsilon=config.epsilon, delta=config.delta,
         epsilon_spent=mpc.privacy_.epsilon, delta_spent=config.delta, per_party_epsilon=dict(mpc.privacy_.per_party),
         metric=Metric("test_nll", nll), non_private=non_private, seconds=time.perf_counter() - start,
-        communication=dict(mpc.communication_), extra=extra, curves=curves)
+        communication=dict(mpc.communication_), extra=extra, curves=curves, released=mpc)
 
 
 # -- reproductions -------------------------------------------------------------------------------------------

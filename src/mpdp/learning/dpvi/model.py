@@ -59,6 +59,7 @@ from mpdp.learning.dpvi.privacy import (
 )
 from mpdp.learning.dpvi.training import BatchPlan, DPVISettings, FloatStep, Trace, train
 from mpdp.learning.dpvi.variational import AdamSettings, MeanFieldGaussian
+from mpdp.learning.estimator import PrivateEstimator
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import run_protocol
@@ -90,8 +91,15 @@ def same_privacy_noise(data: Dataset, *, epsilon: float, delta: float, component
                                       grid_bits=grid_bits, accountant=accountant, snapped=True)
 
 
-class _Base:
-    """Shared configuration, privacy bookkeeping, scoring and synthesis."""
+class _Base(PrivateEstimator):
+    """Shared configuration, privacy bookkeeping, scoring and synthesis.
+
+    A scikit-learn estimator (:mod:`mpdp.learning.estimator`: ``get_params``/``set_params``, ``clone`` keeps the
+    ledgers and gives the clone a child ``rng``). ``fit`` takes a :class:`~mpdp.datasets.Dataset` (the typed
+    attribute view the mixture needs), not an array, so scikit-learn's index-based splitters do not apply:
+    cross-validate with :func:`mpdp.datasets.kfold`. ``score(data)`` is the mean log-likelihood per record
+    (higher is better), ``-nll(data)``.
+    """
 
     def __init__(self, *, components: int = 10, epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33,
                  batch_size: int = 100, clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson",
@@ -107,6 +115,11 @@ class _Base:
         self.components = components
         self.epsilon = epsilon
         self.delta = delta
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.clip = clip
+        self.learning_rate = learning_rate
+        self.batching = batching
         self.accountant = accountant
         self.noise_multiplier = noise_multiplier
         self.grid_bits = grid_bits
@@ -114,8 +127,17 @@ class _Base:
         self.public_seed = public_seed
         self.ledger = ledger
         self.rng = rng
-        self.settings = DPVISettings(epochs=epochs, batch_size=batch_size, clip=clip, noise_multiplier=0.0,
-                                     batching=batching, adam=AdamSettings(learning_rate=learning_rate))
+        _ = self.settings  # validates the DP-SGD settings at construction
+
+    @property
+    def settings(self) -> DPVISettings:
+        """The DP-SGD settings of the parameters (noise multiplier 0: the fit calibrates it)."""
+        return DPVISettings(epochs=self.epochs, batch_size=self.batch_size, clip=self.clip, noise_multiplier=0.0,
+                            batching=self.batching, adam=AdamSettings(learning_rate=self.learning_rate))
+
+    def score(self, data: Dataset, y: Any = None) -> float:
+        """Mean log-likelihood per record of ``data`` (``-nll(data)``; higher is better)."""
+        return -self.nll(data)
 
     # -- set by fit -------------------------------------------------------------------------------------------
     model_: MixtureModel
@@ -216,28 +238,16 @@ class VerticalDPVI(_Base):
 
     Parameters
     ----------
-    components, epochs, batch_size, clip, learning_rate, batching:
-        The model and DP-SGD settings (:class:`~mpdp.learning.dpvi.training.DPVISettings`).
-    epsilon, delta:
-        The target towards an outside analyst; the noise multiplier is calibrated to it. Or pass
-        ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private reference).
     noise:
         ``"parties"`` (distributed discrete Gaussian) or ``"trusted"`` (a trusted noise party).
-    accountant:
-        ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's).
     precision:
         Formats and approximations of the secure step (:class:`~mpdp.protocols.mixture_gradient.GradientPrecision`);
         ``GradientPrecision(renormalize=False)`` is paper 002's Figure 2 failure mode.
     colluders:
         For the per-party guarantee: how many other parties a party may collude with.
-    ledger, party_ledgers:
-        Budget keepers (:class:`~mpdp.dp.accounting.cost.BudgetSpender`, e.g. a privacy ledger) charged before
-        training: the analyst's epsilon on ``ledger``, each party's VPDP epsilon on ``party_ledgers[name]``.
-        An overspend refuses the fit before any release.
-    public_seed:
-        32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
-        the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
-        minibatches with the same samples.
+    party_ledgers:
+        Each party's budget keeper (:class:`~mpdp.dp.accounting.cost.BudgetSpender`, e.g. a privacy ledger),
+        charged its VPDP epsilon before training; an overspend refuses the fit before any release.
     processes:
         Run every party (and the dealer) in its own forked OS process on this machine
         (``run_protocol(..., processes=True)``, Linux/macOS) instead of threads of this process: the parties
@@ -253,14 +263,46 @@ class VerticalDPVI(_Base):
         this one. Same seed, same posterior, bit for bit. It pays only when a core is free for the dealer
         (figures: ``bench/RESULTS.md``, dpvi): measure on your own machines before choosing it. Needs
         ``os.fork`` and a process running no other thread (not a notebook kernel's); not with ``processes=True``.
+    components, epochs, batch_size, clip, learning_rate, batching, grid_bits, model:
+        The model and DP-SGD settings shared with :class:`DPVI`
+        (:class:`~mpdp.learning.dpvi.training.DPVISettings`).
+    epsilon, delta:
+        The target towards an outside analyst; the noise multiplier is calibrated to it. Or pass
+        ``noise_multiplier`` instead (``0``: no noise, not private; for tests and the non-private reference).
+    accountant:
+        ``"ddg"`` (default, proven for discrete noise) or ``"gaussian"`` (the paper's).
+    ledger:
+        The analyst's budget keeper, charged epsilon before training (with ``party_ledgers``, an overspend
+        refuses the fit before any release).
+    public_seed:
+        32 bytes all parties agree on for the public randomness (initialisation, minibatches, ``eta``); default:
+        the first party draws it. The same seed given to :class:`DPVI` makes the baseline visit the same
+        minibatches with the same samples.
+    comparisons:
+        How the step compares (:class:`~mpdp.protocols.mpc.MPCSession`): ``"circuit"`` (default, the least CPU),
+        or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
+        more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
-                 processes: bool = False, fork_services: bool = False, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+                 processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
+                 components: int = 10,
+                 epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
+                 clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
+                 noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
+                 public_seed: bytes | None = None, ledger: BudgetSpender | None = None,
+                 rng: RandomSource | None = None) -> None:
+        super().__init__(components=components, epsilon=epsilon, delta=delta, epochs=epochs, batch_size=batch_size,
+                         clip=clip, learning_rate=learning_rate, batching=batching, accountant=accountant,
+                         noise_multiplier=noise_multiplier, grid_bits=grid_bits, model=model,
+                         public_seed=public_seed, ledger=ledger, rng=rng)
+        if comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
+                                         "pick how the MPC step compares"))
+        self.comparisons = comparisons
         if processes and fork_services:
             raise ParameterError(explain("fork_services", True, "False with processes=True (every party is forked)",
                                          "pass one of processes=True or fork_services=True"))
@@ -270,15 +312,19 @@ class VerticalDPVI(_Base):
         if noise not in NOISE_SOURCES:
             raise ParameterError(explain("noise", noise, f"one of {NOISE_SOURCES}", "pass noise='parties'"))
         self.noise = noise
-        self.precision = precision or GradientPrecision(release_bits=self.grid_bits)
-        if self.precision.release_bits != self.grid_bits:
+        self.precision = precision
+        if self._precision.release_bits != self.grid_bits:
             raise ParameterError(explain("grid_bits", self.grid_bits, f"precision.release_bits = "
-                                         f"{self.precision.release_bits}", "pass matching values"))
+                                         f"{self._precision.release_bits}", "pass matching values"))
         self.colluders = colluders
-        self.party_names = tuple(party_names) if party_names is not None else None
-        self.party_ledgers = dict(party_ledgers or {})
+        self.party_names = party_names
+        self.party_ledgers = party_ledgers
         self.processes = processes
         self.fork_services = fork_services
+
+    @property
+    def _precision(self) -> GradientPrecision:
+        return self.precision or GradientPrecision(release_bits=self.grid_bits)
 
     communication_: dict[str, int]
     setup_: VerticalSetup
@@ -288,30 +334,21 @@ class VerticalDPVI(_Base):
         the label, if modelled, goes with the group that names it)."""
         start = time.perf_counter()
         model = self._model_for(data)
-        groups = tuple(tuple(g) for g in partition)
-        names = self.party_names or tuple(f"party{j}" for j in range(len(groups)))
-        if len(names) != len(groups):
-            raise ShapeMismatchError(explain("party_names", names, f"{len(groups)} names", "one name per group"))
-        settings = self.settings
-        plan = BatchPlan.of(data.n, settings)
-        contributors = len(groups) if self.noise == "parties" else 1
-        z = self._noise_multiplier(plan, model.dim, contributors)
-        settings = replace(settings, noise_multiplier=z)
-        setup = VerticalSetup(model, names, groups, data.n, settings, precision=self.precision, noise=self.noise,
-                              public_seed=self.public_seed)
+        setup, privacy = self.setup_for(model, data.n, partition)
+        names, groups = setup.parties, setup.features
         values = [model.values_of(data, g) for g in groups]
-        unknown = set(self.party_ledgers) - set(names)
+        party_ledgers = dict(self.party_ledgers or {})
+        unknown = set(party_ledgers) - set(names)
         if unknown:
             raise ParameterError(explain("party_ledgers", sorted(unknown), f"names among {names}", "key them by party"))
-        privacy = self._privacy(plan, model.dim, z, names)
-        self._charge(privacy, self.party_ledgers)
+        self._charge(privacy, party_ledgers)
         protocol = roles(setup, values)
         forked = tuple(n for n in protocol if n not in names) if self.fork_services else ()
         if forked and not can_fork():
             raise ParameterError(explain("fork_services", True, "a fit from a process running one thread",
                                          f"this process runs {threading.active_count()} threads, and a fork would "
                                          "copy locks they hold: pass fork_services=False, or fit from a script"))
-        run = run_protocol(protocol, rng=resolve(self.rng), processes=self.processes,
+        run = run_protocol(protocol, rng=self._fit_source(), processes=self.processes,
                            cooperative=not self.processes, forked=forked)
         outcomes = [_outcome(run.results[p]) for p in names]
         for other in outcomes[1:]:
@@ -324,6 +361,23 @@ class VerticalDPVI(_Base):
         self.privacy_ = privacy
         self.seconds_ = time.perf_counter() - start
         return self
+
+    def setup_for(self, model: MixtureModel, n: int,
+                  partition: Sequence[Sequence[str]]) -> tuple[VerticalSetup, Privacy]:
+        """The public agreement of a fit of ``model`` on ``n`` aligned records split by ``partition``, and its
+        privacy (what every party can work out without seeing anyone's data)."""
+        groups = tuple(tuple(g) for g in partition)
+        names = tuple(self.party_names) if self.party_names is not None else tuple(
+            f"party{j}" for j in range(len(groups)))
+        if len(names) != len(groups):
+            raise ShapeMismatchError(explain("party_names", names, f"{len(groups)} names", "one name per group"))
+        plan = BatchPlan.of(n, self.settings)
+        contributors = len(groups) if self.noise == "parties" else 1
+        z = self._noise_multiplier(plan, model.dim, contributors)
+        settings = replace(self.settings, noise_multiplier=z)
+        setup = VerticalSetup(model, names, groups, n, settings, precision=self._precision, noise=self.noise,
+                              public_seed=self.public_seed, comparisons=self.comparisons)
+        return setup, self._privacy(plan, model.dim, z, names)
 
     def _privacy(self, plan: BatchPlan, dim: int, z: float, names: Sequence[str]) -> Privacy:
         clip, bits, acc = self.settings.clip, self.grid_bits, self.accountant
@@ -346,8 +400,16 @@ class DPVI(_Base):
     (:class:`~mpdp.learning.dpvi.emulation.PartitionedResponsibilities`, ``mpdp reproduce 002-floor``).
     """
 
-    def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None, components: int = 10,
+                 epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
+                 clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
+                 noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
+                 public_seed: bytes | None = None, ledger: BudgetSpender | None = None,
+                 rng: RandomSource | None = None) -> None:
+        super().__init__(components=components, epsilon=epsilon, delta=delta, epochs=epochs, batch_size=batch_size,
+                         clip=clip, learning_rate=learning_rate, batching=batching, accountant=accountant,
+                         noise_multiplier=noise_multiplier, grid_bits=grid_bits, model=model,
+                         public_seed=public_seed, ledger=ledger, rng=rng)
         if responsibilities is not None and not isinstance(responsibilities, PartitionedResponsibilities):
             raise ParameterError(explain("responsibilities", responsibilities, "None or PartitionedResponsibilities",
                                          "pass PartitionedResponsibilities(groups, renormalization)"))
@@ -365,7 +427,7 @@ class DPVI(_Base):
         privacy = Privacy(epsilon=eps, delta=self.delta, noise_multiplier=z, per_party={}, accountant=self.accountant,
                           steps=plan.steps, sampling_rate=plan.sampling_rate, batching=plan.batching, noise="holder")
         self._charge(privacy)
-        root = resolve(self.rng)
+        root = self._fit_source()
         # the noise stream is the one a trusted noise party of a VerticalDPVI with the same rng draws from, so
         # that, seeded alike and with the same noise multiplier, both runs add identical noise
         step = FloatStep(model, model.values_of(data), clip=settings.clip, noise_multiplier=z,

@@ -63,7 +63,9 @@ _NOISE_SHARE = "dpvi.noise.share"
 class VerticalSetup:
     """The public agreement every party starts from.
 
-    ``parties[j]`` holds the features ``features[j]`` of the ``n`` aligned records.
+    ``parties[j]`` holds the features ``features[j]`` of the ``n`` aligned records. ``comparisons``: how the
+    sessions compare (:class:`~mpdp.protocols.mpc.MPCSession`'s option: ``"circuit"``, or ``"fss"`` for one-round
+    comparisons with the dealer's DCF keys, two data parties).
     """
 
     model: MixtureModel
@@ -76,6 +78,7 @@ class VerticalSetup:
     dealer: str = "dealer"
     noise_party: str = "noise"
     public_seed: bytes | None = None
+    comparisons: str = "circuit"
 
     def __post_init__(self) -> None:
         if len(self.parties) < 2 or len(set(self.parties)) != len(self.parties):
@@ -88,6 +91,9 @@ class VerticalSetup:
         if sorted(held) != sorted(self.model.names) or any(not g for g in self.features):
             raise ParameterError(explain("features", self.features, f"a partition of {list(self.model.names)}",
                                          "assign every modelled feature to exactly one party"))
+        if self.comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", self.comparisons, "'circuit' or 'fss'",
+                                         "pick how the sessions compare"))
         if self.noise not in NOISE_SOURCES:
             raise ParameterError(explain("noise", self.noise, f"one of {NOISE_SOURCES}", "pass noise='parties'"))
         if self.dealer in self.parties or self.noise_party in self.parties or self.dealer == self.noise_party:
@@ -243,7 +249,8 @@ class DataParty(Party):
         second step of each minibatch size on): every step runs the same program."""
         setup = self.setup
         provider = PlannedProvider(DealerProvider(comm, dealer=setup.dealer, parties=setup.parties))
-        return MPCSession(comm, provider=provider, parties=setup.parties, fmt=setup.precision.fmt), provider
+        return MPCSession(comm, provider=provider, parties=setup.parties, fmt=setup.precision.fmt,
+                          comparisons=setup.comparisons), provider
 
     def secure_step(self, session: MPCSession, provider: PlannedProvider, theta: FloatArray,
                     batch: IntArray, *, next_batch_size: int | None = None) -> FloatArray:

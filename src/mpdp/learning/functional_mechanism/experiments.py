@@ -43,7 +43,7 @@ from mpdp.learning.registry import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "REPRODUCTIONS", "attribute_l1_bounds", "non_private_score"]
+__all__ = ["ALGORITHMS", "REPRODUCTIONS", "attribute_l1_bounds", "fm_estimator", "fm_options", "non_private_score"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -84,7 +84,7 @@ def non_private_score(objective: str, train: Dataset, test: Dataset) -> float:
     return float(np.mean((add_intercept(test.X) @ theta - test.y) ** 2))
 
 
-def _options(raw: Any) -> dict[str, Any]:
+def fm_options(raw: Any) -> dict[str, Any]:
     known = {"l1", "trim", "ridge", "intercept"}
     opts = dict(raw or {})
     unknown = set(opts) - known
@@ -96,7 +96,7 @@ def _options(raw: Any) -> dict[str, Any]:
     return opts
 
 
-def _estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float,
+def fm_estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float,
                backend: str, rng: RandomSource, opts: dict[str, Any]) -> FMLogisticRegression | FMLinearRegression:
     cls: type[FMLogisticRegression | FMLinearRegression]
     cls = FMLogisticRegression if objective == "logistic" else FMLinearRegression
@@ -109,19 +109,24 @@ def _estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]],
                row_l1=l1, settings=settings, rng=rng, fit_intercept=intercept)
 
 
+def paper_metric(model: FMLogisticRegression | FMLinearRegression, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Paper 000's metric: accuracy (logistic) or mean squared error (linear)."""
+    return model.mse(X, y) if isinstance(model, FMLinearRegression) else model.score(X, y)
+
+
 def _run(objective: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
-        opts = _options(config.options)
+        opts = fm_options(config.options)
         train, test = config.train, config.test
         if config.partition is not None:
             part = vertical_by_groups(train, [list(g) for g in config.partition], label_party=config.label_party)
         else:
             part = vertical_by_sizes(train, parties=config.parties, label_party=config.label_party)
         backend = config.backend or "shares"
-        model = _estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
+        model = fm_estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
                            config.rng, opts)
         model.fit(train.X, train.y)
-        score = model.score(test.X, test.y)
+        score = paper_metric(model, test.X, test.y)
         names = [f"party{k}" for k in range(part.parties)]
         metric = "accuracy" if objective == "logistic" else "mse"
         return RunReport(
@@ -133,6 +138,7 @@ def _run(objective: str) -> Callable[[RunConfig], RunReport]:
             extra={"backend": backend, "phases": model.phases_, "partition": [list(n) for n in part.names],
                    "row_l1": list(model.result_.plan.party_l1 or ()),
                    "trimmed_directions": model.result_.solve.trimmed},
+            released=model,
         )
 
     return run
@@ -169,9 +175,10 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
             for eps in (0.1, 1.0, 10.0):
                 for variant in ("fm", "fm-box"):
                     opts = {"l1": "attributes" if variant == "fm" else "box"}
-                    model = _estimator(objective, train, part.columns, 0, eps, "shares",
+                    model = fm_estimator(objective, train, part.columns, 0, eps, "shares",
                                        rng.spawn(f"{variant}/{eps}"), opts)
-                    scores.setdefault((variant, eps), []).append(model.fit(train.X, train.y).score(test.X, test.y))
+                    model.fit(train.X, train.y)
+                    scores.setdefault((variant, eps), []).append(paper_metric(model, test.X, test.y))
         rows = [ReproRow({"method": "non-private"}, metric,
                          PAPER_TABLE3_NONPRIVATE if paper else None, float(np.mean(nonpriv)), float(np.std(nonpriv)),
                          reps)]
@@ -210,8 +217,8 @@ def _table2(options: ReproOptions) -> ReproTable:
             nonpriv.append(non_private_score("linear", train, test))
             for K in (2, 4, 8):
                 part = vertical_by_sizes(train, parties=K)
-                model = _estimator("linear", train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), {})
-                scores.setdefault(K, []).append(model.fit(train.X, train.y).score(test.X, test.y))
+                model = fm_estimator("linear", train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), {})
+                scores.setdefault(K, []).append(paper_metric(model.fit(train.X, train.y), test.X, test.y))
         rows.append(ReproRow({"method": "non-private", "s": s}, "mse", paper_np, float(np.mean(nonpriv)),
                              float(np.std(nonpriv)), reps))
         for K, vals in scores.items():

@@ -38,10 +38,12 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
+from sklearn.base import ClassifierMixin, RegressorMixin
 
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
-from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.errors import ShapeMismatchError, explain
+from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of
 from mpdp.learning.functional_mechanism.noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
@@ -99,7 +101,7 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
     (paper, "Logistic Regression"). The solve trims noise-dominated directions (:class:`SolveSettings`).
     """
     Xc = check_features(X, row_l1, clip=clip)
-    yc = check_labels(objective, y)
+    yc = check_labels(objective, y, clip=clip)
     if Xc.shape[0] != yc.shape[0]:
         raise ShapeMismatchError(explain("X, y", (Xc.shape, yc.shape), "one label per row", "align X and y"))
     d = Xc.shape[1]
@@ -122,8 +124,12 @@ def centralized_fm(objective: FMObjective, X: npt.ArrayLike, y: npt.ArrayLike, *
 
 # -- estimators ------------------------------------------------------------------------------------------
 
-class _FMEstimator:
-    """Shared sklearn-style machinery; see :class:`FMLogisticRegression` and :class:`FMLinearRegression`."""
+class _FMEstimator(PrivateEstimator):
+    """Shared scikit-learn machinery; see :class:`FMLogisticRegression` and :class:`FMLinearRegression`.
+
+    Parameters, randomness (``rng``, ``noise_rng``, ``random_state``), cloning and the budget spent per fit on
+    ``ledger``: :mod:`mpdp.learning.estimator`.
+    """
 
     _objective: FMObjective = "logistic"
 
@@ -132,7 +138,7 @@ class _FMEstimator:
                  row_l1: Sequence[float] | None = None, bottom_up: Mapping[str, Any] | None = None,
                  clip: bool = False, settings: SolveSettings | None = None, rng: RandomSource | None = None,
                  noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                 backend_options: Mapping[str, Any] | None = None) -> None:
+                 backend_options: Mapping[str, Any] | None = None, random_state: int | None = None) -> None:
         self.epsilon = epsilon
         self.partition = partition
         self.label_party = label_party
@@ -146,6 +152,10 @@ class _FMEstimator:
         self.noise_rng = noise_rng
         self.ledger = ledger
         self.backend_options = backend_options
+        self.random_state = random_state
+
+    def _labels(self, y: FloatArray) -> FloatArray:
+        return y
 
     # The parameters are never changed by fit (STYLE: fit never changes constructor parameters).
     def _plan_inputs(self, d: int) -> tuple[ColumnPartition, tuple[float, ...]]:
@@ -164,22 +174,26 @@ class _FMEstimator:
                        for k, c in enumerate(self.row_l1))
         return part, l1
 
+    def plan_for(self, d: int) -> FMPlan:
+        """The public plan of a fit on ``d`` feature columns (what every party and the server agree on)."""
+        part, l1 = self._plan_inputs(d)
+        return FMPlan(self._objective, part, party_l1=l1, epsilon=self.epsilon if self.bottom_up is None else None,
+                      bottom_up=self.bottom_up)
+
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
 
         start = time.perf_counter()
-        Xa = np.asarray(X, dtype=np.float64)
-        if Xa.ndim != 2:
-            raise ShapeMismatchError(explain("X", Xa.shape, "a 2-d array", "pass records x features"))
+        Xa, ya = self._check_features_labels(X, y)
+        ya = self._labels(ya)
         n, d = Xa.shape
-        part, l1 = self._plan_inputs(d)
+        plan = self.plan_for(d)
+        part = plan.partition
         if self.fit_intercept:
             Xa = np.hstack([Xa, np.ones((n, 1))])
-        plan = FMPlan(self._objective, part, party_l1=l1, epsilon=self.epsilon if self.bottom_up is None else None,
-                      bottom_up=self.bottom_up)
-        result = run_vertical_fm(plan, part.split(Xa), np.asarray(y), backend=self.backend, clip=self.clip,
-                                 settings=self.settings or SolveSettings(), rng=self.rng, noise_rng=self.noise_rng,
-                                 ledger=self.ledger, backend_options=self.backend_options)
+        result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip,
+                                 settings=self.settings or SolveSettings(), rng=self._fit_source(),
+                                 noise_rng=self.noise_rng, ledger=self.ledger, backend_options=self.backend_options)
         w = result.weights
         self.coef_ = w[:d]
         self.intercept_ = float(w[d]) if self.fit_intercept else 0.0
@@ -191,27 +205,37 @@ class _FMEstimator:
         self.seconds_ = time.perf_counter() - start
         return self
 
-    def decision_function(self, X: npt.ArrayLike) -> FloatArray:
-        if not hasattr(self, "coef_"):
-            raise ParameterError(explain("model", "unfitted", "a fitted model", "call fit(X, y) first"))
-        Xa = np.asarray(X, dtype=np.float64)
-        if Xa.ndim != 2 or Xa.shape[1] != self.coef_.shape[0]:
-            raise ShapeMismatchError(explain("X", Xa.shape, f"(n, {self.coef_.shape[0]})", "pass the fitted columns"))
+    def _linear(self, X: npt.ArrayLike) -> FloatArray:
+        """``X @ coef_ + intercept_`` (the released model applied to features in the fitted encoding)."""
+        Xa = self._check_features(X, reset=False)
         out: FloatArray = Xa @ self.coef_ + self.intercept_
         return out
 
 
-class FMLogisticRegression(_FMEstimator):
+class FMLogisticRegression(ClassifierMixin, _FMEstimator):  # type: ignore[misc]
     """Differentially private logistic regression by the functional mechanism, on vertically split columns.
 
     ``fit(X, y)`` simulates the K parties of ``partition`` (lists of column indices; default one party, the
     centralised FM) and an honest-but-curious server, running every party's role over the in-memory transport
     with cross-party coefficients from the ``backend`` (``"shares"``, ``"ckks"``, ``"paillier"``).
-    ``y`` in {0, 1}; features in [-1, 1]. After fit: ``coef_``, ``intercept_``, ``epsilon_spent_``,
-    ``per_party_epsilon_``, ``communication_``, ``phases_`` (seconds per phase).
+    ``y`` in {0, 1}; features in [-1, 1]. After fit: ``coef_``, ``intercept_``, ``classes_`` (0 and 1),
+    ``epsilon_spent_``, ``per_party_epsilon_``, ``communication_``, ``phases_`` (seconds per phase).
+    ``score`` is the accuracy.
     """
 
     _objective: FMObjective = "logistic"
+
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
+        super().fit(X, y)
+        self.classes_ = classes_of()
+        return self
+
+    def _labels(self, y: FloatArray) -> FloatArray:
+        return binary_labels(y)
+
+    def decision_function(self, X: npt.ArrayLike) -> FloatArray:
+        """``X @ coef_ + intercept_``: the log-odds of class 1."""
+        return self._linear(X)
 
     def predict_proba(self, X: npt.ArrayLike) -> FloatArray:
         z = self.decision_function(X)
@@ -222,23 +246,29 @@ class FMLogisticRegression(_FMEstimator):
         out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
         return out
 
-    def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
-        """Accuracy."""
-        return float(np.mean(self.predict(X) == np.asarray(y, dtype=np.float64)))
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # two classes, 0 and 1: the label domain is public
+        return tags
 
 
-class FMLinearRegression(_FMEstimator):
+class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]
     """Differentially private linear regression by the functional mechanism (see FMLogisticRegression).
 
-    ``y`` in [-1, 1]. ``score`` is the mean squared error (lower is better), the paper's metric.
+    ``y`` in [-1, 1] (``clip=True`` clips it there, as it clips the features). ``score`` is scikit-learn's R^2
+    (higher is better, what model selection maximises); :meth:`mse` is the paper's metric, the mean squared error.
     """
 
     _objective: FMObjective = "linear"
 
     def predict(self, X: npt.ArrayLike) -> FloatArray:
-        return self.decision_function(X)
+        return self._linear(X)
 
-    def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
-        """Mean squared error."""
+    def mse(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
+        """Mean squared error (paper 000's metric; lower is better)."""
         return float(np.mean((self.predict(X) - np.asarray(y, dtype=np.float64)) ** 2))
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # DP noise; the label domain [-1, 1] is public
+        return tags

@@ -58,12 +58,18 @@ def label_weights(objective: FMObjective, y: FloatArray) -> FloatArray:
     return out
 
 
-def check_labels(objective: FMObjective, y: npt.ArrayLike) -> FloatArray:
-    """The labels as float64, refused unless in ``[-1, 1]`` (linear) or ``{0, 1}`` (logistic)."""
+def check_labels(objective: FMObjective, y: npt.ArrayLike, *, clip: bool = False) -> FloatArray:
+    """The labels as float64, refused unless in ``[-1, 1]`` (linear) or ``{0, 1}`` (logistic).
+
+    ``clip=True`` clips finite linear-regression targets into [-1, 1] (a fixed per-record map, like the
+    features' clipping); classes are never changed.
+    """
     quadratic_weight(objective)
     arr = np.asarray(y, dtype=np.float64)
     if arr.ndim != 1:
         raise ShapeMismatchError(explain("y", arr.shape, "a 1-d array of labels", "pass one label per record"))
+    if clip and objective == "linear" and np.all(np.isfinite(arr)):
+        arr = np.clip(arr, -1.0, 1.0)
     if objective == "logistic":
         if not np.all((arr == 0.0) | (arr == 1.0)):
             raise DomainError(explain("y", np.unique(arr)[:5], "labels in {0, 1} for logistic regression",

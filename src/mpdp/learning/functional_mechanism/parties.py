@@ -230,7 +230,7 @@ class FMDataParty(Party):
         if k == label:
             if self._y is None:
                 raise ParameterError(explain(f"y of {self.name}", None, "the labels", "the label party holds y"))
-            y = check_labels(plan.objective, self._y)
+            y = check_labels(plan.objective, self._y, clip=self.clip)
             if y.shape[0] != Xk.shape[0]:
                 raise ShapeMismatchError(explain("y", y.shape, f"({Xk.shape[0]},)", "one label per record"))
         if self.ledger is not None:

@@ -12,9 +12,11 @@ Where each part lives
   secure weighted average over :mod:`mpdp.protocols.aggregation`;
 * :mod:`~mpdp.learning.ofpa_ofaa.model`: the rounds, the stopping rule and the per-owner accounting
   (:func:`fit`, :class:`OfpaOfaaSettings`);
+* :mod:`~mpdp.learning.ofpa_ofaa.estimator`: :class:`OfpaOfaaClassifier`, the scikit-learn estimator;
 * :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|3|4``.
 """
 
+from mpdp.learning.ofpa_ofaa.estimator import OfpaOfaaClassifier
 from mpdp.learning.ofpa_ofaa.model import (
     FitResult,
     OfpaOfaaSettings,
@@ -24,4 +26,5 @@ from mpdp.learning.ofpa_ofaa.model import (
     prepare_rows,
 )
 
-__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties", "prepare_rows"]
+__all__ = ["FitResult", "OfpaOfaaClassifier", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties",
+           "prepare_rows"]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ from mpdp.learning.registry import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "DEFAULT_LAM", "REPRODUCTIONS", "first_attributes"]
+__all__ = ["ALGORITHMS", "DEFAULT_LAM", "REPRODUCTIONS", "first_attributes", "run_settings"]
 
 FloatArray = npt.NDArray[np.float64]
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
@@ -183,14 +183,19 @@ def _attrs(k: int) -> Callable[[Dataset, RandomSource], Dataset]:
     return lambda data, rng: first_attributes(data, k)
 
 
+def run_settings(method: str, options: Mapping[str, Any], epsilon: float) -> OfpaOfaaSettings:
+    """``mpdp run ofpa|ofaa``'s settings from its ``--option`` values (the method's default lam if none)."""
+    settings = options_from(options, method, epsilon)
+    if "lam" not in dict(options or {}):
+        settings = OfpaOfaaSettings(method=settings.method, epsilon=settings.epsilon,
+                                    lam=DEFAULT_LAM[settings.method], eta=settings.eta,
+                                    max_rounds=settings.max_rounds, noise=settings.noise)
+    return settings
+
+
 def _run(method: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
-        settings = options_from(config.options, method, config.epsilon)
-        opts = dict(config.options or {})
-        if "lam" not in opts:
-            settings = OfpaOfaaSettings(method=settings.method, epsilon=settings.epsilon,
-                                        lam=DEFAULT_LAM[settings.method], eta=settings.eta,
-                                        max_rounds=settings.max_rounds, noise=settings.noise)
+        settings = run_settings(method, config.options, config.epsilon)
         parties = config.party_data()
         result = fit(parties, settings, rng=config.rng)
         baseline = fit(parties, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
@@ -206,6 +211,7 @@ def _run(method: str) -> Callable[[RunConfig], RunReport]:
                    "variant": settings.method, "epsilon_per_release": result.epsilon_per_release,
                    "laplace_scale": result.scales,
                    "laplace_scale_degree1": result.scales_linear, "lam": result.lams, "changes": result.changes},
+            released=result,
         )
 
     return run

@@ -68,8 +68,8 @@ from mpdp.learning.ofpa_ofaa.parties import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate_owner", "fit", "prepare_parties",
-           "prepare_rows"]
+__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate", "fit", "one_hot_blocks", "prepare_parties",
+           "prepare_rows", "stop_after"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -206,7 +206,7 @@ def _check_parties(parties: Sequence[Dataset]) -> float:
     return bounds.pop()
 
 
-def _one_hot_blocks(data: Dataset) -> tuple[tuple[int, ...], ...]:
+def one_hot_blocks(data: Dataset) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(cols) for attr, cols in zip(data.attributes, data.encoded_columns, strict=True)
                  if attr.kind == "categorical" and len(cols) > 1)
 
@@ -215,15 +215,16 @@ def prepare_parties(parties: Sequence[Dataset], *, normalise: bool = False) -> P
     """Validate every party against the public schema and put its rows in the unit ball (:func:`prepare_rows`)."""
     row_bound = _check_parties(parties)
     dim = parties[0].d + 1
-    fixed = fixed_quadratic_mask(dim, _one_hot_blocks(parties[0]), dim - 1)
+    fixed = fixed_quadratic_mask(dim, one_hot_blocks(parties[0]), dim - 1)
     rows = tuple(OwnerRows(prepare_rows(p.X, row_bound, normalise=normalise), to_pm1(p.y), fixed) for p in parties)
     return PreparedParties(names=tuple(f"party{k}" for k in range(len(parties))), rows=rows, row_bound=row_bound,
                            row_l1=unit_ball_row_l1(dim, row_bound), intercept=intercept_weight(row_bound))
 
 
-def calibrate_owner(settings: OfpaOfaaSettings, eps: float, n: int, prepared: PreparedParties,
-                    fixed: int) -> tuple[float, float, OfaaBudget | None]:
-    """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records."""
+def calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: PreparedParties,
+               fixed: int) -> tuple[float, float, OfaaBudget | None]:
+    """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records (``prepared``
+    supplies the public dimension, row-L1 bound and intercept weight)."""
     dim = prepared.dim
     if settings.method == "none":
         return settings.lam, 0.0, None
@@ -249,7 +250,7 @@ def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings
     ledgers: dict[str, PrivacyLedger] = {}
     fixed = int(np.count_nonzero(prepared.rows[0].fixed))
     for name, rows in zip(prepared.names, prepared.rows, strict=True):
-        lam, scale, budget = calibrate_owner(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
+        lam, scale, budget = calibrate(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
         owners.append(DataOwner(name, rows, settings.method, lam, scale, rng.spawn(name), budget))
         if settings.method != "none":
             ledgers[name] = PrivacyLedger(epsilon=settings.epsilon, subject=f"party:{name}")
@@ -275,7 +276,7 @@ def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings
         changes.append(change)
         theta = new
         rounds = rnd + 1
-        if rnd > 0 and change < settings.eta:
+        if stop_after(rnd, change, settings):
             converged = True
             break
     spent = {k: float(led.spent.epsilon) for k, led in ledgers.items()}
@@ -286,6 +287,12 @@ def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings
                      lams={o.name: o.lam for o in owners}, communication=traffic,
                      seconds=time.perf_counter() - start, changes=changes,
                      scales_linear={o.name: o.budget.scale_linear for o in owners if o.budget is not None})
+
+
+def stop_after(rnd: int, change: float, settings: OfpaOfaaSettings) -> bool:
+    """The stopping rule: round ``rnd`` (from 0) moved the global parameters by ``change`` < ``eta`` (not the
+    first round)."""
+    return rnd > 0 and change < settings.eta
 
 
 def options_from(raw: Any, method: str, epsilon: float) -> OfpaOfaaSettings:

@@ -41,8 +41,8 @@ from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.protocols.aggregation import AggregationSpec, simulate_aggregation
 from mpdp.randomness import RandomSource
 
-__all__ = ["METHODS", "OFAA_RIDGE_KAPPA", "DataOwner", "OwnerRows", "fixed_quadratic_mask", "newton_logistic",
-           "ofaa_ridge", "secure_weighted_average"]
+__all__ = ["METHODS", "OFAA_RIDGE_KAPPA", "DataOwner", "OwnerRows", "average_spec", "fixed_quadratic_mask",
+           "newton_logistic", "ofaa_ridge", "secure_weighted_average", "upload"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -299,10 +299,20 @@ def secure_weighted_average(params: dict[str, FloatArray], counts: dict[str, int
     """
     names = sorted(params)
     dim = int(next(iter(params.values())).shape[0])
-    spec = AggregationSpec(server="server", aggregators=("aggregator0", "aggregator1"),
-                           clients={k: 1 for k in names}, dim=dim, bound=bound, weighted=True,
-                           weight_bound=float(count_bound))
-    inputs = {k: np.clip(params[k], -bound, bound).reshape(1, dim) for k in names}
+    spec = average_spec(names, dim, bound=bound, count_bound=count_bound)
+    inputs = {k: upload(params[k], bound) for k in names}
     weights = {k: np.array([float(counts[k])]) for k in names}
     run = simulate_aggregation(spec, inputs, weights, rng=rng)
     return np.asarray(run.results["server"].mean, dtype=np.float64), run.communication()
+
+
+def average_spec(names: Sequence[str], dim: int, *, bound: float, count_bound: int) -> AggregationSpec:
+    """The secure weighted averaging of the owners ``names`` (the server and two aggregators)."""
+    return AggregationSpec(server="server", aggregators=("aggregator0", "aggregator1"),
+                           clients={k: 1 for k in names}, dim=dim, bound=bound, weighted=True,
+                           weight_bound=float(count_bound))
+
+
+def upload(params: FloatArray, bound: float) -> FloatArray:
+    """An owner's parameters as it shares them: clipped to the public ``bound``, one row."""
+    return np.clip(params, -bound, bound).reshape(1, -1)

@@ -12,6 +12,8 @@ Where each part lives
 * :mod:`~mpdp.learning.pfds.tree`: makeTree (Algorithm 3) and the tree's predictor;
 * :mod:`~mpdp.learning.pfds.consistency`: optPrivateGen (Algorithm 5), consistent leaf sizes and synthetic records;
 * :mod:`~mpdp.learning.pfds.model`: the agents and their two message steps (Algorithms 1, 2 and 4);
+* :mod:`~mpdp.learning.pfds.estimator`: :class:`PFDSClassifier`, the scikit-learn estimator (the released trees'
+  vote as predictor, the released synthetic records as twin);
 * :mod:`~mpdp.learning.pfds.fit`: an agent's training step (the paper's and mpdp's cross-validated one);
 * :mod:`~mpdp.learning.pfds.baselines`: NP-Agt and DP-Pred;
 * :mod:`~mpdp.learning.pfds.evaluation`: one train/test split evaluated for PFDS, its variants and the baselines;
@@ -20,7 +22,8 @@ Where each part lives
 * :mod:`mpdp.learning.data_fidelity`: how close synthetic data is to the real data (Figure 3).
 """
 
+from mpdp.learning.pfds.estimator import PFDSClassifier
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
 from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
 
-__all__ = ["PFDSAgent", "PFDSParams", "PrivateTree", "Schema", "TreeParams", "make_tree"]
+__all__ = ["PFDSAgent", "PFDSClassifier", "PFDSParams", "PrivateTree", "Schema", "TreeParams", "make_tree"]

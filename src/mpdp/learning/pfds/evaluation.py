@@ -119,6 +119,9 @@ class SplitResult:
     communication: dict[str, int]
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The synthetic records every sharer released (attribute view, labels), per protocol run ("pfds",
+    #: "pfds-s", "pfds-minus"): what ``mpdp run pfds --save`` writes.
+    shared: dict[str, tuple[FloatArray, FloatArray]] = field(default_factory=dict)
 
 
 def attribute_view(data: Dataset) -> tuple[FloatArray, FloatArray]:
@@ -191,6 +194,7 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
     errors: dict[tuple[str, str], float] = {}
     spent: dict[str, float] = {}
     per_party: dict[str, dict[str, float]] = {}
+    shared: dict[str, tuple[FloatArray, FloatArray]] = {}
     comm: dict[str, int] = {"bytes": 0, "messages": 0, "rounds": 0}
     extra: dict[str, Any] = {"agents_with_data": len(names), "sharers": len(sharers), "evaluated": len(evaluated)}
 
@@ -208,6 +212,7 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # experiments use seeded sources on purpose
             run = run_protocol(agents, rng=rng.spawn(method))
         per_party[method] = {n: led.spent.epsilon for n, led in ledgers.items()}
+        shared[method] = agents[names[0]].training_set(include_own=False)
         spent[method] = max(per_party[method].values())
         if method == "pfds":
             comm = run.communication()
@@ -284,4 +289,4 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
             errors[("dp-pred", loss_name)] = _error(loss_name, predicted, y_test)
             per_party[f"dp-pred/{loss_name}"] = {n: led.spent.epsilon for n, led in ledgers.items()}
             spent[f"dp-pred/{loss_name}"] = max(per_party[f"dp-pred/{loss_name}"].values())
-    return SplitResult(errors, spent, per_party, comm, time.perf_counter() - start, extra)
+    return SplitResult(errors, spent, per_party, comm, time.perf_counter() - start, extra, shared)

@@ -133,6 +133,7 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
             per_party_epsilon=result.per_party.get(spent_key), metric=Metric(metric, result.errors[(key, loss)]),
             non_private=_non_private(config, loss), seconds=result.seconds, communication=result.communication,
             extra={"loss": loss, **variant, **result.extra},
+            released=result.shared.get(method),  # pfds, pfds-s, pfds-minus: the shared synthetic records
         )
     return run
 

@@ -21,8 +21,11 @@ Each module imports only modules listed before it (and :mod:`mpdp.crypto`, :mod:
 4. :mod:`~mpdp.protocols.mpc.arithmetic`: products (Beaver, squares, split products, products with a
    matrix one party holds in the clear: :func:`~mpdp.protocols.mpc.arithmetic.matmul_owned`,
    :func:`~mpdp.protocols.mpc.arithmetic.mul_owned`), truncation, ring conversion.
-5. :mod:`~mpdp.protocols.mpc.comparison`: ``[x < 0]`` and what it enables (sign, ReLU, select, maximum,
-   clip); :mod:`~mpdp.protocols.mpc.bits`: bit decomposition and many-threshold comparison.
+5. :mod:`~mpdp.protocols.mpc.fss_compare`: one-round ``[x < 0]`` and many-threshold comparison from the
+   dealer's DCF keys (function secret sharing, two computing parties; ``MPCSession(comparisons="fss")``);
+   :mod:`~mpdp.protocols.mpc.comparison`: ``[x < 0]`` (the carry circuit, or the FSS one when the session
+   asks for it) and what it enables (sign, ReLU, select, maximum, clip); :mod:`~mpdp.protocols.mpc.bits`: bit
+   decomposition and many-threshold comparison.
 6. :mod:`~mpdp.protocols.mpc.functions`: exp, reciprocal, division, square roots.
 7. :mod:`~mpdp.protocols.mpc.clipping`: DP-SGD clipping (``clip_norm``, ``inv_sqrt_max``).
 8. :mod:`~mpdp.protocols.mpc.session`: :class:`MPCSession`, a computing party's session (inputs, public
@@ -41,6 +44,7 @@ from mpdp.protocols.mpc.provider import (
     CompareMask,
     CorrelationProvider,
     DaBit,
+    DcfKey,
     SquarePair,
     TripleSource,
     WithTriplesFrom,
@@ -55,6 +59,7 @@ __all__ = [
     "CompareMask",
     "CorrelationProvider",
     "DaBit",
+    "DcfKey",
     "DealerProvider",
     "MPCSession",
     "SharedFixedPoint",

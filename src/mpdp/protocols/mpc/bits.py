@@ -35,6 +35,7 @@ from mpdp.crypto.beaver import b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import ParameterError, explain
+from mpdp.protocols.mpc import fss_compare
 from mpdp.protocols.mpc.channel import Channel
 from mpdp.protocols.mpc.comparison import _and_many, _pair_circuit_specs, less_than_public_pairs, open_with_pairs
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
@@ -102,8 +103,11 @@ def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], 
     ``c = x + r`` opened once (``r`` a comparison mask), ``x - t_j`` has the opening ``c - t_j`` under the
     same mask, and its sign is ``msb(c - t_j) XOR msb(r) XOR [(c - t_j)_low < r_low]`` (module
     :mod:`.comparison`, step 2); nothing is opened beyond ``c`` and the uniformly masked AND and daBit
-    openings. 7 rounds (the first level of the carry circuits rides in ``c``'s opening).
+    openings. 7 rounds (the first level of the carry circuits rides in ``c``'s opening); one round with the
+    dealer's DCF keys when the session compares by FSS (:func:`~mpdp.protocols.mpc.fss_compare.at_least`).
     """
+    if session.comparisons == "fss" and session.provider.deals_dcf_keys and ring.bits in (64, 128):
+        return fss_compare.at_least(session, x, thresholds, ring, rows=rows)
     x = np.asarray(x, dtype=np.uint64)
     shape = x.shape
     t = np.asarray(thresholds, dtype=np.int64)

@@ -49,6 +49,9 @@ class Channel(Protocol):
     """This party's source of correlated randomness."""
     fmt: FixedPointFormat
     """The default fixed-point format of new shared values."""
+    comparisons: str
+    """How ``[x < 0]`` is computed: ``"circuit"`` (the carry circuit, any provider and number of parties) or
+    ``"fss"`` (one round with the dealer's DCF keys where the provider deals them, else the circuit)."""
     session_id: bytes
     """The 8 random bytes every sharing id of this session starts with."""
     new_id: Callable[[], bytes]

@@ -45,6 +45,7 @@ from mpdp.crypto.beaver import and_combine, b2a_combine
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import ParameterError, explain
+from mpdp.protocols.mpc import fss_compare
 from mpdp.protocols.mpc.channel import Channel
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -54,6 +55,7 @@ __all__ = [
     "less",
     "less_than_public",
     "ltz",
+    "ltz_circuit",
     "max_along",
     "maximum",
     "minimum",
@@ -322,7 +324,16 @@ def _circuit_specs(words: int, shape: tuple[int, ...]) -> list[CorrelationSpec]:
 
 
 def ltz(x: SharedFixedPoint) -> SharedFixedPoint:
-    """``[x < 0]`` as a shared bit (scale 0), exactly; 7 rounds in Z_2^64, 8 in Z_2^128."""
+    """``[x < 0]`` as a shared bit (scale 0), exactly; 7 rounds in Z_2^64, 8 in Z_2^128, or one round with the
+    dealer's DCF keys when the session compares by FSS (:mod:`~mpdp.protocols.mpc.fss_compare`)."""
+    session = x.session
+    if session.comparisons == "fss" and fss_compare.applies(session, x):
+        return fss_compare.ltz(x)
+    return ltz_circuit(x)
+
+
+def ltz_circuit(x: SharedFixedPoint) -> SharedFixedPoint:
+    """``[x < 0]`` by the carry circuit of the module docstring (any provider, any number of parties)."""
     session, ring = x.session, x.ring
     shape = x.shape
     bits = ring.bits

@@ -45,6 +45,8 @@ seed-compressed dealer is the trusted-third-party mode of CrypTen (Knott et al.,
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -62,6 +64,7 @@ from mpdp.protocols.mpc.provider import (
     CompareMask,
     CorrelationProvider,
     DaBit,
+    DcfKey,
     MaskedProduct,
     OwnedProduct,
     SquarePair,
@@ -74,6 +77,8 @@ __all__ = ["DealerProvider", "TrustedDealer"]
 _SEED = "mpc.dealer.seed"
 _REQUEST = "mpc.dealer.request"
 _REPLY = "mpc.dealer.correlations"
+_KEYS = "mpc.dealer.keys"
+_EXHAUSTED = "exhausted"
 _CLOSE = "close"
 _REMEMBER_MIN = 8  # requests at least this long are remembered by number (both sides apply the same rule)
 _REMEMBER_MAX = 256  # distinct requests remembered per session
@@ -149,19 +154,29 @@ def _computing_parties(comm: Comm, dealer: str, parties: Iterable[str] | None) -
 class TrustedDealer(Party):
     """The dealer's role: serves correlations until every computing party closes.
 
+    ``run`` returns ``{"batches", "correlations", "elements", "dcf_keys"}``: how much it dealt.
+
     Parameters
     ----------
     name:
         The dealer's party name (default ``"dealer"``).
     parties:
         The computing parties in canonical order; default every other party of the protocol.
-
-    ``run`` returns ``{"batches", "correlations", "elements"}``: how much it dealt.
+    max_dcf_keys:
+        How many DCF comparison keys (elements of ``dcf`` correlations) the dealer deals in all, or None for no
+        limit. A request beyond it is answered with a notice to every party, which raises
+        :class:`~mpdp.errors.ProtocolAbortError` before using any of the request's correlations (so before the
+        opening of the comparison that needed the keys), and the dealer stops.
     """
 
-    def __init__(self, name: str = "dealer", *, parties: Sequence[str] | None = None) -> None:
+    def __init__(self, name: str = "dealer", *, parties: Sequence[str] | None = None,
+                 max_dcf_keys: int | None = None) -> None:
         super().__init__(name)
         self.parties = None if parties is None else tuple(parties)
+        if max_dcf_keys is not None and (type(max_dcf_keys) is not int or max_dcf_keys < 0):
+            raise ParameterError(explain("max_dcf_keys", max_dcf_keys, "None or an int >= 0",
+                                         "pass the number of comparison keys the dealer may deal"))
+        self.max_dcf_keys = max_dcf_keys
 
     def run(self, comm: Comm) -> dict[str, int]:
         parties = _computing_parties(comm, self.name, self.parties)
@@ -172,7 +187,7 @@ class TrustedDealer(Party):
             streams.append(_stream(key, comm.rng.is_seeded))
         own = _stream(comm.rng.bytes(32), comm.rng.is_seeded)  # the masks of masked products: the dealer's only
         known = _Remembered()
-        batches = correlations = elements = 0
+        batches = correlations = elements = dcf_keys = 0
         while True:
             request = comm.recv(parties[0], label=_REQUEST)
             for p in parties[1:]:
@@ -200,20 +215,45 @@ class TrustedDealer(Party):
                                                     f"a list of correlation specs, the number of one of the "
                                                     f"{len(known.slots)} remembered requests, or 'close'",
                                                     "reject the sender"))
+            keys = sum(math.prod(s.shape) for s in work.specs if s.kind == "dcf")
+            if keys and (len(parties) != 2 or (self.max_dcf_keys is not None
+                                               and dcf_keys + keys > self.max_dcf_keys)):
+                why = (f"{_EXHAUSTED}: {dcf_keys} of {self.max_dcf_keys} DCF keys dealt, {keys} more asked for"
+                       if len(parties) == 2 else f"DCF keys need 2 computing parties, not {len(parties)}")
+                for i, p in enumerate(parties):
+                    comm.send(p, why, label=_REPLY if i == 0 else _KEYS)
+                raise ProtocolAbortError(f"dealer: {why}")
             # Every stream is expanded for the whole request at once (one keystream call each), then the
             # corrections are computed chunk by chunk, each chunk sent as soon as it is ready.
             parts = [work.draw(s, index=i) for i, s in enumerate(streams)]
             masks = work.masks(own)
+            sent = []
             for chunk in reply_chunks(len(work), whole=whole):
-                comm.send(parties[0], work.corrections(parts, masks, chunk.start, chunk.stop), label=_REPLY)
+                sent.append(work.corrections(parts, masks, chunk.start, chunk.stop))
+                comm.send(parties[0], sent[-1], label=_REPLY)
+            if work.public_total:  # DCF keys' corrections: the other party needs them too
+                public = work.public_words(np.concatenate(sent))
+                for p in parties[1:]:
+                    comm.send(p, public, label=_KEYS)
             batches += 1
             correlations += len(work)
             elements += work.elements
-        return {"batches": batches, "correlations": correlations, "elements": elements}
+            dcf_keys += keys
+        return {"batches": batches, "correlations": correlations, "elements": elements, "dcf_keys": dcf_keys}
+
+
+def _refuse_notice(reply: Any) -> None:
+    """A dealer's notice in place of a reply (out of DCF keys): a typed error before the correlations are used."""
+    if type(reply) is str:
+        raise ProtocolAbortError(explain("dealer reply", reply, "the correlations asked for",
+                                         "give the dealer a larger max_dcf_keys, or compare without it "
+                                         "(MPCSession(comparisons='circuit'))"))
 
 
 class DealerProvider(CorrelationProvider):
     """A computing party's correlations, from a :class:`TrustedDealer`.
+
+    Construction receives this party's stream key from the dealer (one message).
 
     Parameters
     ----------
@@ -223,8 +263,6 @@ class DealerProvider(CorrelationProvider):
         The dealer's party name.
     parties:
         The computing parties in canonical order (default: every party but the dealer).
-
-    Construction receives this party's stream key from the dealer (one message).
     """
 
     def __init__(self, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None) -> None:
@@ -238,6 +276,7 @@ class DealerProvider(CorrelationProvider):
         if not isinstance(key, bytes) or len(key) != 32:
             raise MalformedMessageError(explain("dealer key", type(key).__name__, "32 bytes", "check the dealer"))
         self._stream = _stream(key, comm.rng.is_seeded)
+        self._issuer = hashlib.sha256(b"mpdp.dcf issuer:" + key).digest()[:8]
         self._ready: list[list[Any]] = []  # [spec, parts, correction still to receive]
         # party 0: per reply still to come, its entries, their batch and the index of the first in it
         self._replies: deque[tuple[list[list[Any]], CorrelationBatch, int]] = deque()
@@ -283,12 +322,20 @@ class DealerProvider(CorrelationProvider):
             self._known.add(key, work)
             self.comm.send(self.dealer, [s.to_wire() for s in specs], label=_REQUEST)
         first = self.index == 0
-        entries = [[spec, part, first] for spec, part in zip(specs, work.draw(self._stream, index=self.index),
-                                                             strict=True)]
+        keys = work.public_total > 0  # the others receive the keys' corrections (none when all are empty)
+        entries: list[list[Any]] = [[spec, part, first or (keys and bool(public))] for spec, part, public in
+                   zip(specs, work.draw(self._stream, index=self.index), work.public_layout, strict=True)]
+        if not first and not keys:
+            for entry, public in zip(entries, work.public_layout, strict=True):
+                part: dict[str, Any] = entry[1]
+                for name, shape, _, _ in public:  # keys of no element: empty parts
+                    part[name] = np.zeros(shape, dtype=np.uint64)
         self._ready += entries
         if first:  # party 0's corrections are received when first needed (they arrive in request order)
             self._replies.extend((entries[chunk], work, chunk.start)
                                  for chunk in reply_chunks(len(entries), whole=known is not None))
+        elif work.public_total:  # the DCF keys' common corrections, in one message per request
+            self._replies.append((entries, work, -1))
 
     def receive_prefetched(self) -> None:
         """Wait for the corrections of every correlation prefetched so far (party 0; a no-op elsewhere).
@@ -323,7 +370,11 @@ class DealerProvider(CorrelationProvider):
 
     def _receive_reply(self, item: tuple[list[list[Any]], CorrelationBatch, int]) -> None:
         entries, work, start = item
+        if start < 0:
+            self._receive_public(entries, work)
+            return
         reply = self.comm.recv(self.dealer, label=_REPLY)
+        _refuse_notice(reply)
         offset = work.reply_offsets[start]
         total = work.reply_offsets[start + len(entries)] - offset
         if type(reply) is not np.ndarray or reply.dtype != np.uint64 or reply.shape != (total,):
@@ -336,6 +387,32 @@ class DealerProvider(CorrelationProvider):
                 view = reply[lo - offset : hi - offset]
                 part[name] = view if len(shape) == 1 else view.reshape(shape)
             entry[2] = False
+
+    def _receive_public(self, entries: list[list[Any]], work: CorrelationBatch) -> None:
+        """The :data:`~mpdp.crypto.correlations.PUBLIC` parts of a request's correlations (parties 1..n-1)."""
+        reply = self.comm.recv(self.dealer, label=_KEYS)
+        _refuse_notice(reply)
+        total = work.public_total
+        if type(reply) is not np.ndarray or reply.dtype != np.uint64 or reply.shape != (total,):
+            raise MalformedMessageError(explain("dealer keys", getattr(reply, "shape", type(reply).__name__),
+                                                f"one uint64 array of {total} words", "check the dealer"))
+        for entry, layout in zip(entries, work.public_layout, strict=True):
+            part = entry[1]
+            for name, shape, lo, hi in layout:
+                part[name] = reply[lo:hi].reshape(shape)
+            entry[2] = False
+
+    def dcf_key(self, ring: Ring, shape: tuple[int, ...], depth: int) -> DcfKey:
+        p = self.parts(_spec("dcf", ring.bits, shape, shift=depth))
+        return DcfKey(p["r"], p["seed"], p["b"], p["cw"], p["last"], depth, self.index, self._issuer)
+
+    @property
+    def deals_dcf_keys(self) -> bool:
+        return len(self.parties) == 2
+
+    @property
+    def dcf_issuer(self) -> bytes:
+        return self._issuer
 
     def parts(self, spec: CorrelationSpec) -> dict[str, Any]:
         """This party's parts of the correlation ``spec`` (name -> array; the typed methods wrap them)."""

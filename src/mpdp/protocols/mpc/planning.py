@@ -31,6 +31,7 @@ from mpdp.protocols.mpc.provider import (
     CompareMask,
     CorrelationProvider,
     DaBit,
+    DcfKey,
     MaskedProduct,
     OwnedProduct,
     SquarePair,
@@ -157,6 +158,20 @@ class PlannedProvider(CorrelationProvider):
         if self._recording is not None:
             self._recording.append(spec)
         return self.inner.owned_product(kind, owner, ring, a_shape, b_shape, shift, out_ring=out_ring)
+
+    @property
+    def deals_dcf_keys(self) -> bool:
+        return self.inner.deals_dcf_keys
+
+    @property
+    def dcf_issuer(self) -> bytes:
+        return self.inner.dcf_issuer
+
+    def dcf_key(self, ring: Ring, shape: tuple[int, ...], depth: int) -> DcfKey:
+        spec = _spec("dcf", ring.bits, shape, shift=depth)
+        if self._recording is not None:
+            self._recording.append(spec)
+        return self.inner.dcf_key(ring, shape, depth)
 
     def close(self) -> None:
         self.inner.close()

@@ -54,6 +54,7 @@ __all__ = [
     "CompareMask",
     "CorrelationProvider",
     "DaBit",
+    "DcfKey",
     "MaskedProduct",
     "OwnedProduct",
     "SquarePair",
@@ -145,6 +146,24 @@ class DaBit:
     s: RingArray = field(repr=False)
 
 
+@dataclass(frozen=True)
+class DcfKey:
+    """This party's part of ``dcf`` comparison keys (two computing parties): additive shares of a uniform ``r``
+    and of ``b`` = bit ``depth`` of ``r``, and the party's keys of the DCFs of ``x -> (1 - 2 b) [x < r mod
+    2^depth]`` (:mod:`mpdp.crypto.fss`: its own root ``seed`` of shape ``(*shape, 2)``, the common corrections
+    ``cw`` and ``last``), one per element; ``party`` is this party's position (0 or 1), ``issuer`` identifies
+    the provider that dealt them (keys are used only where they were dealt)."""
+
+    r: RingArray = field(repr=False)
+    seed: RingArray = field(repr=False)
+    b: RingArray = field(repr=False)
+    cw: RingArray = field(repr=False)
+    last: RingArray = field(repr=False)
+    depth: int
+    party: int
+    issuer: bytes = b""
+
+
 class TripleSource(abc.ABC):
     """Supplies this party's shares of multiplication triples (the part HE backends generate)."""
 
@@ -202,6 +221,21 @@ class CorrelationProvider(TripleSource):
             raise ParameterError(explain("kind", kind, "'mul', 'matmul' or 'square'", "name the product"))
         mask = self.wrap_mask(ring, out_ring or ring, out, shift)
         return MaskedProduct(a, b, ring.add(c, mask.r), mask.msb, mask.low)
+
+    @property
+    def deals_dcf_keys(self) -> bool:
+        """Whether :meth:`dcf_key` is available (a dealer with two computing parties deals them)."""
+        return False
+
+    @property
+    def dcf_issuer(self) -> bytes:
+        """The ``issuer`` of the :class:`DcfKey` this provider deals."""
+        return b""
+
+    def dcf_key(self, ring: Ring, shape: tuple[int, ...], depth: int) -> DcfKey:
+        """This party's :class:`DcfKey` for ``shape`` elements of ``ring`` compared on ``depth + 1`` bits."""
+        raise ParameterError(explain("provider", type(self).__name__, "a provider that deals DCF keys",
+                                     "check deals_dcf_keys first (a TrustedDealer with two computing parties)"))
 
     @property
     def deals_owned_products(self) -> bool:
@@ -263,6 +297,17 @@ class WithTriplesFrom(CorrelationProvider):
 
     def dabit(self, ring: Ring, shape: tuple[int, ...]) -> DaBit:
         return self.rest.dabit(ring, shape)
+
+    @property
+    def deals_dcf_keys(self) -> bool:
+        return self.rest.deals_dcf_keys
+
+    @property
+    def dcf_issuer(self) -> bytes:
+        return self.rest.dcf_issuer
+
+    def dcf_key(self, ring: Ring, shape: tuple[int, ...], depth: int) -> DcfKey:
+        return self.rest.dcf_key(ring, shape, depth)
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
         self.rest.prefetch(self._rest_specs(specs))

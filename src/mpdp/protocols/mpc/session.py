@@ -99,14 +99,22 @@ class MPCSession:
         order is the *leader*: it adds public constants to its shares.
     fmt:
         Default fixed-point format of new shared values.
+    comparisons:
+        ``"circuit"`` (default): comparisons by the carry circuit (7 rounds in Z_2^64); ``"fss"``: one round
+        with DCF keys from the provider (:mod:`~mpdp.protocols.mpc.fss_compare`; a dealer with two computing
+        parties deals them), falling back to the circuit where it does not.
     """
 
     ops: Operations = _Operations()
     """The operations behind the operators of this session's shared values (the same for every session)."""
 
     def __init__(self, comm: Comm, *, provider: CorrelationProvider, parties: Iterable[str] | None = None,
-                 fmt: FixedPointFormat = FAST) -> None:
+                 fmt: FixedPointFormat = FAST, comparisons: str = "circuit") -> None:
         self.comm = comm
+        if comparisons not in ("circuit", "fss"):
+            raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
+                                         "pick how the session compares"))
+        self.comparisons = comparisons
         self.parties = tuple(comm.parties if parties is None else parties)
         if comm.name not in self.parties or any(p not in comm.parties for p in self.parties) \
                 or len(set(self.parties)) != len(self.parties):
@@ -135,11 +143,11 @@ class MPCSession:
 
     @classmethod
     def with_dealer(cls, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None,
-                    fmt: FixedPointFormat = FAST) -> MPCSession:
+                    fmt: FixedPointFormat = FAST, comparisons: str = "circuit") -> MPCSession:
         """A session whose correlations come from the :class:`~mpdp.protocols.mpc.dealer.TrustedDealer`
         named ``dealer`` (every other party computes, unless ``parties`` says otherwise)."""
         provider = DealerProvider(comm, dealer=dealer, parties=parties)
-        return cls(comm, provider=provider, parties=provider.parties, fmt=fmt)
+        return cls(comm, provider=provider, parties=provider.parties, fmt=fmt, comparisons=comparisons)
 
     def close(self) -> None:
         """Tell the provider no more correlations are needed (the dealer stops)."""

@@ -1,0 +1,121 @@
+"""``mpdp launch ALGORITHM [the options of mpdp run]``: every party in its own process, over gRPC with mTLS.
+
+The same options, data loading, split and partition as ``mpdp run`` (:func:`mpdp.cli.run_cmd.add_run_arguments`
+and :func:`~mpdp.cli.run_cmd.build_run`); the parties then run as separate processes on 127.0.0.1
+(:mod:`mpdp.deploy.launcher`) and the same table or JSON object is printed, with a ``"deployment"`` object:
+the processes, the transport, the wall time and each party's CPU time, bytes and messages sent and its own
+ledger's spend. A party's ``bytes_sent`` and ``messages`` are its share of the algorithm's
+traffic (they add up to ``communication``, equal to ``mpdp run``'s); its ``coordination`` counts what a
+deployment sends beyond that because no single process holds every party (e.g. the model a central loop hands
+to every owner in memory).
+
+``--engine`` picks how the parties are deployed; :data:`ENGINES` maps each choice to its function
+``(algo, config, args) -> record``. ``grpc`` is this package's launcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mpdp.cli.common import print_json, show_warnings
+from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
+from mpdp.errors import ParameterError, explain
+from mpdp.learning.registry import Algorithm, RunConfig, get_algorithm
+
+__all__ = ["ENGINES", "add_parser", "handle", "launch_grpc"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "launch", help="run a registered algorithm with one OS process per party (gRPC, mutual TLS, 127.0.0.1)",
+        description="Like `mpdp run`, but every party runs in its own process on this machine, talking over "
+                    "gRPC with mutual TLS; prints the same results plus the deployment's figures.")
+    add_run_arguments(parser)
+    deploy = parser.add_argument_group("deployment")
+    deploy.add_argument("--engine", choices=sorted(ENGINES), default="grpc",
+                        help="how the parties are deployed (default grpc)")
+    deploy.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds any party waits for a message before it gives up (default 120)")
+    deploy.add_argument("--connect-timeout", type=float, default=30.0,
+                        help="seconds a party waits for the others to come up (default 30)")
+    deploy.add_argument("--keep", metavar="DIR", default=None,
+                        help="write the parties' folders (data, certificates, configurations, ledgers) to DIR and "
+                             "keep them, e.g. to copy one to each organisation")
+    parser.set_defaults(handler=handle)
+
+
+def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+    """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    try:
+        from mpdp.deploy.launcher import launch
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
+    for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
+        if not value > 0:
+            raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
+    outcome = launch(algo.name, config, algo.run, seed=args.seed, timeout=args.timeout,
+                     connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None)
+    record = record_of(outcome.report, outcome.config, args)
+    per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
+                        "setup_seconds": r["setup_seconds"], "bytes_sent": r["communication"]["bytes_sent"],
+                        "messages": r["communication"]["messages"],
+                        "coordination": {"bytes_sent": r["communication"]["coordination_bytes"],
+                                         "messages": r["communication"]["coordination_messages"]},
+                        "ledger": r["ledger"]}
+                 for name, r in outcome.parties.items()}
+    record["seconds"] = max(r["protocol_seconds"] for r in outcome.parties.values())
+    record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",
+                            "wall_seconds": outcome.wall_seconds,
+                            "startup_seconds": outcome.startup_seconds,
+                            "digest": next(iter(outcome.parties.values()))["digest"],
+                            "folder": None if outcome.folder is None else str(outcome.folder),
+                            "per_party": per_party}
+    if args.network is not None:
+        record["network"] = args.network.model(record["seconds"], record["communication"],
+                                               {n: p["bytes_sent"] for n, p in per_party.items()})
+    return record
+
+
+#: --engine choice -> (algorithm, config, args) -> the printed record
+ENGINES: dict[str, Callable[[Algorithm, RunConfig, argparse.Namespace], dict[str, Any]]] = {"grpc": launch_grpc}
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.list:
+        from mpdp.deploy.algorithms import deployable
+
+        names = deployable()
+        if args.json:
+            print_json({"deployable": list(names)})
+        else:
+            print("deployable algorithms: " + ", ".join(names))
+        return 0
+    if not args.algorithm:
+        raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp launch --list`"))
+    if args.plot:
+        raise ParameterError(explain("--plot", args.plot, "no --plot with launch", "plot from `mpdp run`"))
+    if args.save:
+        raise ParameterError(explain("--save", args.save, "no --save with launch (the launcher does not hold the "
+                                     "released model)", "save from `mpdp run` with the same --seed"))
+    algo = get_algorithm(args.algorithm)
+    with show_warnings():
+        config, extra = build_run(algo, args)
+        record = ENGINES[args.engine](algo, config, args)
+        record.update(extra)
+    if args.json:
+        print_json(record)
+    else:
+        print(human(record))
+        dep = record["deployment"]
+        print(f"  deployment: {dep['processes']} processes over {dep['transport']}, {dep['wall_seconds']:.2f} s "
+              f"wall (start-up to first message {dep['startup_seconds']:.2f} s)")
+        for name, p in dep["per_party"].items():
+            spent = "" if not p["ledger"] else f", ledger epsilon {p['ledger']['epsilon']:g}"
+            print(f"    {name}: cpu {p['cpu_seconds']:.2f} s, sent {p['bytes_sent']:,} bytes in "
+                  f"{p['messages']:,} messages{spent}")
+    return 0

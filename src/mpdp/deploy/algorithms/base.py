@@ -1,0 +1,101 @@
+"""What deploying one registered algorithm takes: who the parties are, what each holds, how each runs.
+
+An :class:`AlgorithmDeployment` answers four questions, two on each side:
+
+* launcher side, from the same :class:`~mpdp.learning.registry.RunConfig` ``mpdp run`` builds:
+  :meth:`~AlgorithmDeployment.plan` names the parties in the protocol's canonical order, writes down the
+  *public* parameters every party must agree on (JSON: budget, options, schema, the public bounds) and cuts
+  each party's own data out of the training set; :meth:`~AlgorithmDeployment.decode` rebuilds a party's
+  result from its wire form, so the algorithm's own driver code assembles the report;
+* party side, in the party's own process: :meth:`~AlgorithmDeployment.run_party` builds the party's role
+  (the same :class:`~mpdp.runtime.Party` objects and role functions the in-memory run uses) from the public
+  parameters and its own data only, and runs it through the session; :meth:`~AlgorithmDeployment.cost` is
+  what the party's own ledger is charged before it sends anything; :meth:`~AlgorithmDeployment.encode`
+  turns its result into plain data for the wire codec.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpdp.deploy.data import PartyData
+from mpdp.deploy.session import PartySession
+from mpdp.dp.accounting.cost import PrivacyCost
+from mpdp.learning.registry import RunConfig
+from mpdp.randomness import RandomSource
+
+__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext"]
+
+
+@dataclass(frozen=True)
+class DeployPlan:
+    """The launcher's split of one run into parties.
+
+    ``parties``: every process, in the canonical order of the algorithm's protocol. ``public``: JSON the
+    parties share (compared at start-up). ``data``: each party's own rows or columns (None for a party that
+    holds no data: a server, a dealer, an aggregator). ``labels``: who holds the label column.
+    ``rng_path``: the labels by which the driver's protocol root descends from the seeded root
+    (``RandomSource.seeded(seed).spawn(a).spawn(b)...``), so a seeded deployment draws what memory draws.
+    """
+
+    parties: tuple[str, ...]
+    public: dict[str, Any]
+    data: dict[str, PartyData | None]
+    rng_path: tuple[str, ...]
+    labels: frozenset[str] = field(default_factory=frozenset)
+    values: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass
+class PartyContext:
+    """What the local party's process holds: its name, the public parameters, its own data, its session
+    and the root of its protocol random sources."""
+
+    name: str
+    public: Mapping[str, Any]
+    data: PartyData | None
+    session: PartySession
+    root: RandomSource
+
+
+class AlgorithmDeployment(ABC):
+    """One algorithm (or family) made deployable: see the module docstring."""
+
+    #: registry names this deployment serves
+    algorithms: tuple[str, ...] = ()
+    #: the driver's protocol runs after the deployed ones (a non-private reference the launcher computes, as
+    #: ``mpdp run`` does) run in the launcher's memory; :meth:`check` then confirms the deployed part matched
+    reference_in_memory: bool = False
+
+    def prepare(self, config: RunConfig) -> RunConfig:
+        """``config`` as the deployment runs it (e.g. an option that puts each party in its own process); the
+        record shows the options used, so the in-memory run to compare with is plain to see."""
+        return config
+
+    @abstractmethod
+    def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
+        """Parties, public parameters and each party's data for ``config`` (launcher side)."""
+
+    @abstractmethod
+    def run_party(self, ctx: PartyContext) -> None:
+        """Build the local party's role(s) and run them through ``ctx.session`` (party side)."""
+
+    def cost(self, public: Mapping[str, Any], party: str) -> PrivacyCost | None:
+        """What this party's own ledger is charged before it sends anything (None: it releases nothing)."""
+        return None
+
+    def encode(self, party: str, result: Any) -> Any:
+        """The party's result as plain data for the wire codec (default: unchanged)."""
+        return result
+
+    def decode(self, party: str, wire: Any, public: Mapping[str, Any]) -> Any:
+        """The party's result rebuilt from :meth:`encode`'s output (launcher side; default: unchanged)."""
+        return wire
+
+    def check(self, report: Any, deployed_runs: int) -> None:
+        """Confirm the driver's report rests on exactly the ``deployed_runs`` runs the parties made (launcher
+        side, for :attr:`reference_in_memory`; by default every run is deployed and the delegate has checked)."""
+        _ = (report, deployed_runs)

@@ -1,0 +1,152 @@
+"""Each party's own data file and the public schema every party shares.
+
+A deployed party reads two things from disk: the public ``schema.json`` (the dataset's attributes, their
+bounds and categories, its encoded columns, the label's name and, for column splits, which party holds which
+columns and the label) and its *own* CSV, which holds only its columns (vertical) or only its rows
+(horizontal). No party reads another party's file.
+
+The CSV is the encoded view the algorithms train on (features already scaled into [-1, 1], one-hot blocks as
+0/1 columns), written with 17 significant digits so that reading it back gives the very same float64 values. Its
+header names every column: ``x:<feature>`` for a feature, ``v:<attribute>`` for the attribute view (horizontal
+files, which some algorithms need) and ``y:<label>`` for the label (only in the label holder's file).
+A file whose columns or row count disagree with the schema is refused with a typed error naming the party.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.datasets.dataset import Attribute, Dataset
+from mpdp.errors import DatasetError, ParameterError, ShapeMismatchError, explain
+
+__all__ = ["PartyData", "dataset_from_schema", "read_party_data", "schema_of", "write_party_data"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def schema_of(data: Dataset) -> dict[str, Any]:
+    """The public description of ``data`` (no records): what every party may know."""
+    return {
+        "name": data.name,
+        "task": data.task,
+        "label": data.label_name,
+        "features": list(data.feature_names),
+        "attributes": [{"name": a.name, "kind": a.kind, "bounds": None if a.bounds is None else list(a.bounds),
+                        "categories": None if a.categories is None else list(a.categories)}
+                       for a in data.attributes],
+        "encoded_columns": [list(c) for c in data.encoded_columns],
+        "groups": {k: list(v) for k, v in data.groups.items()},
+    }
+
+
+@dataclass(frozen=True)
+class PartyData:
+    """What one party holds: its features (its columns or its rows), the labels if it holds them, and (rows
+    only) the attribute view."""
+
+    party: str
+    X: FloatArray
+    features: tuple[str, ...]
+    y: FloatArray | None = None
+    values: FloatArray | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+
+def write_party_data(path: str | Path, data: PartyData) -> Path:
+    """Write ``data`` as the party's CSV (exact float64 round trip)."""
+    out = Path(path)
+    header = [f"x:{f}" for f in data.features]
+    blocks = [data.X]
+    if data.values is not None:
+        header += [f"v:{j}" for j in range(data.values.shape[1])]
+        blocks.append(data.values)
+    if data.y is not None:
+        header.append("y:label")
+        blocks.append(data.y[:, None])
+    table = np.hstack(blocks) if blocks else np.zeros((0, 0))
+    with out.open("w", newline="") as handle:
+        csv.writer(handle).writerow(header)
+        np.savetxt(handle, table, fmt="%.17g", delimiter=",")  # 17 significant digits: float64 round-trips
+    return out
+
+
+def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
+                    features: Sequence[str] | None = None, label: bool = False, values: bool = False,
+                    rows: int | None = None) -> PartyData:
+    """Read party ``party``'s CSV and check it against what the schema says it holds.
+
+    ``features``: the feature names the party must hold (default: all of the schema's); ``label``: whether it
+    holds the label; ``values``: whether it carries the attribute view; ``rows``: the row count it must have.
+    """
+    source = Path(path)
+    fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
+    try:
+        with source.open(newline="") as handle:
+            header = next(csv.reader([handle.readline()]), None)
+            with warnings.catch_warnings():  # a header without rows is a 0-row file, checked below
+                warnings.simplefilter("ignore", UserWarning)
+                body = np.loadtxt(handle, delimiter=",", dtype=np.float64, ndmin=2) if header else None
+    except OSError as exc:
+        raise DatasetError(explain(f"data file of {party}", str(source), "a readable CSV file", fix)) from exc
+    except ValueError as exc:
+        raise DatasetError(explain(f"data file of {party}", f"{source}: {exc}", "numbers only below the header",
+                                   fix)) from exc
+    if not header:
+        raise DatasetError(explain(f"data file of {party}", f"{source} (empty)", "a header and rows", fix))
+    want_features = list(schema["features"]) if features is None else list(features)
+    expected = [f"x:{f}" for f in want_features]
+    if values:
+        expected += [f"v:{j}" for j in range(len(schema["attributes"]))]
+    if label:
+        expected.append("y:label")
+    if header != expected:
+        missing = [h for h in expected if h not in header][:5]
+        extra = [h for h in header if h not in expected][:5]
+        raise ShapeMismatchError(explain(f"columns of {party}'s data file {source}",
+                                         f"{len(header)} columns (missing {missing}, unexpected {extra})",
+                                         f"the {len(expected)} columns the schema assigns to {party}", fix))
+    table = np.zeros((0, len(header))) if body is None or body.size == 0 else body
+    if table.shape[1] != len(header):
+        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", f"{table.shape[1]} values",
+                                         f"{len(header)} per row, as in its header", fix))
+    if rows is not None and table.shape[0] != rows:
+        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", table.shape[0],
+                                         f"{rows} rows (the schema's count for {party})", fix))
+    d = len(want_features)
+    X = np.ascontiguousarray(table[:, :d])
+    view = np.ascontiguousarray(table[:, d:d + len(schema["attributes"])]) if values else None
+    y = np.ascontiguousarray(table[:, -1]) if label else None
+    return PartyData(party, X, tuple(want_features), y, view)
+
+
+def dataset_from_schema(schema: Mapping[str, Any], data: PartyData) -> Dataset:
+    """A party's rows as a :class:`Dataset` with the public schema's attributes (horizontal parties)."""
+    if data.y is None or tuple(schema["features"]) != data.features:
+        raise ParameterError(explain(f"data of {data.party}", data.features[:3], "every feature and the label",
+                                     "a horizontal party holds whole rows"))
+    attributes = tuple(Attribute(a["name"], a["kind"], None if a["bounds"] is None else tuple(a["bounds"]),
+                                 None if a["categories"] is None else tuple(a["categories"]))
+                       for a in schema["attributes"])
+    return Dataset(name=str(schema["name"]), X=data.X, y=data.y, feature_names=data.features, task=schema["task"],
+                   attributes=attributes, values=data.values if attributes else None,
+                   encoded_columns=tuple(tuple(c) for c in schema["encoded_columns"]), label_name=schema["label"],
+                   groups={k: tuple(v) for k, v in schema["groups"].items()})
+
+
+def dump_json(path: str | Path, body: Mapping[str, Any]) -> Path:
+    """Write a JSON document (configs, schema) readably."""
+    out = Path(path)
+    out.write_text(json.dumps(body, indent=1, sort_keys=True))
+    return out

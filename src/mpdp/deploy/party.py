@@ -1,0 +1,179 @@
+"""One party of a learning algorithm in its own process: ``mpdp party --config cfg.json --name NAME``.
+
+The configuration of one organisation's party (JSON; relative paths are relative to the file)::
+
+    {
+      "algorithm": "fm-logistic",                      # a deployable registered name
+      "parties": {"party0": "10.0.0.1:7001", "party1": "10.0.0.2:7001", "server": "10.0.0.3:7001"},
+      "shared": "shared.json",                         # or inline: parameters, schema, who holds what
+      "certs": "certs/party0",                         # ca.pem, party0.pem, party0.key (no CA key)
+      "data": "party0.csv",                            # this party's own file only
+      "ledger": {"path": "party0.ledger.json", "epsilon": 1.0, "delta": 0.0},
+      "timeout": 120, "connect_timeout": 30,
+      "seed": 7                                         # tests and demos only
+    }
+
+A file listing every party's data (``"data": {"party0": ..., "party1": ...}``) also works: a party opens only
+the entry under its own name. The ``shared`` section (with the algorithm, the party list and the seed) must be
+identical at every party: the parties compare it at start-up (:class:`~mpdp.deploy.session.PartySession`).
+``shared.holdings`` says, per party, which features it holds, whether it holds the label and how many rows.
+
+Before the party connects, its own ledger (created on first use with the given budget) is charged what the
+algorithm releases about its data; a charge the budget cannot cover fails with BudgetExceededError and the
+party tells the others it failed, so no message of the protocol is ever sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.algorithms.base import PartyContext
+from mpdp.deploy.data import PartyData, read_party_data
+from mpdp.deploy.session import PartySession, digest
+from mpdp.dp.accounting.ledger import PrivacyLedger
+from mpdp.errors import AuthenticationError, ParameterError, PartyUnavailableError, PrivacyLeakWarning, explain
+from mpdp.randomness import RandomSource
+from mpdp.runtime.certs import PartyCredentials
+from mpdp.runtime.codec import encode
+
+__all__ = ["load_shared", "party_credentials", "protocol_root", "run_algorithm_party", "shared_section"]
+
+
+def load_shared(config: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """The ``shared`` section, inline or from its file."""
+    shared = config.get("shared")
+    if isinstance(shared, str):
+        try:
+            shared = json.loads((base / shared).read_text())
+        except (OSError, ValueError) as exc:
+            raise ParameterError(explain("shared", str(base / shared), "a readable JSON file",
+                                         "point \"shared\" at the file every party was given")) from exc
+    if not isinstance(shared, dict) or "holdings" not in shared:
+        raise ParameterError(explain("shared", type(shared).__name__, "an object with the algorithm's parameters "
+                                     "and \"holdings\"", "use the shared.json `mpdp launch --keep` writes"))
+    return shared
+
+
+def shared_section(config: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[str, Any]:
+    """What every party must agree on: algorithm, parties and their addresses, parameters, seed."""
+    return {"algorithm": config["algorithm"], "parties": dict(config["parties"]), "shared": dict(shared),
+            "seed": config.get("seed"), "rng_path": list(shared.get("rng_path", []))}
+
+
+def party_credentials(config: Mapping[str, Any], name: str, base: Path) -> PartyCredentials:
+    if "tls" in config:
+        tls = config["tls"]
+        entry = tls.get(name, tls) if isinstance(tls, Mapping) else None
+        if not isinstance(entry, Mapping) or not {"ca", "cert", "key"} <= set(entry):
+            raise ParameterError(explain("tls", tls, "{ca, cert, key} paths", "or give \"certs\": DIR"))
+        return PartyCredentials(*(base / Path(entry[k]) for k in ("ca", "cert", "key")))
+    if "certs" in config:
+        return PartyCredentials.in_directory(base / Path(config["certs"]), name)
+    raise ParameterError(explain("configuration", "no \"certs\" or \"tls\"", "TLS credentials",
+                                 "run `mpdp certs --out certs --parties ... --split` and add \"certs\": DIR"))
+
+
+def protocol_root(seed: int | None, path: list[str] | tuple[str, ...]) -> RandomSource:
+    """The root of the parties' protocol random sources: ``seeded(seed).spawn(path...)``, or fresh entropy."""
+    root = RandomSource.seeded(int(seed)) if seed is not None else RandomSource.fresh()
+    for label in path:
+        root = root.spawn(str(label))
+    return root
+
+
+def _own_data(config: Mapping[str, Any], name: str, base: Path, shared: Mapping[str, Any]) -> PartyData | None:
+    holding = shared["holdings"].get(name)
+    if holding is None:
+        return None
+    source = config.get("data")
+    if isinstance(source, Mapping):
+        source = source.get(name)
+    if not isinstance(source, str):
+        raise ParameterError(explain(f"data of {name}", source, "the path of its own CSV file",
+                                     f"add \"data\": \"{name}.csv\" to {name}'s configuration"))
+    return read_party_data(base / source, name, shared["schema"], features=holding["features"],
+                           label=bool(holding["label"]), values=bool(holding["values"]), rows=holding["rows"])
+
+
+def _ledger(config: Mapping[str, Any], name: str, base: Path) -> PrivacyLedger | None:
+    spec = config.get("ledger")
+    if isinstance(spec, Mapping) and name in spec and isinstance(spec[name], Mapping):
+        spec = spec[name]
+    if spec is None:
+        return None
+    if not isinstance(spec, Mapping) or "path" not in spec or "epsilon" not in spec:
+        raise ParameterError(explain(f"ledger of {name}", spec, "{\"path\": ..., \"epsilon\": ..., \"delta\": ...}",
+                                     "give the party's own ledger file and its total budget"))
+    return PrivacyLedger.open_or_create(base / str(spec["path"]), epsilon=float(spec["epsilon"]),
+                                        delta=float(spec.get("delta", 0.0)), method="basic", subject=f"party:{name}")
+
+
+def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
+                        output: Path | None = None) -> dict[str, Any]:
+    """Run party ``name`` of ``config["algorithm"]`` over gRPC/mTLS; returns its report (and writes the
+    launcher's result file to ``output``)."""
+    from mpdp.runtime.grpc_transport import GrpcTransport
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    algorithm = str(config["algorithm"])
+    deployment = deployment_for(algorithm)
+    parties: dict[str, str] = dict(config["parties"])
+    if name not in parties:
+        raise ParameterError(explain("party name", name, f"one of {list(parties)}", "pass --name NAME"))
+    shared = load_shared(config, base)
+    section = shared_section(config, shared)
+    seed = config.get("seed")
+    if seed is not None:
+        warnings.warn(f"party {name} runs with a seeded random source (seed={seed}): for tests and demos only",
+                      PrivacyLeakWarning, stacklevel=1)
+    root = protocol_root(seed, list(shared.get("rng_path", [])))
+    timeout = float(config.get("timeout", 120.0))
+    # listening first: a party whose own files are wrong can still tell the others, so they end at once
+    transport = GrpcTransport(name, parties, party_credentials(config, name, base),
+                              connect_timeout=float(config.get("connect_timeout", 30.0)), send_timeout=timeout)
+    session = PartySession(transport, timeout=timeout)
+    ledger: PrivacyLedger | None = None
+    try:
+        data = _own_data(config, name, base, shared)
+        ledger = _ledger(config, name, base)
+        cost = deployment.cost(shared, name)
+        if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
+            ledger.spend(cost, label=f"{algorithm}/{name}")
+        session.start(section)
+        deployment.run_party(PartyContext(name, shared, data, session, root))
+    except BaseException as exc:
+        if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
+            # a party that fails before the protocol still tells the others, so they end now; they may be gone
+            # already, and then their own timeouts apply
+            with contextlib.suppress(Exception):
+                transport.wait_ready(timeout=min(transport.connect_timeout, 5.0))
+        session.fail(exc)
+        raise
+    session.finish()
+    spent = None if ledger is None else {"epsilon": float(ledger.spent.epsilon), "delta": float(ledger.spent.delta),
+                                         "path": str(ledger.path)}
+    counted = [r for r in session.runs if r.counted]
+    extra = [r for r in session.runs if not r.counted]
+    totals = {"bytes_sent": sum(r.traffic.bytes_sent for r in counted),
+              "messages": sum(r.traffic.messages_sent for r in counted),
+              "coordination_bytes": sum(r.traffic.bytes_sent for r in extra),
+              "coordination_messages": sum(r.traffic.messages_sent for r in extra)}
+    report: dict[str, Any] = {
+        "party": name, "algorithm": algorithm, "digest": digest(section), "runs": len(session.runs),
+        "communication": totals, "ledger": spent, "setup_seconds": session.setup_seconds,
+        "ready_at": session.ready_at,
+        "protocol_seconds": sum(r.seconds for r in session.runs),
+        "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
+    }
+    if output is not None:
+        runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
+                 "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
+        output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
+    return report

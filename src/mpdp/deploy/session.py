@@ -1,0 +1,139 @@
+"""One deployed party's connection to the others: a start-up handshake, then the algorithm's protocol runs.
+
+A :class:`PartySession` owns the local party's :class:`~mpdp.runtime.grpc_transport.GrpcTransport`. It
+
+1. waits until every peer answers over mutual TLS (a wrong certificate is an AuthenticationError naming the
+   peer; a peer that never comes up a PartyUnavailableError after ``connect_timeout``);
+2. exchanges the *shared configuration* with every peer (the algorithm, its budget and options, the schema,
+   the party list and addresses: everything every party's file must agree on) and compares it with its own;
+   a difference is a :class:`~mpdp.errors.ConfigMismatchError` naming the peer and the keys that differ. The
+   exchange is the first frame between each pair and is not counted as protocol traffic (it is reported
+   apart, as set-up);
+3. runs the algorithm's protocol runs in order (:meth:`run`), each with a fresh
+   :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
+   exactly as :func:`~mpdp.runtime.run_protocol` gives it in memory, and records each run's result and traffic;
+4. tells every peer it finished (:meth:`finish`) or that it failed and why (:meth:`fail`), so no peer waits
+   for it past that moment.
+
+Runs on one set of connections follow each other without interleaving: per-pair delivery is in order and every
+run consumes the messages it was sent, so the next run's first message is the next one each party reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mpdp.errors import ConfigMismatchError, MalformedMessageError, explain
+from mpdp.randomness import RandomSource
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
+from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.grpc_transport import GrpcTransport
+
+__all__ = ["PartySession", "RunRecord", "canonical", "digest"]
+
+_HELLO = b"mpdp/deploy-hello/v1\n"
+
+
+def canonical(shared: Mapping[str, Any]) -> bytes:
+    """The shared configuration as canonical JSON bytes (sorted keys, no spaces)."""
+    return json.dumps(shared, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def digest(shared: Mapping[str, Any]) -> str:
+    """sha256 of :func:`canonical`: what two parties compare (and print) to show they agree."""
+    return hashlib.sha256(canonical(shared)).hexdigest()
+
+
+def _differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
+    keys = sorted(set(mine) | set(theirs))
+    return [k for k in keys if mine.get(k) != theirs.get(k)]
+
+
+class RunRecord:
+    """One protocol run of the local party: who took part, its result and what it sent."""
+
+    def __init__(self, parties: tuple[str, ...], result: Any, traffic: PartyTraffic, seconds: float,
+                 counted: bool = True) -> None:
+        self.parties = parties
+        self.result = result
+        self.traffic = traffic
+        self.seconds = seconds
+        self.counted = counted
+
+
+class PartySession:
+    """The local party's side of a deployment (see the module docstring)."""
+
+    def __init__(self, transport: GrpcTransport, *, timeout: float, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+        self.transport = transport
+        self.name = transport.name
+        self.timeout = float(timeout)
+        self.limits = limits
+        self.runs: list[RunRecord] = []
+        self.setup_seconds = 0.0
+        self.ready_at = 0.0  # wall-clock time (epoch seconds) the handshake completed: the first message may go
+        self._done = False
+
+    def start(self, shared: Mapping[str, Any]) -> float:
+        """Connect to every peer and check that all hold the same shared configuration; returns the seconds."""
+        start = time.monotonic()
+        self.transport.wait_ready()
+        mine = canonical(shared)
+        endpoint = self.transport.endpoint(self.name)
+        for peer in self.transport.peers:
+            endpoint.send(peer, _HELLO + mine)
+        for peer in self.transport.peers:
+            frame = endpoint.recv(peer, self.transport.connect_timeout)
+            if not frame.startswith(_HELLO):
+                raise MalformedMessageError(explain(
+                    f"first message from {peer}", frame[:32], "the deployment handshake",
+                    f"run the same mpdp version, as `mpdp party --config ...`, on {peer} and {self.name}"))
+            body = frame[len(_HELLO):]
+            if body != mine:
+                try:
+                    theirs = json.loads(body)
+                except ValueError:
+                    theirs = {}
+                keys = _differences(shared, theirs if isinstance(theirs, dict) else {})
+                raise ConfigMismatchError(
+                    f"{peer}'s configuration disagrees with {self.name}'s on {keys or ['(unreadable)']} "
+                    f"(digest {hashlib.sha256(body).hexdigest()[:12]} at {peer}, {digest(shared)[:12]} here). "
+                    f"Fix: give every party the same shared section (algorithm, parameters, schema, parties)")
+        self.setup_seconds = time.monotonic() - start
+        self.ready_at = time.time()
+        return self.setup_seconds
+
+    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
+            counted: bool = True) -> Any:
+        """Run the local party's ``role`` in a protocol among ``parties`` (canonical order); its random source
+        is ``root.spawn(name)``, as in memory.
+
+        ``counted=False`` marks messages the in-memory driver does not send because it holds every party in one
+        process (e.g. the model a central loop hands every owner): reported in the deployment's per-party
+        traffic, not in the algorithm's communication, which stays the in-memory run's."""
+        comm = Comm(self.transport.endpoint(self.name), tuple(parties), rng=root.spawn(self.name),
+                    timeout=self.timeout, limits=self.limits)
+        start = time.perf_counter()
+        result = role(comm)
+        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
+        return result
+
+    def finish(self) -> None:
+        """Tell the peers this party is done, then close the connections (peers' last frames land first)."""
+        if not self._done:
+            self._done = True
+            self.transport.party_finished(self.name)
+            self.transport.close()
+
+    def fail(self, exc: BaseException) -> None:
+        """Tell every peer that this party failed and why, then close."""
+        if not self._done:
+            self._done = True
+            with contextlib.suppress(Exception):
+                self.transport.abort(f"{self.name} failed with {type(exc).__name__}: {exc}")
+            self.transport.close()

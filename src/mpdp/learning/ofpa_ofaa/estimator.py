@@ -1,0 +1,98 @@
+"""OFPA / OFAA logistic regression as a scikit-learn classifier (paper 001), all owners simulated in-process.
+
+``OfpaOfaaClassifier(method="ofaa", epsilon=0.8, parties=3).fit(X, y)`` splits the rows of ``X`` at random
+into ``parties`` near-equal owners and runs :func:`mpdp.learning.ofpa_ofaa.model.fit` (every owner's perturbed
+local fit, secure aggregation, the rounds). Features must lie in [-1, 1] (``clip=True`` clips them there); the
+public row-norm bound is then ``sqrt(d)``, and rows enter the proofs' unit ball as ``[x, 1] / sqrt(d + 1)``.
+Labels are 0 and 1. Parameters, randomness, cloning and the budget: :mod:`mpdp.learning.estimator`.
+Each fit charges ``epsilon`` (the owners' guarantee; disjoint rows) on ``ledger`` before any owner starts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Self
+
+import numpy as np
+import numpy.typing as npt
+from sklearn.base import ClassifierMixin
+
+from mpdp.datasets.dataset import Dataset
+from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
+from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight
+from mpdp.errors import ParameterError, explain
+from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of, row_split, unit_box
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
+from mpdp.randomness import RandomSource
+
+__all__ = ["OfpaOfaaClassifier"]
+
+FloatArray = npt.NDArray[np.float64]
+DEFAULT_LAM = {"ofpa": 1e-4, "output": 1e-4, "ofaa": 1e-3}
+
+
+class OfpaOfaaClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[misc]
+    """Paper 001's OFPA (``method="ofpa"``), Algorithm 1 (``"output"``) or OFAA (``"ofaa"``); see the module.
+
+    After fit: ``coef_``, ``intercept_`` (on the features as given), ``theta_`` (on the unit-ball rows),
+    ``classes_``, ``epsilon_spent_`` (per owner), ``rounds_``, ``communication_``.
+    """
+
+    def __init__(self, method: str = "ofpa", epsilon: float = 0.8, *, parties: int = 3, lam: float | None = None,
+                 eta: float = 1e-4, max_rounds: int = 10, noise: str = "once", clip: bool = False,
+                 ledger: BudgetSpender | None = None, rng: RandomSource | None = None,
+                 random_state: int | None = None) -> None:
+        self.method = method
+        self.epsilon = epsilon
+        self.parties = parties
+        self.lam = lam
+        self.eta = eta
+        self.max_rounds = max_rounds
+        self.noise = noise
+        self.clip = clip
+        self.ledger = ledger
+        self.rng = rng
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> Self:
+        Xa, ya = self._check_features_labels(X, y)
+        Xa, ya = unit_box(Xa, clip=self.clip), binary_labels(ya)
+        if self.method == "none":
+            raise ParameterError(explain("method", "none", "'ofpa', 'output' or 'ofaa' (a DP release)",
+                                         "the non-private fit is mpdp.learning.ofpa_ofaa.model.fit"))
+        lam = DEFAULT_LAM.get(self.method, 1e-4) if self.lam is None else self.lam
+        settings = OfpaOfaaSettings(method=self.method, epsilon=self.epsilon, lam=lam, eta=self.eta,
+                                    max_rounds=self.max_rounds, noise=self.noise)
+        root = self._fit_source()
+        names = tuple(f"x{j}" for j in range(Xa.shape[1]))
+        owners = [Dataset(name=f"owner{k}", X=Xa[idx], y=ya[idx], feature_names=names, task="classification")
+                  for k, idx in enumerate(row_split(Xa.shape[0], self.parties, root.spawn("rows")))]
+        if self.ledger is not None:  # the owners' guarantee, charged before any owner starts
+            self.ledger.spend(PrivacyCost(epsilon=float(self.epsilon), mechanism="laplace"), label=f"{self.method}")
+        result = fit(owners, settings, rng=root.spawn("fit"))
+        self.theta_ = result.theta
+        h = intercept_weight(math.sqrt(Xa.shape[1]))  # prepare_rows: [x, 1] * h
+        self.coef_, self.intercept_ = h * result.theta[:-1], float(h * result.theta[-1])
+        self.classes_ = classes_of()
+        self.epsilon_spent_ = dict(result.epsilon_spent)
+        self.rounds_ = result.rounds
+        self.communication_ = dict(result.communication)
+        return self
+
+    def decision_function(self, X: Any) -> FloatArray:
+        Xa = unit_box(self._check_features(X, reset=False), clip=True)
+        out: FloatArray = Xa @ self.coef_ + self.intercept_
+        return out
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -500, 500)))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X: Any) -> FloatArray:
+        out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
+        return out
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
