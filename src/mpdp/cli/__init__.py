@@ -19,6 +19,7 @@ from mpdp.cli import (
     certs_cmd,
     datasets_cmd,
     demo_cmd,
+    flower_cmd,
     launch_cmd,
     party_cmd,
     predict_cmd,
@@ -31,7 +32,7 @@ from mpdp.errors import MpdpError
 __all__ = ["build_parser", "main"]
 
 COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, launch_cmd, predict_cmd, synthesize_cmd,
-            reproduce_cmd, datasets_cmd, align_cmd, audit_cmd)
+            reproduce_cmd, datasets_cmd, align_cmd, audit_cmd, flower_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

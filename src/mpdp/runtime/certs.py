@@ -15,6 +15,7 @@ appropriate for a demo and nothing more.
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import os
 import re
 from collections.abc import Iterable
@@ -91,7 +92,8 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 
 
 def generate_demo_certificates(
-    directory: str | Path, parties: Iterable[str], *, days: int = 30, ca_name: str = "mpdp demo CA"
+    directory: str | Path, parties: Iterable[str], *, days: int = 30, ca_name: str = "mpdp demo CA",
+    addresses: Iterable[str] = (),
 ) -> dict[str, PartyCredentials]:
     """Create ``ca.pem`` and ``<party>.pem`` / ``<party>.key`` for every party in ``directory``.
 
@@ -106,6 +108,9 @@ def generate_demo_certificates(
     ca_name:
         Common name of the CA. Two calls make two unrelated CAs: parties holding certificates from
         different calls cannot talk to each other (the transport reports an authentication error).
+    addresses:
+        IP addresses (e.g. ``"127.0.0.1"``) added to every certificate's subject alternative names, for
+        clients that connect by address rather than by the party's DNS name.
 
     Returns
     -------
@@ -113,6 +118,11 @@ def generate_demo_certificates(
         Party name -> its :class:`PartyCredentials`.
     """
     names = [check_party_name(p) for p in parties]
+    try:
+        ips = [ipaddress.ip_address(a) for a in addresses]
+    except ValueError as exc:
+        raise ParameterError(explain("addresses", list(addresses), "IP addresses such as '127.0.0.1'",
+                                     "pass IP addresses (DNS names are the party names)")) from exc
     if not names or len(set(names)) != len(names):
         raise ParameterError(explain("parties", names, "distinct party names", "list each party once"))
     if not isinstance(days, int) or days < 1:
@@ -153,7 +163,8 @@ def generate_demo_certificates(
             .serial_number(x509.random_serial_number())
             .not_valid_before(start)
             .not_valid_after(end)
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name), *map(x509.IPAddress, ips)]),
+                           critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
                            critical=False)

@@ -1,0 +1,240 @@
+"""Suite ``flower``: mpdp's horizontal algorithms on Flower (extra ``flower``; skipped without ``flwr``).
+
+Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa`` (two per averaging round):
+
+* ``... supernodes N``: a SuperLink and N client SuperNodes plus two aggregator SuperNodes, each its own OS
+  process on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`), on Adult. ``seconds`` is the mean
+  time of one algorithm round as the hub sees it (send, wait for every reply, both message rounds); the
+  baseline is the same round in mpdp's in-process run (threads, in-memory transport, one runtime party per
+  client). ``bytes`` is one client's payload bytes per round (sent and received). The note has the start-up,
+  the whole run, and the test metric beside ``mpdp run``'s on the same seed.
+* ``... in-process N``: the same apps' code with every ClientApp called in this process
+  (:class:`mpdp.flower.inprocess.InProcessGrid`): what the apps cost without Flower's processes and polling,
+  at N in {20, 200, 1,000} (quick: {20, 100}); the note of the largest fits the exponent ``b`` of
+  ``seconds ~ N^b``.
+
+* ``mpc-gradp simulation N``: Flower's simulation engine (``flwr.simulation.run_simulation``, Ray backend, extra
+  ``flwr[simulation]``; the row is skipped without Ray) with N virtual clients, one gradient step on a synthetic
+  logistic task (d = 5): the hub's seconds for the round. Its virtual nodes carry ``partition-id`` node
+  configs; a wrapper ClientApp hands each the node config :func:`mpdp.flower.plans.plan_run` wrote for it.
+  N in {1,000, 10,000} (quick: 200); ``MPDP_BENCH_FLOWER_SIM`` overrides, e.g. ``1000``.
+
+The machine is shared: every row's note records ``os.getloadavg()`` at its start.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from tempfile import TemporaryDirectory, mkdtemp
+from typing import Any
+
+import numpy as np
+
+from bench.harness import BenchResult
+from mpdp.datasets import load_adult, train_test_split
+from mpdp.errors import MpdpError
+from mpdp.learning.registry import RunConfig, get_algorithm
+from mpdp.randomness import RandomSource
+
+SEED = 11
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}"
+
+
+def _config(algorithm: str, parties: int, rows: int) -> RunConfig:
+    rng = RandomSource.seeded(SEED)
+    data = load_adult()
+    if rows < data.n:
+        data, _ = train_test_split(data, 1 - rows / data.n, rng=rng.spawn("subsample"))
+    train, test = train_test_split(data, 0.2, rng=rng.spawn("split"))
+    options: dict[str, Any] = {"T": 2} if algorithm == "mpc-gradp" else {"max_rounds": 2}
+    return RunConfig(train=train, test=test, parties=parties, epsilon=1.0,
+                     delta=1e-5 if algorithm == "mpc-gradp" else 0.0, rng=rng.spawn("algorithm"), options=options)
+
+
+def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
+    """Seconds per round of the in-process algorithm (the fit only: one runtime party per client for MPC Grad P,
+    secure weighted averaging for OFAA), and ``mpdp run``'s record on the same config (for the metric)."""
+    record = get_algorithm(algorithm).run(config).as_json()
+    if algorithm == "mpc-gradp":
+        from mpdp.learning.distributed_erm import HorizontalParties
+        from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare
+        from mpdp.learning.distributed_erm.mpc import MPCSetup
+
+        prepared = prepare(config.train, config.test)
+        parties = HorizontalParties.from_rows(prepared.X, prepared.y,
+                                              equal_parts(config.train, config.parties, rng=config.rng.spawn("rows")),
+                                              task=prepared.problem.task)
+        T = int(config.options["T"])
+        start = time.perf_counter()
+        fit_method(algorithm, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T,
+                   rng=config.rng.spawn(algorithm), cohort_size=1, setup=MPCSetup())
+        return (time.perf_counter() - start) / T, record
+    from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
+    from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
+
+    settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon, lam=DEFAULT_LAM[algorithm],
+                                max_rounds=int(config.options["max_rounds"]))
+    owners = config.party_data()
+    start = time.perf_counter()
+    result = fit(owners, settings, rng=config.rng)
+    return (time.perf_counter() - start) / result.rounds, record
+
+
+def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
+    from mpdp.flower.launcher import launch
+
+    config = _config(algorithm, parties, rows)
+    base, reference = _in_memory_round(algorithm, config)
+    load = _load()
+    start = time.perf_counter()
+    workdir = Path(mkdtemp(prefix=f"mpdp-bench-flower-{algorithm}-"))
+    try:
+        out = launch(algorithm, config, seed=SEED, tls=True, round_timeout=600.0, connect_timeout=600.0,
+                     timeout=3600.0, workdir=workdir)
+    except MpdpError as exc:  # a failed launch is a row, with its logs kept
+        return BenchResult(f"{algorithm} supernodes {parties}", 1, math.nan, baseline="mpdp in-memory round",
+                           baseline_seconds=base, note=f"{load}; failed: {type(exc).__name__}: {str(exc)[:300]}; "
+                                                       f"logs in {workdir}")
+    shutil.rmtree(workdir, ignore_errors=True)
+    wall = time.perf_counter() - start
+    rounds = out["rounds"]
+    per_round = float(np.mean([r["seconds"] for r in rounds]))
+    per_client_round = out["bytes_per_client"] / len(rounds)
+    note = (f"{load}; {len(rounds)} rounds, whole launch {wall:.0f} s (hub run {out['flower_seconds']:.0f} s); "
+            f"{out['metric']['name']} {out['metric']['value']:.4f} vs mpdp run {reference['metric']['value']:.4f}; "
+            f"overhead {per_round / base:.0f}x; dropped per round {[len(r['dropped']) for r in rounds]}")
+    return BenchResult(f"{algorithm} supernodes {parties}", 1, per_round, baseline="mpdp in-memory round",
+                       baseline_seconds=base, bytes=int(per_client_round), note=note)
+
+
+def _in_process(algorithm: str, parties: int, rows: int) -> tuple[BenchResult, float]:
+    from mpdp.flower import gradp, ofpa_ofaa
+    from mpdp.flower.inprocess import InProcessGrid
+    from mpdp.flower.plans import plan_run
+
+    app = gradp if algorithm == "mpc-gradp" else ofpa_ofaa
+    config = _config(algorithm, parties, rows)
+    load = _load()
+    with TemporaryDirectory() as tmp:
+        plan = plan_run(algorithm, config, Path(tmp), seed=SEED)
+        grid = InProcessGrid(app.client_app, {100 + i: c for i, c in enumerate(plan.nodes.values())})
+        out = app.run(grid, plan.job)
+    rounds = out["rounds"]
+    per_round = float(np.mean([r["seconds"] for r in rounds]))
+    per_client = float(np.mean(list(out["bytes_per_client"].values()))) / len(rounds)
+    return BenchResult(f"{algorithm} in-process {parties}", 1, per_round, bytes=int(per_client),
+                       note=f"{load}; the apps' code, every ClientApp called in this process"), per_round
+
+
+def _sim_client_app() -> Any:
+    """A ClientApp for Flower's simulation engine: virtual node ``partition-id = k`` acts as the k-th node of the
+    plan named by ``MPDP_BENCH_FLOWER_NODES`` (the apps read role, name and data file from their node config)."""
+    import json
+
+    from flwr.app import Context, Message
+    from flwr.clientapp import ClientApp
+
+    from mpdp.flower import gradp
+
+    app = ClientApp()
+
+    @app.query()  # type: ignore[untyped-decorator, unused-ignore]
+    def query(message: Message, context: Context) -> Message:
+        nodes = json.loads(Path(os.environ["MPDP_BENCH_FLOWER_NODES"]).read_text())
+        node = nodes[int(context.node_config["partition-id"])]  # type: ignore[call-overload, unused-ignore]
+        inner = Context(run_id=context.run_id, node_id=context.node_id, node_config=node, state=context.state,
+                        run_config=context.run_config)
+        reply: Message = gradp.client_app(message, inner)
+        return reply
+
+    del query
+    return app
+
+
+def _sim_server_app() -> Any:
+    import json
+
+    from flwr.app import Context
+    from flwr.serverapp import Grid, ServerApp
+
+    from mpdp.flower import gradp
+
+    app = ServerApp()
+
+    @app.main()  # type: ignore[untyped-decorator, unused-ignore]
+    def main(grid: Grid, context: Context) -> None:
+        job = json.loads(Path(os.environ["MPDP_BENCH_FLOWER_JOB"]).read_text())
+        Path(job["output"]).write_text(json.dumps(gradp.run(grid, job)))
+
+    del main
+    return app
+
+
+def _simulation(clients: int) -> BenchResult:
+    import json
+
+    from mpdp.datasets.synthetic import logistic_with_optimum
+    from mpdp.flower.plans import plan_run
+
+    try:
+        import ray  # noqa: F401
+        from flwr.simulation import run_simulation
+    except ImportError:
+        return BenchResult(f"mpc-gradp simulation {clients} (skipped: no ray)", 1, math.nan,
+                           note="pip install 'flwr[simulation]'")
+    data = logistic_with_optimum(max(2000, 3 * clients), 5, rng=RandomSource.seeded(1)).data
+    train, test = train_test_split(data, 0.25, rng=RandomSource.seeded(2))
+    config = RunConfig(train=train, test=test, parties=clients, epsilon=1.0, delta=1e-5,
+                       rng=RandomSource.seeded(SEED).spawn("algorithm"), options={"T": 1})
+    load = _load()
+    with TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        plan = plan_run("mpc-gradp", config, root, round_timeout=3600.0, connect_timeout=600.0)
+        nodes = list(plan.nodes.values())
+        (root / "nodes.json").write_text(json.dumps(nodes))
+        os.environ["MPDP_BENCH_FLOWER_NODES"] = str(root / "nodes.json")
+        os.environ["MPDP_BENCH_FLOWER_JOB"] = str(root / "job.json")
+        start = time.perf_counter()
+        run_simulation(_sim_server_app(), _sim_client_app(), num_supernodes=len(nodes),
+                       backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
+        wall = time.perf_counter() - start
+        out = json.loads((root / "result.json").read_text())
+    per_round = float(out["rounds"][0]["seconds"])
+    per_client = float(np.mean(list(out["bytes_per_client"].values())))
+    return BenchResult(f"mpc-gradp simulation {clients}", 1, per_round, bytes=int(per_client),
+                       note=f"{load}; Ray backend; whole simulation {wall:.0f} s (start of run and hello included); "
+                            f"survivors {out['rounds'][0]['survivors']}")
+
+
+def run(quick: bool = False) -> list[BenchResult]:
+    try:
+        import flwr  # noqa: F401
+    except ImportError:
+        return [BenchResult("flower (skipped: flwr not installed)", 1, math.nan, note="pip install '.[flower]'")]
+    results: list[BenchResult] = []
+    real = int(os.environ.get("MPDP_BENCH_FLOWER_NODES", "4" if quick else "20"))
+    rows = 3000 if quick else 12000
+    for algorithm in ("mpc-gradp", "ofaa"):
+        results.append(_supernodes(algorithm, real, rows))
+        sizes = (20, 100) if quick else (20, 200, 1000)
+        times = []
+        for n in sizes:
+            row, seconds = _in_process(algorithm, n, max(rows, 20 * n))
+            results.append(row)
+            times.append(seconds)
+        slope = float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+        last = results[-1]
+        results[-1] = BenchResult(last.name, last.n, last.seconds, bytes=last.bytes,
+                                  note=f"{last.note}; per-round seconds ~ N^{slope:.2f} over N = {list(sizes)}")
+    sims = os.environ.get("MPDP_BENCH_FLOWER_SIM", "200" if quick else "1000,10000")
+    for n in (int(v) for v in sims.split(",") if v):
+        results.append(_simulation(n))
+    return results
