@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, get_algorithm
 
-__all__ = ["ENGINES", "add_parser", "handle", "launch_grpc"]
+__all__ = ["ENGINES", "add_parser", "handle", "launch_flower", "launch_grpc"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -81,8 +82,28 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
     return record
 
 
+def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+    """The Flower engine (extra ``flower``): a SuperLink, one SuperNode per data party and two aggregator
+    SuperNodes on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`); ``--timeout`` is a round's."""
+    try:
+        from mpdp.flower.launcher import launch
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
+            from exc
+    start = time.perf_counter()
+    record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
+                    connect_timeout=args.connect_timeout, workdir=args.keep)
+    record["seed"] = args.seed
+    record["deployment"] = {"processes": config.parties + 2 + 1, "transport": "flower-https", "engine": "flower",
+                            "wall_seconds": time.perf_counter() - start, "startup_seconds": None, "per_party": {}}
+    if args.network is not None:
+        record["network"] = args.network.model(record["seconds"], record["communication"])
+    return record
+
+
 #: --engine choice -> (algorithm, config, args) -> the printed record
-ENGINES: dict[str, Callable[[Algorithm, RunConfig, argparse.Namespace], dict[str, Any]]] = {"grpc": launch_grpc}
+ENGINES: dict[str, Callable[[Algorithm, RunConfig, argparse.Namespace], dict[str, Any]]] = {
+    "grpc": launch_grpc, "flower": launch_flower}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -112,8 +133,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(human(record))
         dep = record["deployment"]
+        startup = "" if dep["startup_seconds"] is None else \
+            f" (start-up to first message {dep['startup_seconds']:.2f} s)"
         print(f"  deployment: {dep['processes']} processes over {dep['transport']}, {dep['wall_seconds']:.2f} s "
-              f"wall (start-up to first message {dep['startup_seconds']:.2f} s)")
+              f"wall{startup}")
         for name, p in dep["per_party"].items():
             spent = "" if not p["ledger"] else f", ledger epsilon {p['ledger']['epsilon']:g}"
             print(f"    {name}: cpu {p['cpu_seconds']:.2f} s, sent {p['bytes_sent']:,} bytes in "
