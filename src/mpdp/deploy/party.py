@@ -18,6 +18,14 @@ the entry under its own name. The ``shared`` section (with the algorithm, the pa
 identical at every party: the parties compare it at start-up (:class:`~mpdp.deploy.session.PartySession`).
 ``shared.holdings`` says, per party, which features it holds, whether it holds the label and how many rows.
 
+Files not aligned yet: with ``"alignment": {"parties": [...], "min_intersection": ...}`` (an
+:class:`~mpdp.protocols.alignment.AlignmentSpec`, in every party's file or in ``shared``; it is part of the
+compared section) and ``"id_column": NAME``, each listed data party's file starts with the column
+``id:NAME``; after the start-up check those parties run :func:`~mpdp.protocols.alignment.align` among
+themselves over the same connections (random source ``seeded(seed).spawn("alignment").spawn(party)`` when
+seeded, as ``mpdp run --data`` draws it), keep their aligned rows (``holdings.rows`` of them) and train on
+those. The report then carries ``aligned_rows``, ``rows_per_party`` and the alignment's own traffic.
+
 Before the party connects, its own ledger (created on first use with the given budget) is charged what the
 algorithm releases about its data; a charge the budget cannot cover fails with BudgetExceededError and the
 party tells the others it failed, so no message of the protocol is ever sent.
