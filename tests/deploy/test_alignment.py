@@ -19,6 +19,7 @@ from mpdp.cli.run_cmd import build_config
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.deploy.data import PartyData, write_party_data
 from mpdp.deploy.launcher import launch
+from mpdp.errors import ConfigMismatchError
 from mpdp.learning.registry import get_algorithm
 from mpdp.randomness import RandomSource
 
@@ -74,3 +75,12 @@ def test_parties_align_their_own_files_then_train_as_in_memory(tmp_path: Path) -
         assert report["alignment"]["bytes_sent"] > 0
         assert report["communication"]["bytes_sent"] > 0
     assert "aligned_rows" not in result.parties["server"]  # the server takes no part in the alignment
+
+
+def test_a_party_without_the_agreed_alignment_is_named() -> None:
+    """The alignment is part of the compared shared section: a party whose file differs is named."""
+    algo = get_algorithm("fm-logistic")
+    spec = {"parties": ["party0", "party1"]}
+    overrides: dict[str, dict[str, Any]] = {"server": {"alignment": spec}}  # the data parties' files lack it
+    with pytest.raises(ConfigMismatchError, match=r"server.*on \['alignment'\]|on \['alignment'\].*server"):
+        launch("fm-logistic", _config(), algo.run, seed=5, timeout=20.0, connect_timeout=60.0, overrides=overrides)
