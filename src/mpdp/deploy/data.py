@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,14 +59,23 @@ class PartyData:
     features: tuple[str, ...]
     y: FloatArray | None = None
     values: FloatArray | None = None
+    ids: tuple[str, ...] | None = None  # the record identifiers, for a file aligned privately by the parties
+
+    def take(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> PartyData:
+        """The rows ``rows`` in that order (a party keeps its aligned records); the ids are dropped."""
+        idx = np.asarray(rows, dtype=np.int64)
+        return PartyData(self.party, np.ascontiguousarray(self.X[idx]), self.features,
+                         None if self.y is None else np.ascontiguousarray(self.y[idx]),
+                         None if self.values is None else np.ascontiguousarray(self.values[idx]))
 
     @property
     def n(self) -> int:
         return int(self.X.shape[0])
 
 
-def write_party_data(path: str | Path, data: PartyData) -> Path:
-    """Write ``data`` as the party's CSV (exact float64 round trip)."""
+def write_party_data(path: str | Path, data: PartyData, *, id_column: str | None = None) -> Path:
+    """Write ``data`` as the party's CSV (exact float64 round trip); with ``id_column``, ``data.ids`` come
+    first as the text column ``id:<id_column>``."""
     out = Path(path)
     header = [f"x:{f}" for f in data.features]
     blocks = [data.X]
@@ -76,6 +86,15 @@ def write_party_data(path: str | Path, data: PartyData) -> Path:
         header.append("y:label")
         blocks.append(data.y[:, None])
     table = np.hstack(blocks) if blocks else np.zeros((0, 0))
+    if id_column is not None:
+        if data.ids is None or len(data.ids) != data.n:
+            raise ParameterError(explain(f"ids of {data.party}", None if data.ids is None else len(data.ids),
+                                         f"one per row ({data.n})", "give PartyData its ids"))
+        with out.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow([f"id:{id_column}", *header])
+            writer.writerows([i, *(f"{v:.17g}" for v in row)] for i, row in zip(data.ids, table, strict=True))
+        return out
     with out.open("w", newline="") as handle:
         csv.writer(handle).writerow(header)
         np.savetxt(handle, table, fmt="%.17g", delimiter=",")  # 17 significant digits: float64 round-trips
@@ -84,12 +103,16 @@ def write_party_data(path: str | Path, data: PartyData) -> Path:
 
 def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
                     features: Sequence[str] | None = None, label: bool = False, values: bool = False,
-                    rows: int | None = None) -> PartyData:
+                    rows: int | None = None, id_column: str | None = None) -> PartyData:
     """Read party ``party``'s CSV and check it against what the schema says it holds.
 
     ``features``: the feature names the party must hold (default: all of the schema's); ``label``: whether it
-    holds the label; ``values``: whether it carries the attribute view; ``rows``: the row count it must have.
+    holds the label; ``values``: whether it carries the attribute view; ``rows``: the row count it must have;
+    ``id_column``: the file's first column is ``id:<id_column>``, the records' identifiers (kept as text).
     """
+    if id_column is not None:
+        return _read_with_ids(Path(path), party, schema, id_column, features=features, label=label,
+                              values=values, rows=rows)
     source = Path(path)
     fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
     try:
@@ -129,6 +152,25 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
     view = np.ascontiguousarray(table[:, d:d + len(schema["attributes"])]) if values else None
     y = np.ascontiguousarray(table[:, -1]) if label else None
     return PartyData(party, X, tuple(want_features), y, view)
+
+
+def _read_with_ids(source: Path, party: str, schema: Mapping[str, Any], id_column: str, *,
+                   features: Sequence[str] | None, label: bool, values: bool, rows: int | None) -> PartyData:
+    fix = f"give {party} its file whose first column is id:{id_column}, then the schema's columns"
+    try:
+        with source.open(newline="") as handle:
+            table = list(csv.reader(handle))
+    except OSError as exc:
+        raise DatasetError(explain(f"data file of {party}", str(source), "a readable CSV file", fix)) from exc
+    if not table or not table[0] or table[0][0] != f"id:{id_column}":
+        raise ShapeMismatchError(explain(f"first column of {party}'s data file {source}",
+                                         table[0][0] if table and table[0] else None, f"id:{id_column}", fix))
+    ids = tuple(r[0] if r else "" for r in table[1:])
+    with tempfile.TemporaryDirectory(prefix="mpdp-party-") as folder:  # the numeric part, checked as usual
+        numeric = Path(folder) / "numeric.csv"
+        numeric.write_text("".join(",".join(r[1:]) + "\n" for r in table))
+        data = read_party_data(numeric, party, schema, features=features, label=label, values=values, rows=rows)
+    return PartyData(data.party, data.X, data.features, data.y, data.values, ids)
 
 
 def dataset_from_schema(schema: Mapping[str, Any], data: PartyData) -> Dataset:

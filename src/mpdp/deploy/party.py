@@ -18,6 +18,14 @@ the entry under its own name. The ``shared`` section (with the algorithm, the pa
 identical at every party: the parties compare it at start-up (:class:`~mpdp.deploy.session.PartySession`).
 ``shared.holdings`` says, per party, which features it holds, whether it holds the label and how many rows.
 
+Files not aligned yet: with ``"alignment": {"parties": [...], "min_intersection": ...}`` (an
+:class:`~mpdp.protocols.alignment.AlignmentSpec`, in every party's file or in ``shared``; it is part of the
+compared section) and ``"id_column": NAME``, each listed data party's file starts with the column
+``id:NAME``; after the start-up check those parties run :func:`~mpdp.protocols.alignment.align` among
+themselves over the same connections (random source ``seeded(seed).spawn("alignment").spawn(party)`` when
+seeded, as ``mpdp run --data`` draws it), keep their aligned rows (``holdings.rows`` of them) and train on
+those. The report then carries ``aligned_rows``, ``rows_per_party`` and the alignment's own traffic.
+
 Before the party connects, its own ledger (created on first use with the given budget) is charged what the
 algorithm releases about its data; a charge the budget cannot cover fails with BudgetExceededError and the
 party tells the others it failed, so no message of the protocol is ever sent.
@@ -38,12 +46,21 @@ from mpdp.deploy.algorithms.base import PartyContext
 from mpdp.deploy.data import PartyData, read_party_data
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
-from mpdp.errors import AuthenticationError, ParameterError, PartyUnavailableError, PrivacyLeakWarning, explain
+from mpdp.errors import (
+    AuthenticationError,
+    ParameterError,
+    PartyUnavailableError,
+    PrivacyLeakWarning,
+    ShapeMismatchError,
+    explain,
+)
+from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import PartyCredentials
 from mpdp.runtime.codec import encode
 
-__all__ = ["load_shared", "party_credentials", "protocol_root", "run_algorithm_party", "shared_section"]
+__all__ = ["alignment_spec", "load_shared", "party_credentials", "protocol_root", "run_algorithm_party",
+           "shared_section"]
 
 
 def load_shared(config: Mapping[str, Any], base: Path) -> dict[str, Any]:
@@ -61,10 +78,18 @@ def load_shared(config: Mapping[str, Any], base: Path) -> dict[str, Any]:
     return shared
 
 
+def alignment_spec(config: Mapping[str, Any], shared: Mapping[str, Any]) -> AlignmentSpec | None:
+    """The agreed record alignment (``"alignment"`` in the shared section or the party's configuration)."""
+    entry = config.get("alignment", shared.get("alignment"))
+    return None if entry is None else AlignmentSpec.from_config(entry)
+
+
 def shared_section(config: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[str, Any]:
-    """What every party must agree on: algorithm, parties and their addresses, parameters, seed."""
+    """What every party must agree on: algorithm, parties and their addresses, parameters, seed, alignment."""
+    spec = alignment_spec(config, shared)
     return {"algorithm": config["algorithm"], "parties": dict(config["parties"]), "shared": dict(shared),
-            "seed": config.get("seed"), "rng_path": list(shared.get("rng_path", []))}
+            "seed": config.get("seed"), "rng_path": list(shared.get("rng_path", [])),
+            "alignment": None if spec is None else spec.to_config()}
 
 
 def party_credentials(config: Mapping[str, Any], name: str, base: Path) -> PartyCredentials:
@@ -88,7 +113,8 @@ def protocol_root(seed: int | None, path: list[str] | tuple[str, ...]) -> Random
     return root
 
 
-def _own_data(config: Mapping[str, Any], name: str, base: Path, shared: Mapping[str, Any]) -> PartyData | None:
+def _own_data(config: Mapping[str, Any], name: str, base: Path, shared: Mapping[str, Any],
+              aligned: bool = False) -> PartyData | None:
     holding = shared["holdings"].get(name)
     if holding is None:
         return None
@@ -98,8 +124,30 @@ def _own_data(config: Mapping[str, Any], name: str, base: Path, shared: Mapping[
     if not isinstance(source, str):
         raise ParameterError(explain(f"data of {name}", source, "the path of its own CSV file",
                                      f"add \"data\": \"{name}.csv\" to {name}'s configuration"))
+    id_column = config.get("id_column") if aligned else None
+    if aligned and not isinstance(id_column, str):
+        raise ParameterError(explain(f"id_column of {name}", id_column, "the name of its file's id column",
+                                     f"add \"id_column\": \"id\" to {name}'s configuration"))
     return read_party_data(base / source, name, shared["schema"], features=holding["features"],
-                           label=bool(holding["label"]), values=bool(holding["values"]), rows=holding["rows"])
+                           label=bool(holding["label"]), values=bool(holding["values"]),
+                           rows=None if aligned else holding["rows"], id_column=id_column)
+
+
+def _align(session: PartySession, data: PartyData | None, spec: AlignmentSpec, seed: int | None,
+           holding: Mapping[str, Any] | None) -> tuple[PartyData | None, Alignment]:
+    """Run the alignment with the other data parties and keep this party's aligned rows, in the agreed order."""
+    if data is None or data.ids is None:
+        raise ParameterError(explain(f"data of {session.name}", None, "its own file with an id column",
+                                     "give every aligning party \"data\" and \"id_column\""))
+    ids = data.ids
+    result: Alignment = session.run(lambda comm: align(comm, ids, spec), protocol_root(seed, ["alignment"]),
+                                    spec.parties, counted=False)
+    kept = data.take(result.rows)
+    if holding is not None and holding.get("rows") is not None and kept.n != int(holding["rows"]):
+        raise ShapeMismatchError(explain(f"aligned rows of {session.name}", kept.n,
+                                         f"{holding['rows']} (the shared holdings' count)",
+                                         "give every party the same files the shared configuration was made for"))
+    return kept, result
 
 
 def _ledger(config: Mapping[str, Any], name: str, base: Path) -> PrivacyLedger | None:
@@ -140,13 +188,18 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
                               connect_timeout=float(config.get("connect_timeout", 30.0)), send_timeout=timeout)
     session = PartySession(transport, timeout=timeout)
     ledger: PrivacyLedger | None = None
+    spec = alignment_spec(config, shared)
+    aligning = spec is not None and name in spec.parties
+    alignment: Alignment | None = None
     try:
-        data = _own_data(config, name, base, shared)
+        data = _own_data(config, name, base, shared, aligning)
         ledger = _ledger(config, name, base)
         cost = deployment.cost(shared, name)
         if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
             ledger.spend(cost, label=f"{algorithm}/{name}")
         session.start(section)
+        if spec is not None and aligning:  # before training: the data parties match their records privately
+            data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name))
         deployment.run_party(PartyContext(name, shared, data, session, root))
     except BaseException as exc:
         if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
@@ -160,7 +213,8 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     spent = None if ledger is None else {"epsilon": float(ledger.spent.epsilon), "delta": float(ledger.spent.delta),
                                          "path": str(ledger.path)}
     counted = [r for r in session.runs if r.counted]
-    extra = [r for r in session.runs if not r.counted]
+    aligned_run = session.runs[0] if alignment is not None else None
+    extra = [r for r in session.runs if not r.counted and r is not aligned_run]
     totals = {"bytes_sent": sum(r.traffic.bytes_sent for r in counted),
               "messages": sum(r.traffic.messages_sent for r in counted),
               "coordination_bytes": sum(r.traffic.bytes_sent for r in extra),
@@ -172,6 +226,9 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         "protocol_seconds": sum(r.seconds for r in session.runs),
         "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
     }
+    if alignment is not None and aligned_run is not None:  # its traffic apart from the algorithm's
+        report.update(alignment.as_json())
+        report["alignment"] = {"seconds": aligned_run.seconds, **aligned_run.traffic.as_dict()}
     if output is not None:
         runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
                  "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
