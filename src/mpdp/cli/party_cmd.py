@@ -37,7 +37,7 @@ import numpy as np
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
 from mpdp.protocols.catalog import PartySetup, build_role, load_input
 from mpdp.randomness import RandomSource
-from mpdp.runtime.certs import PartyCredentials
+from mpdp.runtime.certs import credentials_from_config
 
 __all__ = ["add_parser", "handle", "load_config", "to_jsonable"]
 
@@ -97,17 +97,6 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def _credentials(config: Mapping[str, Any], name: str, base: Path) -> PartyCredentials:
-    if "tls" in config:
-        tls = config["tls"]
-        entry = tls.get(name, tls) if isinstance(tls, Mapping) else None
-        if not isinstance(entry, Mapping) or not {"ca", "cert", "key"} <= set(entry):
-            raise ParameterError(explain("tls", tls, "{ca, cert, key} paths", "or give \"certs\": DIR"))
-        return PartyCredentials(*(base / Path(entry[k]) for k in ("ca", "cert", "key")))
-    if "certs" in config:
-        return PartyCredentials.in_directory(base / Path(config["certs"]), name)
-    raise ParameterError(explain("configuration", "no \"certs\" or \"tls\"", "TLS credentials",
-                                 "run `mpdp certs --out certs --parties ...` and add \"certs\": \"certs\""))
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -147,7 +136,7 @@ def handle(args: argparse.Namespace) -> int:
         warnings.warn(f"party {name} runs with a seeded random source (seed={seed}): for tests and demos only",
                       PrivacyLeakWarning, stacklevel=1)
     rng = (RandomSource.seeded(int(seed)) if seed is not None else RandomSource.fresh()).spawn(name)
-    transport = GrpcTransport(name, parties, _credentials(config, name, base),
+    transport = GrpcTransport(name, parties, credentials_from_config(config, name, base),
                               connect_timeout=float(config.get("connect_timeout", 30.0)),
                               send_timeout=float(config.get("timeout", 120.0)))
     result, traffic, seconds = run_network_party(transport, role, rng=rng,

@@ -56,10 +56,10 @@ from mpdp.errors import (
 )
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
-from mpdp.runtime.certs import PartyCredentials
+from mpdp.runtime.certs import credentials_from_config
 from mpdp.runtime.codec import encode
 
-__all__ = ["alignment_spec", "load_shared", "party_credentials", "protocol_root", "run_algorithm_party",
+__all__ = ["alignment_spec", "load_shared", "protocol_root", "run_algorithm_party",
            "shared_section"]
 
 
@@ -92,17 +92,6 @@ def shared_section(config: Mapping[str, Any], shared: Mapping[str, Any]) -> dict
             "alignment": None if spec is None else spec.to_config()}
 
 
-def party_credentials(config: Mapping[str, Any], name: str, base: Path) -> PartyCredentials:
-    if "tls" in config:
-        tls = config["tls"]
-        entry = tls.get(name, tls) if isinstance(tls, Mapping) else None
-        if not isinstance(entry, Mapping) or not {"ca", "cert", "key"} <= set(entry):
-            raise ParameterError(explain("tls", tls, "{ca, cert, key} paths", "or give \"certs\": DIR"))
-        return PartyCredentials(*(base / Path(entry[k]) for k in ("ca", "cert", "key")))
-    if "certs" in config:
-        return PartyCredentials.in_directory(base / Path(config["certs"]), name)
-    raise ParameterError(explain("configuration", "no \"certs\" or \"tls\"", "TLS credentials",
-                                 "run `mpdp certs --out certs --parties ... --split` and add \"certs\": DIR"))
 
 
 def protocol_root(seed: int | None, path: list[str] | tuple[str, ...]) -> RandomSource:
@@ -184,7 +173,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     root = protocol_root(seed, list(shared.get("rng_path", [])))
     timeout = float(config.get("timeout", 120.0))
     # listening first: a party whose own files are wrong can still tell the others, so they end at once
-    transport = GrpcTransport(name, parties, party_credentials(config, name, base),
+    transport = GrpcTransport(name, parties, credentials_from_config(config, name, base),
                               connect_timeout=float(config.get("connect_timeout", 30.0)), send_timeout=timeout)
     session = PartySession(transport, timeout=timeout)
     ledger: PrivacyLedger | None = None

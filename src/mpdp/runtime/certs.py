@@ -18,9 +18,10 @@ import datetime
 import ipaddress
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -29,8 +30,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["PartyCredentials", "certificate_name", "check_party_name", "generate_demo_certificates",
-           "generate_party_folders"]
+__all__ = ["PartyCredentials", "certificate_name", "check_party_name", "credentials_from_config",
+           "generate_demo_certificates", "generate_party_folders"]
 
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
@@ -208,3 +209,18 @@ def generate_party_folders(
             (keep / "ca.pem").write_bytes((Path(scratch) / "ca.pem").read_bytes())
             _write_private(keep / "ca.key", (Path(scratch) / "ca.key").read_bytes())
     return credentials
+
+
+def credentials_from_config(config: Mapping[str, Any], name: str, base: Path) -> PartyCredentials:
+    """Party ``name``'s TLS files named by a party configuration: ``"tls": {ca, cert, key}`` (or one such entry
+    per party name), or ``"certs": DIR`` as ``mpdp certs`` writes it; relative paths are taken from ``base``."""
+    if "tls" in config:
+        tls = config["tls"]
+        entry = tls.get(name, tls) if isinstance(tls, Mapping) else None
+        if not isinstance(entry, Mapping) or not {"ca", "cert", "key"} <= set(entry):
+            raise ParameterError(explain("tls", tls, "{ca, cert, key} paths", "or give \"certs\": DIR"))
+        return PartyCredentials(*(base / Path(entry[k]) for k in ("ca", "cert", "key")))
+    if "certs" in config:
+        return PartyCredentials.in_directory(base / Path(config["certs"]), name)
+    raise ParameterError(explain("configuration", "no \"certs\" or \"tls\"", "TLS credentials",
+                                 "run `mpdp certs --out certs --parties ... --split` and add \"certs\": DIR"))
