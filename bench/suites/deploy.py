@@ -9,7 +9,7 @@ seed and options:
   wall time with every process's Python start-up in the note, and start-up to first message);
 * the note gives the LAN and WAN modelled wall times (:mod:`mpdp.deploy.network`) of the launched run.
 
-DPVI runs one epoch. PFDS is not deployable (its evaluation reads the agents' state after the run).
+DPVI runs one epoch; PFDS runs 10 agents (one process each) with 3 of them evaluated.
 
 The metric, privacy spent and traffic are checked equal; a difference is reported in the note. Numbers on a
 shared, loaded host say little: quote them with the load.
@@ -38,6 +38,7 @@ CASES: dict[str, list[str]] = {
     "mpc-outp": ["--option", "cohort=1"],
     "local-gradp": ["--option", "T=20", "--option", "cohort=1"],
     "dpvi": ["--option", "epochs=1", "--option", "baseline=false"],  # + the partition of the dataset
+    "pfds": ["--parties", "10", "--option", "eval_agents=3"],
 }
 _DPVI_PARTITION = {"adult": "demographic;financial", "synthetic": "num0,num1;num2,num3,cat0,cat1,cat2"}
 

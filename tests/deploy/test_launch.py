@@ -6,6 +6,7 @@ the data are tiny and the cases few: one equality test per deployable family, th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -52,6 +53,10 @@ def cli_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, A
     ("ofaa", ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"]),
     ("mpc-outp-ridge", ["--dataset", "synthetic-mixed:n=200,task=regression", "--option", "cohort=1",
                         "--parties", "2"]),
+    ("pfds", ["--parties", "3", "--option", "h_max=3", "--option", "eval_agents=2"]),
+    ("pfds-minus", ["--parties", "2", "--option", "h_max=3"]),
+    ("dp-pred", ["--parties", "2"]),
+    ("np-agt", ["--parties", "3", "--option", "eval_agents=2"]),
 ])
 def test_launch_equals_run_bit_for_bit(capsys: pytest.CaptureFixture[str], algorithm: str, extra: list[str]) -> None:
     argv = [algorithm, *DATA, *extra, "--json"]
@@ -159,9 +164,23 @@ def test_a_killed_or_stalled_party_ends_the_others_by_name(tmp_path: Path, fault
     assert took < 4.0 * 3 + 5, took
 
 
-def test_launch_refuses_an_undeployable_algorithm(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["launch", "pfds", *DATA]) == 2
-    assert "deployable" in capsys.readouterr().err
+def test_every_registered_algorithm_is_deployable(capsys: pytest.CaptureFixture[str]) -> None:
+    from mpdp.learning.registry import algorithms
+
+    assert main(["launch", "--list", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["deployable"]) == set(algorithms())
+
+
+def test_agents_scored_on_other_held_out_records_are_refused_naming_the_agent(tmp_path: Path) -> None:
+    other = tmp_path / "evaluation.csv"
+    config = _config("np-agt", ["--parties", "2"])
+    from mpdp.deploy.algorithms import deployment_for
+    from mpdp.deploy.data import write_party_data
+
+    held = deployment_for("np-agt").plan("np-agt", config).evaluation["agent1"]
+    write_party_data(other, dataclasses.replace(held, y=1.0 - held.y))  # same shape, other labels
+    with pytest.raises(ConfigMismatchError, match=r"agent1.*held-out records"):
+        _launch("np-agt", {"agent1": {"evaluation": str(other)}}, argv=["--parties", "2"])
 
 
 @pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")

@@ -15,6 +15,7 @@ A file whose columns or row count disagree with the schema is refused with a typ
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import tempfile
 import warnings
@@ -29,7 +30,8 @@ import numpy.typing as npt
 from mpdp.datasets.dataset import Attribute, Dataset
 from mpdp.errors import DatasetError, ParameterError, ShapeMismatchError, explain
 
-__all__ = ["PartyData", "dataset_from_schema", "read_party_data", "schema_of", "write_party_data"]
+__all__ = ["PartyData", "attributes_from_schema", "dataset_from_schema", "read_party_data", "records_digest",
+           "schema_of", "write_party_data"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -173,14 +175,30 @@ def _read_with_ids(source: Path, party: str, schema: Mapping[str, Any], id_colum
     return PartyData(data.party, data.X, data.features, data.y, data.values, ids)
 
 
+def attributes_from_schema(schema: Mapping[str, Any]) -> tuple[Attribute, ...]:
+    """The typed attributes of a public schema (:func:`schema_of`)."""
+    return tuple(Attribute(a["name"], a["kind"], None if a["bounds"] is None else tuple(a["bounds"]),
+                           None if a["categories"] is None else tuple(a["categories"]))
+                 for a in schema["attributes"])
+
+
+def records_digest(data: PartyData) -> str:
+    """sha256 of a file's float64 contents (features, attribute view, labels, in that order): what parties
+    compare to agree that they hold the same held-out records."""
+    h = hashlib.sha256()
+    for block in (data.X, data.values, data.y):
+        if block is not None:
+            h.update(repr(block.shape).encode())
+            h.update(np.ascontiguousarray(block, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
 def dataset_from_schema(schema: Mapping[str, Any], data: PartyData) -> Dataset:
     """A party's rows as a :class:`Dataset` with the public schema's attributes (horizontal parties)."""
     if data.y is None or tuple(schema["features"]) != data.features:
         raise ParameterError(explain(f"data of {data.party}", data.features[:3], "every feature and the label",
                                      "a horizontal party holds whole rows"))
-    attributes = tuple(Attribute(a["name"], a["kind"], None if a["bounds"] is None else tuple(a["bounds"]),
-                                 None if a["categories"] is None else tuple(a["categories"]))
-                       for a in schema["attributes"])
+    attributes = attributes_from_schema(schema)
     return Dataset(name=str(schema["name"]), X=data.X, y=data.y, feature_names=data.features, task=schema["task"],
                    attributes=attributes, values=data.values if attributes else None,
                    encoded_columns=tuple(tuple(c) for c in schema["encoded_columns"]), label_name=schema["label"],

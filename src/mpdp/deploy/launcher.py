@@ -36,7 +36,7 @@ from typing import Any
 from mpdp import errors
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan
-from mpdp.deploy.data import dump_json, write_party_data
+from mpdp.deploy.data import dump_json, records_digest, write_party_data
 from mpdp.errors import ProtocolError, explain
 from mpdp.learning.registry import RunConfig, RunReport
 from mpdp.randomness import RandomSource
@@ -100,6 +100,10 @@ def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: fl
     shared["holdings"] = {name: None if d is None else {"features": list(d.features), "label": d.y is not None,
                                                          "values": d.values is not None, "rows": d.n}
                           for name, d in plan.data.items()}
+    if plan.evaluation:  # the held-out records each scoring party is handed, pinned by their digest
+        shared["evaluation"] = {name: {"features": list(d.features), "label": d.y is not None,
+                                       "values": d.values is not None, "rows": d.n, "sha256": records_digest(d)}
+                                for name, d in plan.evaluation.items()}
     dump_json(root / "shared.json", shared)
     generate_party_folders(root, plan.parties)
     out: dict[str, PartyProcess] = {}
@@ -117,6 +121,9 @@ def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: fl
             config["ledger"] = {"path": "ledger.json",
                                 "epsilon": max(epsilon, 0.0 if cost is None else cost.epsilon),
                                 "delta": max(delta, 0.0 if cost is None else cost.delta)}
+        if name in plan.evaluation:
+            write_party_data(folder / "evaluation.csv", plan.evaluation[name])
+            config["evaluation"] = "evaluation.csv"
         config.update((overrides or {}).get(name, {}))
         out[name] = PartyProcess(name, dump_json(folder / "config.json", config), folder / "result.bin")
     return out

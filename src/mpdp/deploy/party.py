@@ -26,6 +26,10 @@ themselves over the same connections (random source ``seeded(seed).spawn("alignm
 seeded, as ``mpdp run --data`` draws it), keep their aligned rows (``holdings.rows`` of them) and train on
 those. The report then carries ``aligned_rows``, ``rows_per_party`` and the alignment's own traffic.
 
+Held-out records: where the algorithm has parties score themselves (paper 004's evaluated agents), the shared
+section's ``"evaluation"`` pins, per such party, the records' columns, count and sha256, and the party's file
+names them (``"evaluation": "evaluation.csv"``); a file with other records is a ConfigMismatchError.
+
 Before the party connects, its own ledger (created on first use with the given budget) is charged what the
 algorithm releases about its data; a charge the budget cannot cover fails with BudgetExceededError and the
 party tells the others it failed, so no message of the protocol is ever sent.
@@ -43,11 +47,12 @@ from typing import Any
 
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.deploy.algorithms.base import PartyContext
-from mpdp.deploy.data import PartyData, read_party_data
+from mpdp.deploy.data import PartyData, read_party_data, records_digest
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (
     AuthenticationError,
+    ConfigMismatchError,
     ParameterError,
     PartyUnavailableError,
     PrivacyLeakWarning,
@@ -122,6 +127,26 @@ def _own_data(config: Mapping[str, Any], name: str, base: Path, shared: Mapping[
                            rows=None if aligned else holding["rows"], id_column=id_column)
 
 
+def _evaluation_data(config: Mapping[str, Any], name: str, base: Path,
+                     shared: Mapping[str, Any]) -> PartyData | None:
+    """The held-out records this party scores itself on, if the shared section pins some for it."""
+    pinned = (shared.get("evaluation") or {}).get(name)
+    if pinned is None:
+        return None
+    source = config.get("evaluation")
+    if not isinstance(source, str):
+        raise ParameterError(explain(f"evaluation of {name}", source, "the path of its held-out records' CSV",
+                                     f"add \"evaluation\": \"evaluation.csv\" to {name}'s configuration"))
+    data = read_party_data(base / source, name, shared["schema"], features=pinned["features"],
+                           label=bool(pinned["label"]), values=bool(pinned["values"]), rows=int(pinned["rows"]))
+    if records_digest(data) != pinned["sha256"]:
+        raise ConfigMismatchError(explain(f"held-out records of {name} ({base / source})",
+                                          f"sha256 {records_digest(data)[:12]}",
+                                          f"the agreed records, sha256 {str(pinned['sha256'])[:12]}",
+                                          "give every scoring party the analyst's same evaluation file"))
+    return data
+
+
 def _align(session: PartySession, data: PartyData | None, spec: AlignmentSpec, seed: int | None,
            holding: Mapping[str, Any] | None) -> tuple[PartyData | None, Alignment]:
     """Run the alignment with the other data parties and keep this party's aligned rows, in the agreed order."""
@@ -182,6 +207,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     alignment: Alignment | None = None
     try:
         data = _own_data(config, name, base, shared, aligning)
+        evaluation = _evaluation_data(config, name, base, shared)
         ledger = _ledger(config, name, base)
         cost = deployment.cost(shared, name)
         if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
@@ -189,7 +215,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         session.start(section)
         if spec is not None and aligning:  # before training: the data parties match their records privately
             data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name))
-        deployment.run_party(PartyContext(name, shared, data, session, root))
+        deployment.run_party(PartyContext(name, shared, data, session, root, evaluation))
     except BaseException as exc:
         if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
             # a party that fails before the protocol still tells the others, so they end now; they may be gone

@@ -23,6 +23,8 @@ _HOMES: dict[str, str] = {
     "ofpa": "mpdp.deploy.algorithms.ofpa:OfpaDeployment",
     "ofaa": "mpdp.deploy.algorithms.ofpa:OfpaDeployment",
     "dpvi": "mpdp.deploy.algorithms.dpvi:DpviDeployment",
+    **{name: "mpdp.deploy.algorithms.pfds:PfdsDeployment" for name in ("pfds", "pfds-s", "pfds-minus", "dp-pred",
+                                                                     "np-agt")},
     **{name: "mpdp.deploy.algorithms.erm:ERMDeployment" for m in _ERM for name in (m, f"{m}-ridge")},
 }
 

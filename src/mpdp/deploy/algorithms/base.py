@@ -47,18 +47,23 @@ class DeployPlan:
     rng_path: tuple[str, ...]
     labels: frozenset[str] = field(default_factory=frozenset)
     values: frozenset[str] = field(default_factory=frozenset)
+    #: held-out records (attribute view and labels) the analyst hands the parties that score themselves on
+    #: them (paper 004's agents); written as each such party's ``evaluation.csv``
+    evaluation: dict[str, PartyData] = field(default_factory=dict)
 
 
 @dataclass
 class PartyContext:
-    """What the local party's process holds: its name, the public parameters, its own data, its session
-    and the root of its protocol random sources."""
+    """What the local party's process holds: its name, the public parameters, its own data, its session,
+    the root of its protocol random sources and, where the algorithm scores parties on held-out records, those
+    records (checked against the digest in the public parameters)."""
 
     name: str
     public: Mapping[str, Any]
     data: PartyData | None
     session: PartySession
     root: RandomSource
+    evaluation: PartyData | None = None
 
 
 class AlgorithmDeployment(ABC):

@@ -11,7 +11,10 @@ Where each part lives
   Max operator, Laplace counts), in one place;
 * :mod:`~mpdp.learning.pfds.tree`: makeTree (Algorithm 3) and the tree's predictor;
 * :mod:`~mpdp.learning.pfds.consistency`: optPrivateGen (Algorithm 5), consistent leaf sizes and synthetic records;
+* :mod:`~mpdp.learning.pfds.schema`: the public attribute schema and the ERM feature map;
 * :mod:`~mpdp.learning.pfds.model`: the agents and their two message steps (Algorithms 1, 2 and 4);
+* :mod:`~mpdp.learning.pfds.scoring`: what an agent computes about itself for the experiments' errors
+  (its test error after training, NP-Agt, a DP-Pred sharer's release);
 * :mod:`~mpdp.learning.pfds.estimator`: :class:`PFDSClassifier`, the scikit-learn estimator (the released trees'
   vote as predictor, the released synthetic records as twin);
 * :mod:`~mpdp.learning.pfds.fit`: an agent's training step (the paper's and mpdp's cross-validated one);

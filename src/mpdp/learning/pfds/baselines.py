@@ -27,7 +27,7 @@ from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import ParameterError, explain
 from mpdp.learning import erm
 from mpdp.learning.functional_mechanism.model import centralized_fm
-from mpdp.learning.pfds.model import Schema, encoded_features, features
+from mpdp.learning.pfds.schema import Schema, encoded_features, features
 from mpdp.randomness import RandomSource
 
 __all__ = ["committee", "dp_pred_model", "np_agent_model", "regression_prediction"]

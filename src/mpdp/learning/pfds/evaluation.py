@@ -15,10 +15,11 @@ PFDS protocol over the in-memory transport (every agent a :class:`~mpdp.learning
   on the agent's own records), so that ``pfds-mpdp - np-agt-cv`` isolates what the shared data adds;
 * ``pfds-vote`` (diagnostic, not in the paper): the error of the majority vote of the shared trees themselves.
 
-Simulation shortcuts (results unchanged): every agent's ERM starts its solver from the solution on the shared
-data alone (a public computation every agent could make; the objective is strictly convex, so the minimiser
-does not depend on the start), and ``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random
-subset of the agents (an unbiased estimate of the mean over agents).
+Each agent computes its own figures: an evaluated agent is handed the test records
+(:class:`~mpdp.learning.pfds.scoring.AgentEvaluation`), trains and scores its predictors after the protocol
+and returns only their test errors, so the same runs work with every agent in its own process
+(:mod:`mpdp.deploy`). ``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random subset of the
+agents (an unbiased estimate of the mean over agents).
 """
 
 from __future__ import annotations
@@ -36,35 +37,20 @@ from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import HorizontalPartition, horizontal_by_anchors
 from mpdp.dp.accounting import PrivacyLedger
 from mpdp.errors import ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
-from mpdp.learning import erm
 from mpdp.learning.pfds import baselines as pfds_baselines
-from mpdp.learning.pfds.fit import cv_fit
-from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema, features, vote_labels
+from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, vote_labels
+from mpdp.learning.pfds.schema import Schema
+from mpdp.learning.pfds.scoring import LOSSES, AgentEvaluation, DPPredSharer, LocalAgent, error_of, loss_for
+from mpdp.learning.pfds.tree import PrivateTree
 from mpdp.randomness import RandomSource
-from mpdp.runtime import run_protocol
+from mpdp.runtime import ProtocolRun, run_protocol
 
-__all__ = ["LOSSES", "METHODS", "Setting", "SplitResult", "attribute_view", "evaluate_split", "loss_for"]
+__all__ = ["LOSSES", "METHODS", "AgentSplit", "Setting", "SplitResult", "attribute_view", "evaluate_split",
+           "loss_for", "split_agents", "variant_params"]
 
 FloatArray = npt.NDArray[np.float64]
 
 METHODS = ("pfds", "pfds-mpdp", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "np-agt-cv", "pfds-vote")
-LOSSES = ("logistic", "svm", "linear")
-
-
-def loss_for(name: str) -> erm.Loss:
-    """The ERM loss of a task name.
-
-    The SVM is Chaudhuri et al.'s Huber hinge (``h = 0.5``) for every method: objective perturbation (DP-Pred)
-    needs its smoothness, and for the others it gives a certified optimum where L-BFGS on the plain hinge is
-    only a heuristic (and slow); it equals the hinge wherever the margin is off by more than ``h``.
-    """
-    if name == "logistic":
-        return erm.LogisticLoss()
-    if name == "svm":
-        return erm.SmoothHingeLoss(h=0.5)
-    if name == "linear":
-        return erm.SquaredLoss()
-    raise ParameterError(explain("loss", name, f"one of {LOSSES}", "pass logistic, svm or linear"))
 
 
 @dataclass(frozen=True)
@@ -142,16 +128,61 @@ def _anchor(data: Dataset, anchor: str | None) -> str:
                                  "the data needs a numeric attribute for paper 004's partition"))
 
 
-def _error(loss_name: str, predicted: FloatArray, truth: FloatArray) -> float:
-    if loss_name == "linear":
-        return float(np.mean((predicted - truth) ** 2))
-    return float(np.mean(predicted != truth))
+def variant_params(method: str, params: PFDSParams) -> PFDSParams:
+    """The protocol parameters of ``pfds``, ``pfds-s`` (own-tree labelling) or ``pfds-minus`` (no consistency)."""
+    if method == "pfds-s":
+        return PFDSParams(**{**params.__dict__, "labelling": "own"})
+    if method == "pfds-minus":
+        return PFDSParams(**{**params.__dict__, "optimize": False})
+    return params
 
 
-def _theta_error(schema: Schema, loss_name: str, theta: FloatArray, X: FloatArray, y: FloatArray) -> float:
-    scores = X @ theta
-    predicted = scores if loss_name == "linear" else (scores >= 0).astype(np.float64)
-    return _error(loss_name, predicted, y)
+@dataclass(frozen=True)
+class AgentSplit:
+    """The agents of one split: their names (agents with records), rows, the sharers and the evaluated ones."""
+
+    names: tuple[str, ...]
+    data: dict[str, tuple[FloatArray, FloatArray]]  # name -> (attribute-view rows, labels)
+    sharers: tuple[str, ...]
+    evaluated: tuple[str, ...]
+
+
+def split_agents(train: Dataset, setting: Setting, rng: RandomSource,
+                 rows: Sequence[npt.NDArray[np.int64]] | None = None) -> AgentSplit:
+    """Partition ``train`` among ``setting.agents`` (paper 004's distance-to-anchor split from
+    ``rng.spawn("partition")``, or ``rows``), drop empty agents, and pick the sharers and the evaluated agents
+    (``rng.spawn("evaluated agents")``)."""
+    if rows is None:
+        part = horizontal_by_anchors(train, _anchor(train, setting.anchor), setting.agents, rng=rng.spawn("partition"))
+    elif len(rows) != setting.agents:
+        raise ShapeMismatchError(explain("rows", len(rows), f"{setting.agents} index arrays (one per agent)",
+                                         "give one row array per agent"))
+    else:
+        part = HorizontalPartition(train, tuple(np.asarray(r, dtype=np.int64) for r in rows))
+    nonempty = [k for k in range(setting.agents) if part.sizes[k] > 0]
+    if not nonempty:
+        raise ShapeMismatchError(explain("agents", setting.agents, "at least one agent with records",
+                                         "use fewer agents or more data"))
+    names = tuple(f"agent{k}" for k in nonempty)
+    data = {name: attribute_view(part.party(k)) for name, k in zip(names, nonempty, strict=True)}
+    sharers = names if setting.sharers is None else names[:setting.sharers]
+    picker = rng.spawn("evaluated agents")
+    evaluated = names if setting.eval_agents is None or setting.eval_agents >= len(names) else \
+        tuple(names[int(i)] for i in np.sort(picker.permutation(len(names))[:setting.eval_agents]))
+    return AgentSplit(names, data, sharers, evaluated)
+
+
+def _mean_error(run: ProtocolRun[Any], names: Sequence[str], key: str) -> float:
+    return float(np.mean([run.results[n]["errors"][key] for n in names]))
+
+
+def _released(run: ProtocolRun[Any], sharers: Sequence[str], width: int) -> tuple[FloatArray, FloatArray]:
+    """Every sharer's released records, in sharer order (what each agent holds as shared data)."""
+    parts = [run.results[s]["released"] for s in sharers if run.results[s]["released"] is not None]
+    if not parts:
+        return np.empty((0, width)), np.empty(0)
+    return (np.concatenate([np.asarray(p["values"], dtype=np.float64) for p in parts]),
+            np.concatenate([np.asarray(p["labels"], dtype=np.float64) for p in parts]))
 
 
 def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: Sequence[str] = METHODS,
@@ -159,7 +190,13 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                    rows: Sequence[npt.NDArray[np.int64]] | None = None) -> SplitResult:
     """Run the methods on one train/test split (module docstring); errors are misclassification or MSE.
 
-    ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split."""
+    ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split.
+
+    Every agent-side computation is a protocol run of the agents' roles (:mod:`mpdp.learning.pfds.scoring`),
+    in this order and from these random sources: one PFDS run per variant needed (``rng.spawn(variant)``),
+    NP-Agt (``rng.spawn("np-agt")``), NP-Agt with CV (``rng.spawn("np-agt-cv")``) and DP-Pred per loss
+    (``rng.spawn("dp-pred/<loss>")``); this function then averages the errors the evaluated agents returned
+    and votes DP-Pred's released models on the test records, as the analyst."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ParameterError(explain("methods", unknown, f"names from {METHODS}", "fix the method names"))
@@ -172,24 +209,9 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
                                      "load the data with mpdp.datasets (attribute kinds are needed by the trees)"))
     start = time.perf_counter()
     schema = Schema(train.attributes, task)
-    if rows is None:
-        part = horizontal_by_anchors(train, _anchor(train, setting.anchor), setting.agents, rng=rng.spawn("partition"))
-    elif len(rows) != setting.agents:
-        raise ShapeMismatchError(explain("rows", len(rows), f"{setting.agents} index arrays (one per agent)",
-                                         "give one row array per agent"))
-    else:
-        part = HorizontalPartition(train, tuple(np.asarray(r, dtype=np.int64) for r in rows))
-    nonempty = [k for k in range(setting.agents) if part.sizes[k] > 0]
-    if not nonempty:
-        raise ShapeMismatchError(explain("agents", setting.agents, "at least one agent with records",
-                                         "use fewer agents or more data"))
-    names = [f"agent{k}" for k in nonempty]
-    data = {name: attribute_view(part.party(k)) for name, k in zip(names, nonempty, strict=True)}
-    sharers = names if setting.sharers is None else names[:setting.sharers]
-    picker = rng.spawn("evaluated agents")
-    evaluated = names if setting.eval_agents is None or setting.eval_agents >= len(names) else \
-        [names[int(i)] for i in np.sort(picker.permutation(len(names))[:setting.eval_agents])]
-    X_test = features(schema, test.values)
+    test_values = test.values
+    split = split_agents(train, setting, rng, rows)
+    names, data, sharers, evaluated = split.names, split.data, split.sharers, split.evaluated
     y_test = test.y
     errors: dict[tuple[str, str], float] = {}
     spent: dict[str, float] = {}
@@ -198,95 +220,69 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
     comm: dict[str, int] = {"bytes": 0, "messages": 0, "rounds": 0}
     extra: dict[str, Any] = {"agents_with_data": len(names), "sharers": len(sharers), "evaluated": len(evaluated)}
 
-    variants = {"pfds": setting.params,
-                "pfds-s": PFDSParams(**{**setting.params.__dict__, "labelling": "own"}),
-                "pfds-minus": PFDSParams(**{**setting.params.__dict__, "optimize": False})}
-    for method, params in variants.items():
-        uses_run = (method,) + (("pfds-vote", "pfds-mpdp") if method == "pfds" else ())
-        if not any(m in methods for m in uses_run):
-            continue
-        ledgers = {n: PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}") for n in names}
-        agents = {n: PFDSAgent(n, data[n][0], data[n][1], schema, params, setting.epsilon, sharers,
-                               ledger=ledgers[n]) for n in names}
+    def evaluation(fits: tuple[str, ...] = ()) -> AgentEvaluation:
+        return AgentEvaluation(test_values, y_test, tuple(losses), fits)
+
+    def run(label: str, roles: dict[str, Any]) -> ProtocolRun[Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # experiments use seeded sources on purpose
-            run = run_protocol(agents, rng=rng.spawn(method))
-        per_party[method] = {n: led.spent.epsilon for n, led in ledgers.items()}
-        shared[method] = agents[names[0]].training_set(include_own=False)
-        spent[method] = max(per_party[method].values())
-        if method == "pfds":
-            comm = run.communication()
-            extra["synthetic_records"] = int(sum(r["synthetic"] for r in run.results.values()))
-            if "pfds-vote" in methods and task == "classification":
-                trees = [a.tree for a in agents.values() if a.tree is not None]
-                votes = vote_labels(trees, test.values, schema, rng.spawn("vote ties"))
-                for loss_name in losses:
-                    errors[("pfds-vote", loss_name)] = _error(loss_name, votes, y_test)
-            if "pfds-mpdp" in methods:
-                per_party["pfds-mpdp"], spent["pfds-mpdp"] = per_party["pfds"], spent["pfds"]
-                chosen: dict[str, list[tuple[float, float]]] = {}
-                for loss_name in losses:
-                    fits = [agents[n].fit_choice(loss_for(loss_name), variant="mpdp",
-                                                 rng=rng.spawn(f"mpdp fit {n} {loss_name}")) for n in evaluated]
-                    errors[("pfds-mpdp", loss_name)] = float(np.mean(
-                        [_theta_error(schema, loss_name, f.theta, X_test, y_test) for f in fits]))
-                    chosen[loss_name] = [(f.shared_weight, f.lam) for f in fits]
-                extra["mpdp_choices"] = {k: {"shared_weight_mean": float(np.mean([w for w, _ in v])),
-                                             "shared_weight_zero": float(np.mean([w == 0 for w, _ in v]))}
-                                         for k, v in chosen.items()}
-            if method not in methods:
-                continue
-        shared_values, shared_labels = agents[names[0]].training_set(include_own=False)
-        for loss_name in losses:
-            loss = loss_for(loss_name)
-            y_shared = erm.to_pm1(shared_labels) if task == "classification" else shared_labels
-            theta0 = erm.solve(erm.Objective(loss, features(schema, shared_values), y_shared, params.lam),
-                               tol=1e-8).theta
-            errs = [_theta_error(schema, loss_name, agents[n].fit(loss, variant="paper", theta0=theta0),
-                                 X_test, y_test)
-                    for n in evaluated]
-            errors[(method, loss_name)] = float(np.mean(errs))
+            return run_protocol(roles, rng=rng.spawn(label))
 
-    if "np-agt" in methods:
-        per_party["np-agt"] = {n: 0.0 for n in names}  # nothing released
-        spent["np-agt"] = 0.0
-        for loss_name in losses:
-            errs = [_theta_error(schema, loss_name, pfds_baselines.np_agent_model(
-                schema, data[n][0], data[n][1], loss_for(loss_name), setting.params.lam), X_test, y_test)
-                for n in evaluated]
-            errors[("np-agt", loss_name)] = float(np.mean(errs))
-    if "np-agt-cv" in methods:  # NP-Agt with pfds (mpdp)'s regulariser choice: what sharing adds beyond tuning
-        per_party["np-agt-cv"] = {n: 0.0 for n in names}
-        spent["np-agt-cv"] = 0.0
-        p = setting.params
-        for loss_name in losses:
-            loss = loss_for(loss_name)
-            errs = []
-            for n in evaluated:
-                X_own, labels = features(schema, data[n][0]), data[n][1]
-                y_own = erm.to_pm1(labels) if task == "classification" else labels
-                if X_own.shape[0] < 2:  # cannot cross-validate one record: the fixed regulariser, as NP-Agt
-                    theta = pfds_baselines.np_agent_model(schema, data[n][0], labels, loss, p.lam)
-                else:
-                    theta = cv_fit(loss, X_own, y_own, X_own[:0], y_own[:0], weights=(0.0,), lams=p.lams,
-                                   folds=min(p.cv_folds, X_own.shape[0]), prior_correction=False,
-                                   rng=rng.spawn(f"np-agt-cv {n} {loss_name}")).theta
-                errs.append(_theta_error(schema, loss_name, theta, X_test, y_test))
-            errors[("np-agt-cv", loss_name)] = float(np.mean(errs))
+    for method in ("pfds", "pfds-s", "pfds-minus"):
+        fits = tuple(f for f, m in (("paper", method), ("mpdp", "pfds-mpdp")) if m in methods
+                     and (f == "paper" or method == "pfds"))
+        if not fits and not (method == "pfds" and "pfds-vote" in methods):
+            continue
+        params = variant_params(method, setting.params)
+        agents = {n: PFDSAgent(n, data[n][0], data[n][1], schema, params, setting.epsilon, sharers,
+                               ledger=PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}"),
+                               evaluation=evaluation(fits) if n in evaluated and fits else None)
+                  for n in names}
+        result = run(method, agents)
+        per_party[method] = {n: float(result.results[n]["spent"]) for n in names}
+        spent[method] = max(per_party[method].values())
+        shared[method] = _released(result, sharers, train.values.shape[1])
+        for fit, key in (("paper", method), ("mpdp", "pfds-mpdp")):
+            if fit in fits:
+                for loss_name in losses:
+                    errors[(key, loss_name)] = _mean_error(result, evaluated, f"{fit}/{loss_name}")
+        if method == "pfds" or not comm["messages"]:  # the traffic of pfds's run, else of the variant run
+            comm = result.communication()
+        if method != "pfds":
+            continue
+        extra["synthetic_records"] = int(sum(r["synthetic"] for r in result.results.values()))
+        if "pfds-vote" in methods and task == "classification":
+            trees = [PrivateTree.from_wire(result.results[s]["tree"], schema.domain) for s in sharers]
+            votes = vote_labels(trees, test.values, schema, rng.spawn("vote ties"))
+            for loss_name in losses:
+                errors[("pfds-vote", loss_name)] = error_of(loss_name, votes, y_test)
+        if "pfds-mpdp" in methods:
+            per_party["pfds-mpdp"], spent["pfds-mpdp"] = per_party["pfds"], spent["pfds"]
+            chosen = {loss_name: [result.results[n]["choices"][loss_name] for n in evaluated] for loss_name in losses}
+            extra["mpdp_choices"] = {k: {"shared_weight_mean": float(np.mean([w for w, _ in v])),
+                                         "shared_weight_zero": float(np.mean([w == 0 for w, _ in v]))}
+                                     for k, v in chosen.items()}
+
+    p = setting.params
+    for method, cv in (("np-agt", False), ("np-agt-cv", True)):  # NP-Agt; NP-Agt with pfds (mpdp)'s regulariser
+        if method in methods:
+            per_party[method] = {n: 0.0 for n in names}  # nothing released
+            spent[method] = 0.0
+            result = run(method, {n: LocalAgent(n, data[n][0], data[n][1], schema, evaluation(), lam=p.lam, cv=cv,
+                                                lams=p.lams, cv_folds=p.cv_folds) for n in evaluated})
+            for loss_name in losses:
+                errors[(method, loss_name)] = _mean_error(result, evaluated, loss_name)
     if "dp-pred" in methods:
         vote_rng = rng.spawn("dp-pred votes")
         for loss_name in losses:
-            ledgers = {n: PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}") for n in sharers}
-            models = []
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
-                for n in sharers:
-                    models.append(pfds_baselines.dp_pred_model(
-                        schema, data[n][0], data[n][1], loss_for(loss_name),
-                        epsilon=setting.epsilon, lam=setting.dp_pred_lam, rng=rng.spawn(f"dp-pred {n} {loss_name}"),
-                        ledger=ledgers[n]))
+            sharer_roles = {n: DPPredSharer(n, data[n][0], data[n][1], schema, loss_name, epsilon=setting.epsilon,
+                                            lam=setting.dp_pred_lam,
+                                            ledger=PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}"))
+                            for n in sharers}
+            result = run(f"dp-pred/{loss_name}", sharer_roles)
+            models = [np.asarray(result.results[n]["model"], dtype=np.float64) for n in sharers]
             predicted = pfds_baselines.committee(schema, models, test.values, task, vote_rng)
-            errors[("dp-pred", loss_name)] = _error(loss_name, predicted, y_test)
-            per_party[f"dp-pred/{loss_name}"] = {n: led.spent.epsilon for n, led in ledgers.items()}
+            errors[("dp-pred", loss_name)] = error_of(loss_name, predicted, y_test)
+            per_party[f"dp-pred/{loss_name}"] = {n: float(result.results[n]["spent"]) for n in sharers}
             spent[f"dp-pred/{loss_name}"] = max(per_party[f"dp-pred/{loss_name}"].values())
     return SplitResult(errors, spent, per_party, comm, time.perf_counter() - start, extra, shared)

@@ -49,7 +49,7 @@ from mpdp.learning.registry import (
 )
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "PAPER_TABLE2", "REPRODUCTIONS"]
+__all__ = ["ALGORITHMS", "PAPER_TABLE2", "REPRODUCTIONS", "result_key", "run_setting"]
 
 #: Table 2's Census Income rows: (task, epsilon) -> {method: error}.
 PAPER_TABLE2: dict[tuple[str, float], dict[str, float]] = {
@@ -74,7 +74,11 @@ _OPTIONS = {
 
 
 # -- mpdp run ------------------------------------------------------------------------------------------------
-def _setting(config: RunConfig) -> tuple[Setting, str]:
+def run_setting(method: str, config: RunConfig) -> tuple[Setting, str]:
+    """The :class:`Setting` and loss name of ``mpdp run <method>``'s options (a paper 004 method)."""
+    if "variant" in config.options and method != "pfds":
+        raise ParameterError(explain("--option variant", config.options["variant"], f"no variant for {method}",
+                                     "variant applies to `mpdp run pfds` only"))
     unknown = set(config.options) - set(_OPTIONS)
     if unknown:
         raise ParameterError(explain("--option", sorted(unknown), f"keys among {sorted(_OPTIONS)}", "fix the key"))
@@ -97,6 +101,12 @@ def _setting(config: RunConfig) -> tuple[Setting, str]:
     return setting, loss
 
 
+def result_key(method: str, setting: Setting) -> str:
+    """The :func:`evaluate_split` method ``mpdp run <method>`` reports: ``pfds`` runs the variant its params
+    name (evaluate_split's ``"pfds"`` is the paper's fit, ``"pfds-mpdp"`` mpdp's)."""
+    return "pfds-mpdp" if method == "pfds" and setting.params.variant == "mpdp" else method
+
+
 def _non_private(config: RunConfig, loss: str) -> Metric:
     """NP-Pred: a non-private predictor on the whole training set (the best attainable, Figure 4)."""
     schema = Schema(config.train.attributes, "regression" if loss == "linear" else "classification")
@@ -113,12 +123,8 @@ def _non_private(config: RunConfig, loss: str) -> Metric:
 
 def _runner(method: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
-        setting, loss = _setting(config)
-        if "variant" in config.options and method != "pfds":
-            raise ParameterError(explain("--option variant", config.options["variant"], f"no variant for {method}",
-                                         "variant applies to `mpdp run pfds` only"))
-        # `pfds` runs the variant the params name; evaluate_split's "pfds" key is the paper's fit.
-        key = "pfds-mpdp" if method == "pfds" and setting.params.variant == "mpdp" else method
+        setting, loss = run_setting(method, config)
+        key = result_key(method, setting)
         # The user's --fractions / --anchor split replaces the paper's default distance-to-anchor split.
         rows = config.row_partition if config.row_split != "default" else None
         result = evaluate_split(config.train, config.test, setting, methods=(key,), losses=(loss,),

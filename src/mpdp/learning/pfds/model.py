@@ -93,21 +93,20 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.datasets.dataset import Attribute
-from mpdp.datasets.encoding import encode
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import DomainError, MalformedMessageError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning import erm
 from mpdp.learning.pfds import fit as pfds_fit
-from mpdp.learning.pfds import tree_noise
+from mpdp.learning.pfds import scoring, tree_noise
 from mpdp.learning.pfds.consistency import consistent_counts, integer_sizes, noisy_level_counts, synthesize
-from mpdp.learning.pfds.domain import TreeDomain
+from mpdp.learning.pfds.schema import Schema, encoded_features, features
+from mpdp.learning.pfds.scoring import AgentEvaluation, SpendTally, theta_error
 from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, Party
@@ -116,28 +115,6 @@ __all__ = ["PFDSAgent", "PFDSParams", "Schema", "encoded_features", "features", 
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class Schema:
-    """The public description every agent shares: typed attributes, task and the tree domain built from them."""
-
-    attributes: tuple[Attribute, ...]
-    task: Literal["classification", "regression"]
-    label_buckets: int = 10
-    domain: TreeDomain = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.attributes:
-            raise ParameterError(explain("attributes", "none declared", "typed attributes (numeric or categorical)",
-                                         "declare the attribute kinds, e.g. load the data with mpdp.datasets"))
-        numeric = tuple(a.kind == "numeric" for a in self.attributes)
-        lower = tuple(float(a.bounds[0]) if a.bounds else float("nan") for a in self.attributes)
-        upper = tuple(float(a.bounds[1]) if a.bounds else float("nan") for a in self.attributes)
-        cats = tuple(len(a.categories) if a.kind == "categorical" and a.categories else 0 for a in self.attributes)
-        classes = 2 if self.task == "classification" else self.label_buckets
-        domain = TreeDomain(tuple(a.name for a in self.attributes), numeric, lower, upper, cats, self.task, classes)
-        object.__setattr__(self, "domain", domain)
 
 
 @dataclass(frozen=True)
@@ -199,21 +176,6 @@ class PFDSParams:
         return TreeParams(self.h_max, self.t, self.max_leaves)
 
 
-def encoded_features(schema: Schema, values: FloatArray) -> FloatArray:
-    """The shared encoding of attribute-view rows (numeric scaled to [-1, 1] by public bounds, one-hots)."""
-    X, _, _ = encode(schema.attributes, values)
-    return X
-
-
-def features(schema: Schema, values: FloatArray) -> FloatArray:
-    """ERM features of attribute-view rows: the shared encoding, scaled into the unit ball, plus an intercept.
-
-    The encoding gives every row norm at most ``sqrt(#attributes)`` (one-hot blocks hold a single 1), so
-    dividing by that public constant puts rows in the unit ball before :func:`erm.add_intercept`.
-    """
-    return erm.add_intercept(encoded_features(schema, values) / np.sqrt(len(schema.attributes)))
-
-
 def majority_vote(predictions: IntArray, n_classes: int, rng: RandomSource) -> IntArray:
     """Column-wise most frequent class of ``predictions`` (trees x records); ties broken uniformly."""
     votes = np.zeros((n_classes, predictions.shape[1]))
@@ -261,10 +223,15 @@ class PFDSAgent(Party):
     ledger:
         Where this agent's releases are charged (e.g. a :class:`mpdp.dp.accounting.PrivacyLedger` with budget
         ``epsilon``); every release is charged before its noise is drawn.
+    evaluation:
+        For an experiment: the analyst's test records, the losses and the fits (``"paper"``, ``"mpdp"``)
+        this agent scores after the protocol (:mod:`mpdp.learning.pfds.scoring`). Its predictors stay here;
+        :meth:`run` returns their test errors only.
     """
 
     def __init__(self, name: str, values: FloatArray, labels: FloatArray, schema: Schema, params: PFDSParams,
-                 epsilon: float, sharers: Sequence[str], *, ledger: BudgetSpender) -> None:
+                 epsilon: float, sharers: Sequence[str], *, ledger: BudgetSpender,
+                 evaluation: AgentEvaluation | None = None) -> None:
         super().__init__(name)
         tree_noise.check_epsilon(epsilon)
         values = np.asarray(values, dtype=np.float64)
@@ -280,7 +247,8 @@ class PFDSAgent(Party):
         self.values, self.labels = values, labels
         self.schema, self.params, self.epsilon = schema, params, float(epsilon)
         self.sharers = tuple(sharers)
-        self.ledger = ledger
+        self.ledger = SpendTally(ledger)
+        self.evaluation = evaluation
         self.tree: PrivateTree | None = None
         self.synthetic: tuple[FloatArray, FloatArray] | None = None
         self.received: dict[str, tuple[FloatArray, FloatArray]] = {}
@@ -291,7 +259,18 @@ class PFDSAgent(Party):
 
     # -- the protocol ---------------------------------------------------------------------------------------
     def run(self, comm: Comm) -> dict[str, Any]:
-        """Algorithms 2 and 4 from this agent's side; returns a summary (sizes, budget spent)."""
+        """Algorithms 2 and 4 from this agent's side, then the :class:`AgentEvaluation` if given.
+
+        Returns plain data: ``synthetic`` and ``received`` (record counts), ``spent`` (the epsilon this run
+        charged), for a sharer its releases ``released`` (its labelled synthetic records) and ``tree`` (its
+        public predictor), and for an evaluated agent ``errors`` (``"<fit>/<loss>"`` -> test error) and
+        ``choices`` (the ``"mpdp"`` fit's shared weight and regulariser per loss)."""
+        summary = self._share(comm)
+        if self.evaluation is not None:
+            summary.update(self._score(self.evaluation, comm.rng.spawn("evaluation")))
+        return summary
+
+    def _share(self, comm: Comm) -> dict[str, Any]:
         other_sharers = [s for s in self.sharers if s != self.name]
         trees: list[PrivateTree] = []
         if self.is_sharer:
@@ -305,8 +284,29 @@ class PFDSAgent(Party):
             comm.broadcast({"values": self.synthetic[0], "labels": self.synthetic[1]}, label="data")
         for src in other_sharers:
             self.received[src] = self._check_data(src, comm.recv(src, label="data"))
+        released = None if self.synthetic is None else {"values": self.synthetic[0], "labels": self.synthetic[1]}
         return {"synthetic": 0 if self.synthetic is None else int(self.synthetic[0].shape[0]),
-                "received": sum(v.shape[0] for v, _ in self.received.values())}
+                "received": sum(v.shape[0] for v, _ in self.received.values()),
+                "spent": self.ledger.epsilon, "released": released,
+                "tree": None if self.tree is None else self.tree.to_wire()}
+
+    def _score(self, evaluation: AgentEvaluation, rng: RandomSource) -> dict[str, Any]:
+        """Each requested fit, for each loss, scored on the test records (Algorithm 1, line 3, then section 4's
+        error measure); the predictors stay with this agent."""
+        X_test = evaluation.test_features(self.schema)
+        errors: dict[str, float] = {}
+        choices: dict[str, list[float]] = {}
+        for loss_name in evaluation.losses:
+            loss = scoring.loss_for(loss_name)
+            for fit in evaluation.fits:
+                if fit == "paper":
+                    theta = self.fit(loss, variant="paper")
+                else:
+                    choice = self.fit_choice(loss, variant="mpdp", rng=rng.spawn(f"mpdp fit {loss_name}"))
+                    theta = choice.theta
+                    choices[loss_name] = [choice.shared_weight, choice.lam]
+                errors[f"{fit}/{loss_name}"] = theta_error(loss_name, theta, X_test, evaluation.labels)
+        return {"errors": errors, "choices": choices}
 
     def _share_predictor(self, rng: RandomSource) -> PrivateTree:
         """Algorithm 2, line 2: ``makeTree(D_i, ..., eps / (2 h_max))``."""
