@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -16,9 +18,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_help_lists_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    from mpdp.cli import COMMANDS
+
     assert main([]) == 0
     out = capsys.readouterr().out
-    assert "demo" in out and "bench" in out
+    assert all(f"    {name}" in out for name in COMMANDS)
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    # in a fresh interpreter: `mpdp party` must not pay for the audit's statistics or other commands' modules
+    code = ("import contextlib, io, sys\nfrom mpdp.cli import main\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['party', '--help'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('mpdp.cli.') or m in ('mpdp.audit', 'sklearn')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert loaded == "['mpdp.cli.party_cmd']", loaded
 
 
 def test_demo_json(capsys: pytest.CaptureFixture[str]) -> None:

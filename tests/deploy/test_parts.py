@@ -102,3 +102,17 @@ def test_every_deployable_name_is_registered_and_served() -> None:
     registered = algorithms()
     for name in deployable():
         assert name in registered and name in deployment_for(name).algorithms
+
+
+def test_party_processes_on_one_machine_share_its_blas_pools_unless_the_user_sized_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from mpdp.deploy.launcher import party_environment
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    env = party_environment(3)
+    assert env["OPENBLAS_NUM_THREADS"] == "2" and env["OMP_NUM_THREADS"] == "3"  # 8 cores // 3; the user's kept
+    assert party_environment(20)["OPENBLAS_NUM_THREADS"] == "1"  # never below one thread

@@ -3,53 +3,54 @@
 Each subcommand lives in its own module of this package with ``add_parser(subparsers)`` registering it and
 setting ``handler`` on its parser. ``main`` returns the process exit code: 0 on success, 2 for usage or
 input errors (an :class:`~mpdp.errors.MpdpError` is printed as one readable line, not a traceback).
+
+A command's module is imported only when that command runs (``mpdp --help`` imports them all): a deployed
+party (``mpdp party``) then starts without importing, say, the audit's statistics or every paper's estimators.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from mpdp import __version__
-from mpdp.cli import (
-    align_cmd,
-    audit_cmd,
-    bench_cmd,
-    certs_cmd,
-    datasets_cmd,
-    demo_cmd,
-    flower_cmd,
-    launch_cmd,
-    party_cmd,
-    predict_cmd,
-    reproduce_cmd,
-    run_cmd,
-    synthesize_cmd,
-)
 from mpdp.errors import MpdpError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS = (demo_cmd, bench_cmd, certs_cmd, party_cmd, run_cmd, launch_cmd, predict_cmd, synthesize_cmd,
-            reproduce_cmd, datasets_cmd, align_cmd, audit_cmd, flower_cmd)
+#: command name -> the module that registers and runs it, in the order ``mpdp --help`` lists them
+COMMANDS: dict[str, str] = {
+    name: f"mpdp.cli.{name}_cmd"
+    for name in ("demo", "bench", "certs", "party", "run", "launch", "predict", "synthesize", "reproduce",
+                 "datasets", "align", "audit", "flower")
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (``command`` given) of that command only, importing only its module."""
     parser = argparse.ArgumentParser(
         prog="mpdp",
         description="Privacy-preserving multiparty learning: secure computation with differential privacy.",
     )
     parser.add_argument("--version", action="version", version=f"mpdp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
-        module.add_parser(subparsers)
+    for name, module in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(module).add_parser(subparsers)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, if its first word is one (options before it mean: build every parser)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(words))
+    args = parser.parse_args(words)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -63,7 +63,8 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None)
     record = record_of(outcome.report, outcome.config, args)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
-                        "setup_seconds": r["setup_seconds"], "bytes_sent": r["communication"]["bytes_sent"],
+                        "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
+                        "bytes_sent": r["communication"]["bytes_sent"],
                         "messages": r["communication"]["messages"],
                         "coordination": {"bytes_sent": r["communication"]["coordination_bytes"],
                                          "messages": r["communication"]["coordination_messages"]},
@@ -73,6 +74,7 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
     record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",
                             "wall_seconds": outcome.wall_seconds,
                             "startup_seconds": outcome.startup_seconds,
+                            "startup_cpu_seconds": max(r["startup_cpu_seconds"] for r in outcome.parties.values()),
                             "digest": next(iter(outcome.parties.values()))["digest"],
                             "folder": None if outcome.folder is None else str(outcome.folder),
                             "per_party": per_party}
@@ -95,7 +97,8 @@ def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) 
                     connect_timeout=args.connect_timeout, workdir=args.keep)
     record["seed"] = args.seed
     record["deployment"] = {"processes": config.parties + 2 + 1, "transport": "flower-https", "engine": "flower",
-                            "wall_seconds": time.perf_counter() - start, "startup_seconds": None, "per_party": {}}
+                            "wall_seconds": time.perf_counter() - start, "startup_seconds": None,
+                            "startup_cpu_seconds": None, "per_party": {}}
     if args.network is not None:
         record["network"] = args.network.model(record["seconds"], record["communication"])
     return record
@@ -134,7 +137,8 @@ def handle(args: argparse.Namespace) -> int:
         print(human(record))
         dep = record["deployment"]
         startup = "" if dep["startup_seconds"] is None else \
-            f" (start-up to first message {dep['startup_seconds']:.2f} s)"
+            f" (start-up to first message {dep['startup_seconds']:.2f} s; the slowest party's own start-up " \
+            f"{dep['startup_cpu_seconds']:.2f} CPU s)"
         print(f"  deployment: {dep['processes']} processes over {dep['transport']}, {dep['wall_seconds']:.2f} s "
               f"wall{startup}")
         for name, p in dep["per_party"].items():

@@ -237,7 +237,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     report: dict[str, Any] = {
         "party": name, "algorithm": algorithm, "digest": digest(section), "runs": len(session.runs),
         "communication": totals, "ledger": spent, "setup_seconds": session.setup_seconds,
-        "ready_at": session.ready_at,
+        "ready_at": session.ready_at, "startup_cpu_seconds": session.ready_cpu,
         "protocol_seconds": sum(r.seconds for r in session.runs),
         "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,
     }

@@ -77,6 +77,9 @@ class PartySession:
         self.runs: list[RunRecord] = []
         self.setup_seconds = 0.0
         self.ready_at = 0.0  # wall-clock time (epoch seconds) the handshake completed: the first message may go
+        #: the process's CPU seconds at that moment (interpreter, imports, its files, TLS): what start-up costs a
+        #: party on a machine of its own, apart from waiting for the others
+        self.ready_cpu = 0.0
         self._done = False
 
     def start(self, shared: Mapping[str, Any]) -> float:
@@ -106,6 +109,7 @@ class PartySession:
                     f"Fix: give every party the same shared section (algorithm, parameters, schema, parties)")
         self.setup_seconds = time.monotonic() - start
         self.ready_at = time.time()
+        self.ready_cpu = time.process_time()
         return self.setup_seconds
 
     def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,

@@ -15,7 +15,7 @@ server: the agents are peers.
 
 Each sharer's own ledger is charged its paper 004 guarantee before it connects (Theorem 3.3: ``eps`` for
 PFDS and PFDS(s), ``eps / 2`` for PFDS-, whose consistency step is skipped; ``eps`` for DP-Pred); the run's
-in-process ledger checks that the protocol spends exactly that much.
+in-process ledger, whose budget is that charge, refuses any release beyond it.
 
 Privacy of the evaluation: a returned test error is evaluation output about the agent's non-private predictor
 (:mod:`mpdp.learning.pfds.scoring`), as in the paper's experiments; the agents that are not evaluated return
@@ -102,7 +102,8 @@ class PfdsDeployment(AlgorithmDeployment):
         method, loss, eps = str(public["method"]), str(public["loss"]), float(public["epsilon"])
         schema, params = _schema(public), _params(public)
         agents, sharers, evaluated = list(public["agents"]), list(public["sharers"]), list(public["evaluated"])
-        ledger = PrivacyLedger(epsilon=eps, subject=f"party:{name}")  # this run's own check of what it spends
+        charged = self.cost(public, name)  # what its own ledger paid: the run may spend no more
+        ledger = PrivacyLedger(epsilon=eps if charged is None else charged.epsilon, subject=f"party:{name}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # the party warned once about its seed
             if method in _SHARING:

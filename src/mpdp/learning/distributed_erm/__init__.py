@@ -21,12 +21,27 @@ Where each part lives
   ``-ridge`` variants) and ``mpdp reproduce 003-table1|003-fig1|003-fig2``.
 """
 
+from typing import Any
+
 from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
 from mpdp.learning.distributed_erm.common import DistributedFit, GradientPerturbation, OutputPerturbation
-from mpdp.learning.distributed_erm.estimator import DistributedERMClassifier, DistributedERMRegressor
 from mpdp.learning.distributed_erm.mpc import fit_mpc_gradp, fit_mpc_outp, fit_pathak
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
 
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor", "DistributedFit", "ERMProblem",
            "GradientPerturbation", "HorizontalParties", "OutputPerturbation", "fit_local_gradp", "fit_local_objp",
            "fit_local_outp", "fit_mpc_gradp", "fit_mpc_outp", "fit_pathak"]
+
+
+def __getattr__(name: str) -> Any:
+    """The scikit-learn estimators, imported on first use: a party process running this
+    paper's roles need not import scikit-learn."""
+    if name == "DistributedERMClassifier":
+        from mpdp.learning.distributed_erm.estimator import DistributedERMClassifier
+
+        return DistributedERMClassifier
+    if name == "DistributedERMRegressor":
+        from mpdp.learning.distributed_erm.estimator import DistributedERMRegressor
+
+        return DistributedERMRegressor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,8 @@ Where each part lives
 * :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|3|4``.
 """
 
-from mpdp.learning.ofpa_ofaa.estimator import OfpaOfaaClassifier
+from typing import Any
+
 from mpdp.learning.ofpa_ofaa.model import (
     FitResult,
     OfpaOfaaSettings,
@@ -28,3 +29,13 @@ from mpdp.learning.ofpa_ofaa.model import (
 
 __all__ = ["FitResult", "OfpaOfaaClassifier", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties",
            "prepare_rows"]
+
+
+def __getattr__(name: str) -> Any:
+    """The scikit-learn estimator, imported on first use: a party process running this
+    paper's roles need not import scikit-learn."""
+    if name == "OfpaOfaaClassifier":
+        from mpdp.learning.ofpa_ofaa.estimator import OfpaOfaaClassifier
+
+        return OfpaOfaaClassifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,8 +25,19 @@ Where each part lives
 * :mod:`mpdp.learning.data_fidelity`: how close synthetic data is to the real data (Figure 3).
 """
 
-from mpdp.learning.pfds.estimator import PFDSClassifier
+from typing import Any
+
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
 from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
 
 __all__ = ["PFDSAgent", "PFDSClassifier", "PFDSParams", "PrivateTree", "Schema", "TreeParams", "make_tree"]
+
+
+def __getattr__(name: str) -> Any:
+    """The scikit-learn estimator, imported on first use: a party process running this
+    paper's roles need not import scikit-learn."""
+    if name == "PFDSClassifier":
+        from mpdp.learning.pfds.estimator import PFDSClassifier
+
+        return PFDSClassifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

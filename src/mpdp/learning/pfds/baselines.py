@@ -26,7 +26,6 @@ from mpdp.dp import ObjectivePerturbation
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import ParameterError, explain
 from mpdp.learning import erm
-from mpdp.learning.functional_mechanism.model import centralized_fm
 from mpdp.learning.pfds.schema import Schema, encoded_features, features
 from mpdp.randomness import RandomSource
 
@@ -52,6 +51,10 @@ def dp_pred_model(schema: Schema, values: FloatArray, labels: FloatArray, loss: 
     mechanism on the encoded features (in [-1, 1]) with its own intercept.
     """
     if loss.task == "regression":
+        # imported here: the functional mechanism's module brings scikit-learn, which a classification agent's
+        # process need not import
+        from mpdp.learning.functional_mechanism.model import centralized_fm
+
         Xi = _with_constant(encoded_features(schema, values))
         # Each encoded row has L1 norm <= #attributes (one 1 per categorical block), plus the constant column.
         result = centralized_fm("linear", Xi, labels, epsilon=epsilon, row_l1=len(schema.attributes) + 1.0,
