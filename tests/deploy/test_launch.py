@@ -1,7 +1,7 @@
 """``mpdp launch``: every party its own process over gRPC/mTLS, reporting what ``mpdp run`` reports.
 
-Each launch starts one Python process per party on 127.0.0.1 (a few seconds on a loaded 2-core host), so
-the data are tiny and the cases few: one equality test per deployable family, the JSON fields, and the faults.
+Each launch starts one Python process per party on 127.0.0.1 (a few seconds on a 2-core host), so the data
+are tiny: one equality test per registered algorithm, the JSON fields, and the faults.
 """
 
 from __future__ import annotations
@@ -43,21 +43,34 @@ def cli_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, A
     return out
 
 
-@pytest.mark.parametrize(("algorithm", "extra"), [
-    ("fm-logistic", []),
-    ("fm-linear", ["--dataset", "synthetic-mixed:n=200,task=regression", "--parties", "3"]),
-    ("mpc-gradp", ["--option", "T=4", "--option", "cohort=1", "--parties", "2"]),
-    ("dpvi", ["--partition", "num0,num1;num2,num3,cat0,cat1,cat2", "--option", "epochs=1",
-              "--option", "components=2", "--option", "baseline=false"]),
-    ("local-gradp", ["--option", "T=3", "--option", "cohort=1", "--parties", "2"]),
-    ("ofaa", ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"]),
-    ("mpc-outp-ridge", ["--dataset", "synthetic-mixed:n=200,task=regression", "--option", "cohort=1",
-                        "--parties", "2"]),
-    ("pfds", ["--parties", "3", "--option", "h_max=3", "--option", "eval_agents=2"]),
-    ("pfds-minus", ["--parties", "2", "--option", "h_max=3"]),
-    ("dp-pred", ["--parties", "2"]),
-    ("np-agt", ["--parties", "3", "--option", "eval_agents=2"]),
-])
+REGRESSION = ["--dataset", "synthetic-mixed:n=200,task=regression"]
+ERM = ["--option", "cohort=1", "--parties", "2"]
+GRADIENTS = ["--option", "T=3", *ERM]
+PFDS = ["--parties", "3", "--option", "h_max=3", "--option", "eval_agents=2"]
+#: every registered algorithm with small options (test_every_registered_algorithm_is_launched checks the list)
+CASES: dict[str, list[str]] = {
+    "fm-logistic": [],
+    "fm-linear": [*REGRESSION, "--parties", "3"],
+    "dpvi": ["--partition", "num0,num1;num2,num3,cat0,cat1,cat2", "--option", "epochs=1",
+             "--option", "components=2", "--option", "baseline=false"],
+    "ofpa": ["--option", "max_rounds=2", "--parties", "2"],
+    "ofaa": ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"],
+    "pfds": PFDS, "pfds-s": PFDS, "pfds-minus": ["--parties", "2", "--option", "h_max=3"],
+    "dp-pred": ["--parties", "2"], "np-agt": PFDS,
+    **{m: ERM for m in ("pathak", "local-outp", "local-objp", "mpc-outp")},
+    **{m: GRADIENTS for m in ("local-gradp", "mpc-gradp")},
+    **{f"{m}-ridge": [*REGRESSION, *ERM] for m in ("pathak", "local-outp", "local-objp", "mpc-outp")},
+    **{f"{m}-ridge": [*REGRESSION, *GRADIENTS] for m in ("local-gradp", "mpc-gradp")},
+}
+
+
+def test_every_registered_algorithm_is_launched() -> None:
+    from mpdp.learning.registry import algorithms
+
+    assert set(CASES) == set(algorithms())
+
+
+@pytest.mark.parametrize(("algorithm", "extra"), list(CASES.items()))
 def test_launch_equals_run_bit_for_bit(capsys: pytest.CaptureFixture[str], algorithm: str, extra: list[str]) -> None:
     argv = [algorithm, *DATA, *extra, "--json"]
     memory = cli_json(capsys, ["run", *argv])
