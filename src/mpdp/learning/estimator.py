@@ -76,7 +76,7 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -84,8 +84,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from mpdp.errors import DomainError, MpdpError, ParameterError, PrivacyError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource
 
-__all__ = ["SHARED_PARAMETERS", "EstimatorNotFittedError", "PrivateEstimator", "binary_labels", "child_stream",
-           "classes_of", "row_split", "unit_box"]
+__all__ = ["SHARED_PARAMETERS", "BinaryClassifier", "EstimatorNotFittedError", "LinearBinaryClassifier",
+           "PrivateEstimator", "binary_labels", "child_stream", "classes_of", "row_split", "unit_box"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -178,6 +178,31 @@ class PrivateEstimator(BaseEstimator):  # type: ignore[misc]
         tags = super().__sklearn_tags__()
         tags.non_deterministic = getattr(self, "random_state", None) is None  # fresh noise per fit unless seeded
         return tags
+
+
+class BinaryClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[misc]
+    """A binary mpdp classifier: the classes are 0 and 1 (public, never read off the rows)."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # two classes, 0 and 1: the label domain is public
+        return tags
+
+
+class LinearBinaryClassifier(BinaryClassifier):
+    """A binary classifier whose ``decision_function`` is the log-odds of class 1: ``predict`` is its sign and
+    ``predict_proba`` its logistic."""
+
+    def decision_function(self, X: Any) -> FloatArray:  # pragma: no cover - each subclass defines it
+        raise NotImplementedError(f"{type(self).__name__} must define decision_function")
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -500, 500)))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X: Any) -> FloatArray:
+        out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
+        return out
 
 
 def _typed(exc: ValueError, name: str) -> MpdpError:

@@ -18,7 +18,7 @@ from typing import Any, Self, cast
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import RegressorMixin
 
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import ParameterError, explain
@@ -27,7 +27,14 @@ from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_o
 from mpdp.learning.distributed_erm.common import Accountant, DistributedFit, GradientPerturbation, OutputPerturbation
 from mpdp.learning.distributed_erm.mpc import MPCSetup, fit_mpc_gradp, fit_mpc_outp, fit_pathak
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
-from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of, row_split, unit_box
+from mpdp.learning.estimator import (
+    LinearBinaryClassifier,
+    PrivateEstimator,
+    binary_labels,
+    classes_of,
+    row_split,
+    unit_box,
+)
 from mpdp.randomness import RandomSource
 
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor"]
@@ -100,7 +107,7 @@ class _DistributedERM(PrivateEstimator):
         return out
 
 
-class DistributedERMClassifier(ClassifierMixin, _DistributedERM):  # type: ignore[misc]
+class DistributedERMClassifier(LinearBinaryClassifier, _DistributedERM):
     """Regularised logistic regression by one of paper 003's methods (``method``); labels 0 and 1.
 
     After fit: ``coef_``, ``intercept_`` (on the features as given), ``theta_`` (on the unit-ball rows),
@@ -119,19 +126,6 @@ class DistributedERMClassifier(ClassifierMixin, _DistributedERM):  # type: ignor
 
     def decision_function(self, X: Any) -> FloatArray:
         return self._linear(X)
-
-    def predict_proba(self, X: Any) -> FloatArray:
-        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -500, 500)))
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: Any) -> FloatArray:
-        out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
-        return out
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class DistributedERMRegressor(RegressorMixin, _DistributedERM):  # type: ignore[misc]

@@ -38,12 +38,12 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import RegressorMixin
 
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ShapeMismatchError, explain
-from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of
+from mpdp.learning.estimator import LinearBinaryClassifier, PrivateEstimator, binary_labels, classes_of
 from mpdp.learning.functional_mechanism.noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
@@ -212,7 +212,7 @@ class _FMEstimator(PrivateEstimator):
         return out
 
 
-class FMLogisticRegression(ClassifierMixin, _FMEstimator):  # type: ignore[misc]
+class FMLogisticRegression(LinearBinaryClassifier, _FMEstimator):
     """Differentially private logistic regression by the functional mechanism, on vertically split columns.
 
     ``fit(X, y)`` simulates the K parties of ``partition`` (lists of column indices; default one party, the
@@ -236,20 +236,6 @@ class FMLogisticRegression(ClassifierMixin, _FMEstimator):  # type: ignore[misc]
     def decision_function(self, X: npt.ArrayLike) -> FloatArray:
         """``X @ coef_ + intercept_``: the log-odds of class 1."""
         return self._linear(X)
-
-    def predict_proba(self, X: npt.ArrayLike) -> FloatArray:
-        z = self.decision_function(X)
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: npt.ArrayLike) -> FloatArray:
-        out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
-        return out
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # two classes, 0 and 1: the label domain is public
-        return tags
 
 
 class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]

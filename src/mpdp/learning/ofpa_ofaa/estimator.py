@@ -15,13 +15,12 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.base import ClassifierMixin
 
 from mpdp.datasets.dataset import Dataset
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of, row_split, unit_box
+from mpdp.learning.estimator import LinearBinaryClassifier, binary_labels, classes_of, row_split, unit_box
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
 from mpdp.randomness import RandomSource
 
@@ -31,7 +30,7 @@ FloatArray = npt.NDArray[np.float64]
 DEFAULT_LAM = {"ofpa": 1e-4, "output": 1e-4, "ofaa": 1e-3}
 
 
-class OfpaOfaaClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[misc]
+class OfpaOfaaClassifier(LinearBinaryClassifier):
     """Paper 001's OFPA (``method="ofpa"``), Algorithm 1 (``"output"``) or OFAA (``"ofaa"``); see the module.
 
     After fit: ``coef_``, ``intercept_`` (on the features as given), ``theta_`` (on the unit-ball rows),
@@ -83,16 +82,3 @@ class OfpaOfaaClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[mis
         Xa = unit_box(self._check_features(X, reset=False), clip=True)
         out: FloatArray = Xa @ self.coef_ + self.intercept_
         return out
-
-    def predict_proba(self, X: Any) -> FloatArray:
-        p = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -500, 500)))
-        return np.column_stack([1 - p, p])
-
-    def predict(self, X: Any) -> FloatArray:
-        out: FloatArray = (self.decision_function(X) > 0).astype(np.float64)
-        return out
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

@@ -26,13 +26,12 @@ from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.base import ClassifierMixin
 
 from mpdp.datasets.dataset import Attribute
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import ShapeMismatchError, explain
-from mpdp.learning.estimator import PrivateEstimator, binary_labels, classes_of, row_split
+from mpdp.learning.estimator import BinaryClassifier, binary_labels, classes_of, row_split
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
@@ -42,7 +41,7 @@ __all__ = ["PFDSClassifier"]
 FloatArray = npt.NDArray[np.float64]
 
 
-class PFDSClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[misc]
+class PFDSClassifier(BinaryClassifier):
     """PFDS's released trees as a classifier and its released synthetic records as a twin; see the module.
 
     After fit: ``trees_``, ``synthetic_`` (values, labels), ``classes_``, ``epsilon_spent_`` (per agent),
@@ -125,8 +124,3 @@ class PFDSClassifier(ClassifierMixin, PrivateEstimator):  # type: ignore[misc]
         values, labels = self.synthetic_
         pick = (rng or RandomSource.fresh()).integers(0, values.shape[0], n)
         return values[pick], labels[pick]
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
