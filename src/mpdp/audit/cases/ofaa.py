@@ -13,17 +13,16 @@ ratio at moderate tails).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from mpdp.audit.case import AuditCase
+from mpdp.audit.cases.owner import DIM, FIXED, owner_rows
 from mpdp.audit.core import batched
 from mpdp.audit.neighbours import check_replace
 from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight, ofaa_budget, unit_ball_row_l1
-from mpdp.learning.ofpa_ofaa.model import prepare_rows
-from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows, fixed_quadratic_mask
+from mpdp.learning.ofpa_ofaa.parties import DataOwner
 from mpdp.randomness import RandomSource
 
 __all__ = ["ofaa_case"]
@@ -36,23 +35,14 @@ ROW_BOUND = 1.0
 def ofaa_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
     """Power: with 2 10^4 samples per side the bound is ~0.3 for the real release and ~1.9 when broken."""
     check_replace(D0, D1)
-    dim = 2
-    fixed = fixed_quadratic_mask(dim, (), dim - 1)
-    h = intercept_weight(ROW_BOUND)
-    budget = ofaa_budget(epsilon, unit_ball_row_l1(dim, ROW_BOUND), h, dim, int(np.count_nonzero(~fixed)))
-
-    def rows(data: Any) -> Any:
-        if broken:
-            return np.column_stack([data[:, :1] * h, np.full(data.shape[0], h)])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return prepare_rows(data[:, :1], ROW_BOUND, normalise=True)
+    budget = ofaa_budget(epsilon, unit_ball_row_l1(DIM, ROW_BOUND), intercept_weight(ROW_BOUND), DIM,
+                         int(np.count_nonzero(~FIXED)))
 
     def run(data: Any, rng: RandomSource) -> Any:
-        owner = DataOwner("owner", OwnerRows(rows(data), data[:, 1].copy(), fixed), "ofaa", 1e-3,
+        owner = DataOwner("owner", owner_rows(data, row_bound=ROW_BOUND, broken=broken), "ofaa", 1e-3,
                           budget.scale_quadratic, rng, budget)
         lin, coef = owner.ofaa_coefficients(rng)
-        return np.concatenate([lin, coef[~fixed]])
+        return np.concatenate([lin, coef[~FIXED]])
 
     return AuditCase("ofaa-coefficients" + ("-broken" if broken else ""), batched(run), D0, D1, epsilon, 0.0,
                      20_000, score=lambda x: x[:, 0], description="OFAA, noisy Taylor coefficients of one owner")

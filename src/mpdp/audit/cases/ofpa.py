@@ -10,17 +10,16 @@ its sensitivity. The event is a threshold on the attribute's weight.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from mpdp.audit.case import AuditCase
+from mpdp.audit.cases.owner import DIM, owner_rows
 from mpdp.audit.core import batched
 from mpdp.audit.neighbours import check_replace
-from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight, ofpa_plan, unit_ball_row_l1
-from mpdp.learning.ofpa_ofaa.model import prepare_rows
-from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows, fixed_quadratic_mask
+from mpdp.dp.sensitivities.ofpa_ofaa import ofpa_plan, unit_ball_row_l1
+from mpdp.learning.ofpa_ofaa.parties import DataOwner
 from mpdp.randomness import RandomSource
 
 __all__ = ["ofpa_case"]
@@ -34,23 +33,13 @@ def ofpa_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
     """Power: with 2,000 samples per side the bound is ~0 for the real release and ~2 when broken (the real
     minimiser sits in the loss's flat tails, far inside its bound)."""
     check_replace(D0, D1)
-    dim = 2
-    fixed = fixed_quadratic_mask(dim, (), dim - 1)
-    h = intercept_weight(ROW_BOUND)
-    plan = ofpa_plan(epsilon, D0.shape[0], 1e-3, unit_ball_row_l1(dim, ROW_BOUND))
-
-    def rows(data: Any) -> Any:
-        if broken:
-            return np.column_stack([data[:, :1] * h, np.full(data.shape[0], h)])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return prepare_rows(data[:, :1], ROW_BOUND, normalise=True)
+    plan = ofpa_plan(epsilon, D0.shape[0], 1e-3, unit_ball_row_l1(DIM, ROW_BOUND))
 
     def run(data: Any, rng: RandomSource) -> Any:
-        owner = DataOwner("owner", OwnerRows(rows(data), data[:, 1].copy(), fixed), "ofpa", plan.lam, plan.scale,
-                          rng)
+        owner = DataOwner("owner", owner_rows(data, row_bound=ROW_BOUND, broken=broken), "ofpa", plan.lam,
+                          plan.scale, rng)
         owner.draw_noise("audit")
-        return owner.local_fit(np.zeros(dim))
+        return owner.local_fit(np.zeros(DIM))
 
     return AuditCase("ofpa-minimiser" + ("-broken" if broken else ""), batched(run), D0, D1, epsilon, 0.0, 6_000,
                      score=lambda x: x[:, 0], description="OFPA, minimiser of the perturbed objective")
