@@ -12,11 +12,13 @@ from mpdp.crypto.fixed_point import FAST
 from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
 from mpdp.protocols.noise import (
+    MPC_GAUSSIAN_TV,
     add_distributed_gaussian,
     distributed_gaussian_rho,
     geometric_bit_probabilities,
     mpc_discrete_gaussian,
     mpc_discrete_laplace,
+    mpc_gaussian_tv,
 )
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
@@ -125,3 +127,25 @@ def test_noisy_aggregation_opens_sum_plus_in_mpc_noise_to_the_server(weighted: b
     assert abs(residual.mean()) < 0.02
     if weighted:
         assert result.weight_total == pytest.approx(1000.0, abs=1e-3)
+
+
+def test_the_exp_behind_mpc_gaussian_tv_is_within_its_absolute_error_bound() -> None:
+    """MPC_GAUSSIAN_TV rests on the FAST-format ``exp`` (ExpParams(low=-16, high=1), as mpc_discrete_gaussian
+    calls it) being within ``absolute_error_bound(FAST)`` of e^x on [-16, 0]: checked on a dense grid with both
+    ends (the bound is a worst case over the roundings, so no seed can fail it), then the constant's arithmetic."""
+    from mpdp.crypto.approximations import ExpParams
+    from mpdp.protocols.mpc.functions import exp
+
+    params = ExpParams(low=-16.0, high=1.0)
+    grid = np.concatenate([np.linspace(-16.0, 0.0, 4001), [-1e-6, -15.999999]])
+
+    def sample(session: MPCSession):  # type: ignore[no-untyped-def]
+        x = session.input("a", grid if session.comm.name == "a" else None, bound=16.0)
+        return exp(x, params)
+
+    error = float(np.max(np.abs(run_mpc(sample) - np.exp(FAST.decode(FAST.encode(grid))))))
+    bound = params.absolute_error_bound(FAST)
+    assert error <= bound < 1e-3
+    eta = bound + 2.0**-20
+    assert MPC_GAUSSIAN_TV == mpc_gaussian_tv(FAST) == eta / (0.7 - eta) + 2 * math.exp(-16)
+    assert mpc_gaussian_tv(FAST) > (error + 2.0**-20) / 0.7  # the old, measured-error form is covered

@@ -131,20 +131,38 @@ class ExpParams:
         """Whether ``exp`` evaluates the Taylor terms of degree >= 3 in Z_2^64 for inputs in ``fmt``."""
         return self.word_tail and fmt.ring_bits > 64 and self.radius <= 0.5 and self.degree >= 3
 
-    def relative_error_bound(self, fmt: FixedPointFormat) -> float:
+    def _series_error(self, fmt: FixedPointFormat) -> float:
+        """Relative error of ``exp(y)`` on ``[-h, h]`` before the squarings (polynomial and evaluation)."""
         u = fmt.resolution
-        h, m, d = self.radius, self.squarings, self.degree
+        h, d = self.radius, self.degree
         if self.uses_word_tail(fmt):
             uw = WORD_TAIL.resolution
             slope = math.exp(h) - 1 - h  # max over |y| <= h of |d/dy sum_(k>=3) y^k / k!| = |e^y - 1 - y|
             powers = power_errors(d, h, uw)
             tail = slope + sum(powers[k - 1] / math.factorial(k) + h**k / 2 for k in range(3, d + 1))
-            delta = self.polynomial_error() + (2.5 * u + uw * tail) / math.exp(-h)
-        else:
-            delta = self.polynomial_error() + (d + 3) * u / math.exp(-h)
-        for k in range(1, m + 1):
-            delta = 2 * delta + delta * delta + u / math.exp(self.low * 2.0 ** (k - m))
+            return self.polynomial_error() + (2.5 * u + uw * tail) / math.exp(-h)
+        return self.polynomial_error() + (d + 3) * u / math.exp(-h)
+
+    def relative_error_bound(self, fmt: FixedPointFormat) -> float:
+        u = fmt.resolution
+        delta = self._series_error(fmt)
+        for k in range(1, self.squarings + 1):
+            delta = 2 * delta + delta * delta + u / math.exp(self.low * 2.0 ** (k - self.squarings))
         return delta
+
+    def absolute_error_bound(self, fmt: FixedPointFormat) -> float:
+        """Bound on ``|exp(x) - e^x|`` for inputs ``x`` in ``[low, 0]``.
+
+        There every stage's value is at most 1, so the series' relative error is also an absolute one, and a
+        squaring maps an absolute error ``a`` to at most ``2 a + a^2 + u`` (``|v^2 - w^2| <= (v + w) |v - w|``
+        with ``v, w <= 1``, plus the product's rounding). Unlike :meth:`relative_error_bound` it does not grow
+        as ``e^-low``: at ``FAST`` over ``[-16, 0]`` the relative bound exceeds 8 while this one is 6.3e-4.
+        """
+        u = fmt.resolution
+        a = self._series_error(fmt)
+        for _ in range(self.squarings):
+            a = 2 * a + a * a + u
+        return a
 
 
 @dataclass(frozen=True)

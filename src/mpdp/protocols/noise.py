@@ -43,12 +43,14 @@ Accuracy
 are rounded to 64 bits and the geometric truncated where ``q^(2^J) <= 2^-64``; the output's total variation
 distance from the discrete Laplace is at most ``(2 J + 2) 2^-64`` per sample, which a release must add to its
 delta (``MPC_LAPLACE_TV``). (b) Gaussian is *approximate*: the acceptance probability comes from the engine's
-fixed-point ``exp`` (arguments below -16 clipped there) compared with a joint uniform on the grid 2^-f. Measured
-at ``FAST`` (f = 20) the ``exp`` is within 4.2e-5 absolutely on [-16, 0]; with the 2^-20 comparison grid the
-acceptance probability is off by at most ``eta = 4.3e-5``, so the output's total variation distance from the
-discrete Gaussian is at most ``eta / 0.7 + 2 e^-16 < 6.5e-5`` per sample (``MPC_GAUSSIAN_TV``), which a
-release must add to its delta: too much for many-sample, many-round releases. Where that matters use (a)
-(exact) or the in-MPC Laplace (exact up to 2^-57).
+fixed-point ``exp`` (arguments below -16 clipped there) compared with a joint uniform on the grid 2^-f. At
+``FAST`` (f = 20) the ``exp`` is within ``ExpParams(low=-16, high=1).absolute_error_bound(FAST)`` = 6.3e-4 of
+e^x on [-16, 0] (a worst case over the roundings; the largest error measured over 240,000 arguments is
+5.4e-5); with the 2^-20 comparison grid the acceptance probability is off by at most ``eta`` = that bound plus
+2^-20, so with an overall acceptance rate ``A >= 0.7`` the output's total variation distance from the discrete
+Gaussian is at most ``eta / (A - eta) + 2 e^-16`` = 9.1e-4 per sample (:func:`mpc_gaussian_tv`,
+``MPC_GAUSSIAN_TV``), which a release must add to its delta: far too much for releases of many samples. Where
+that matters use (a) (exact) or the in-MPC Laplace (exact up to 2^-57).
 
 (c) **Distributed discrete Laplace** for pure-DP releases (sums of Pólya differences, each holder adding one to
     its share) lives in :mod:`mpdp.protocols.distributed_laplace`.
@@ -69,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, PrecisionError, ProtocolAbortError, explain
@@ -83,10 +85,26 @@ __all__ = [
     "geometric_bit_probabilities",
     "mpc_discrete_gaussian",
     "mpc_discrete_laplace",
+    "mpc_gaussian_tv",
 ]
 
+#: the smallest overall acceptance rate of the rejection sampler that :func:`mpc_gaussian_tv` assumes
+_ACCEPTANCE = 0.7
+
+
+def mpc_gaussian_tv(fmt: FixedPointFormat = FAST) -> float:
+    """Total variation distance bound per sample of :func:`mpc_discrete_gaussian` in ``fmt`` (see Accuracy):
+    the acceptance probability is off by at most ``eta`` (the ``exp``'s absolute error on [-16, 0] plus the
+    comparison grid), so the accepted value's law is within ``eta / (A - eta)`` of the exact one, plus the
+    ``2 e^-16`` of clipping the ``exp``'s argument at -16."""
+    from mpdp.crypto.approximations import ExpParams
+
+    eta = ExpParams(low=-16.0, high=1.0).absolute_error_bound(fmt) + fmt.resolution
+    return eta / (_ACCEPTANCE - eta) + 2 * math.exp(-16)
+
+
 #: Total variation distance bound per sample of :func:`mpc_discrete_gaussian` at FAST (see Accuracy).
-MPC_GAUSSIAN_TV = 6.5e-5
+MPC_GAUSSIAN_TV = mpc_gaussian_tv(FAST)
 
 #: Total variation distance from the exact discrete Laplace per sample of :func:`mpc_discrete_laplace`,
 #: at most (2 J + 2) 2^-64 with J <= 64 digit positions.
