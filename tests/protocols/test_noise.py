@@ -12,9 +12,11 @@ from mpdp.crypto.fixed_point import FAST
 from mpdp.errors import ParameterError
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
 from mpdp.protocols.noise import (
+    MIN_GAUSSIAN_UNITS,
     MPC_GAUSSIAN_TV,
     add_distributed_gaussian,
     distributed_gaussian_rho,
+    gaussian_acceptance,
     geometric_bit_probabilities,
     mpc_discrete_gaussian,
     mpc_discrete_laplace,
@@ -149,3 +151,14 @@ def test_the_exp_behind_mpc_gaussian_tv_is_within_its_absolute_error_bound() -> 
     eta = bound + 2.0**-20
     assert MPC_GAUSSIAN_TV == mpc_gaussian_tv(FAST) == eta / (0.7 - eta) + 2 * math.exp(-16)
     assert mpc_gaussian_tv(FAST) > (error + 2.0**-20) / 0.7  # the old, measured-error form is covered
+
+
+def test_the_sampler_accepts_at_least_the_rate_its_tv_bound_assumes() -> None:
+    """mpc_gaussian_tv assumes an acceptance rate >= 0.7: exact rates from MIN_GAUSSIAN_UNITS grid units up (the
+    dips sit at integers, where t steps), the limit, and the refusal below."""
+    sigmas = np.concatenate([np.arange(MIN_GAUSSIAN_UNITS, 40, 0.25), np.geomspace(40, 2e4, 40)])
+    rates = np.array([gaussian_acceptance(float(s)) for s in sigmas])
+    assert rates.min() >= 0.7 and gaussian_acceptance(2e4) == pytest.approx(0.760, abs=2e-3)
+    assert gaussian_acceptance(3.0) < 0.7  # below the floor the assumption would fail: hence the refusal
+    with pytest.raises(ParameterError, match="grid units"):
+        run_mpc(lambda s: mpc_discrete_gaussian(s, (4,), sigma=7 * 2.0**-20))

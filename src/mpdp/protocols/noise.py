@@ -47,7 +47,8 @@ fixed-point ``exp`` (arguments below -16 clipped there) compared with a joint un
 ``FAST`` (f = 20) the ``exp`` is within ``ExpParams(low=-16, high=1).absolute_error_bound(FAST)`` = 6.3e-4 of
 e^x on [-16, 0] (a worst case over the roundings; the largest error measured over 240,000 arguments is
 5.4e-5); with the 2^-20 comparison grid the acceptance probability is off by at most ``eta`` = that bound plus
-2^-20, so with an overall acceptance rate ``A >= 0.7`` the output's total variation distance from the discrete
+2^-20, so with an overall acceptance rate ``A >= 0.7`` (true for every sigma of at least 8 grid units,
+``MIN_GAUSSIAN_UNITS``; smaller ones are refused) the output's total variation distance from the discrete
 Gaussian is at most ``eta / (A - eta) + 2 e^-16`` = 9.1e-4 per sample (:func:`mpc_gaussian_tv`,
 ``MPC_GAUSSIAN_TV``), which a release must add to its delta: far too much for releases of many samples. Where
 that matters use (a) (exact) or the in-MPC Laplace (exact up to 2^-57).
@@ -78,18 +79,36 @@ from mpdp.errors import ParameterError, PrecisionError, ProtocolAbortError, expl
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
+    "MIN_GAUSSIAN_UNITS",
     "MPC_GAUSSIAN_TV",
     "MPC_LAPLACE_TV",
     "add_distributed_gaussian",
     "distributed_gaussian_rho",
+    "gaussian_acceptance",
     "geometric_bit_probabilities",
     "mpc_discrete_gaussian",
     "mpc_discrete_laplace",
     "mpc_gaussian_tv",
 ]
 
-#: the smallest overall acceptance rate of the rejection sampler that :func:`mpc_gaussian_tv` assumes
+#: the smallest overall acceptance rate of the rejection sampler that :func:`mpc_gaussian_tv` assumes; it holds
+#: for every sigma of at least MIN_GAUSSIAN_UNITS grid units (:func:`gaussian_acceptance`: 0.71 there, rising
+#: to 0.760), which :func:`mpc_discrete_gaussian` requires
 _ACCEPTANCE = 0.7
+MIN_GAUSSIAN_UNITS = 8
+
+
+def gaussian_acceptance(sigma_units: float) -> float:
+    """The exact overall acceptance rate of :func:`mpc_discrete_gaussian`'s rejection step for ``sigma`` in grid
+    units: the proposal ``(1 - 2 S) G``, ``G`` geometric with ``q = e^(-1/t)``, ``t = floor(sigma) + 1``, a
+    "negative zero" discarded, accepted with probability ``exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2))`` (the sum
+    runs until the geometric's tail is below 1e-26)."""
+    t = math.floor(sigma_units) + 1
+    q = math.exp(-1.0 / t)
+    g = np.arange(0, 60 * t + 1, dtype=np.float64)
+    weights = (1 - q) * q**g
+    weights[0] *= 0.5
+    return float(np.sum(weights * np.exp(-((g - sigma_units**2 / t) ** 2) / (2 * sigma_units**2))))
 
 
 def mpc_gaussian_tv(fmt: FixedPointFormat = FAST) -> float:
@@ -255,6 +274,10 @@ def mpc_discrete_gaussian(session: Any, shape: tuple[int, ...], *, sigma: float,
     ring = fmt.ring
     f = fmt.frac_bits
     sigma_units = s * 2.0**f
+    if sigma_units < MIN_GAUSSIAN_UNITS:
+        raise ParameterError(explain("sigma", s, f">= {MIN_GAUSSIAN_UNITS} grid units ({MIN_GAUSSIAN_UNITS} * 2^-{f})",
+                                     "MPC_GAUSSIAN_TV assumes an acceptance rate >= 0.7, which smaller sigma do "
+                                     "not reach: pass a larger sigma or a format with more fractional bits"))
     t = math.floor(sigma_units) + 1
     g_bound = _geo_bound(float(t), fmt) * 2.0**f  # bound on G in grid units
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
