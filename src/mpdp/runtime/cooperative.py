@@ -33,19 +33,18 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import greenlet
 
 from mpdp.errors import ParameterError, ProtocolAbortError, explain
 from mpdp.runtime.comm import PartyTraffic
+from mpdp.runtime.runners import Failure, RunOne
 from mpdp.runtime.transport import InMemoryTransport, Transport
 
 __all__ = ["CooperativeTransport", "run_cooperative"]
 
-RunOne = Callable[[str, Transport], tuple[Any, PartyTraffic]]
-Failure = tuple[float, str, BaseException]
 
 
 class CooperativeTransport(InMemoryTransport):

@@ -54,10 +54,11 @@ from typing import Any
 from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.cooperative import CooperativeTransport, run_cooperative
-from mpdp.runtime.processes.child import RunOne, unanswered
+from mpdp.runtime.processes.child import unanswered
 from mpdp.runtime.processes.fork import check_platform, fork_parties, reap, socketpairs
 from mpdp.runtime.processes.frames import Inbox, Link
-from mpdp.runtime.processes.reports import GRACE, Failure, settle, tell_abort
+from mpdp.runtime.processes.reports import GRACE, settle, tell_abort
+from mpdp.runtime.runners import Failure, RunOne
 
 __all__ = ["MixedTransport", "can_fork", "run_mixed"]
 

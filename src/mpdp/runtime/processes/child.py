@@ -17,18 +17,16 @@ import selectors
 import socket
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from mpdp.errors import MpdpError, ParameterError, PartyUnavailableError, ProtocolAbortError, explain
 from mpdp.runtime.codec import decode, encode
-from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.processes.frames import FRAME, Inbox, Link
+from mpdp.runtime.runners import RunOne
 from mpdp.runtime.transport import Endpoint, Transport
 
-__all__ = ["RunOne", "SocketEndpoint", "run_child", "unanswered"]
+__all__ = ["SocketEndpoint", "run_child", "unanswered"]
 
-RunOne = Callable[[str, Transport], tuple[Any, PartyTraffic]]  # runs party ``name`` over a transport
 _SPIN = 1e-4  # seconds a receive polls its socket before it sleeps in the selector (see the module docstring)
 
 

@@ -23,7 +23,8 @@ import sys
 from collections.abc import Sequence
 
 from mpdp.errors import ParameterError, explain
-from mpdp.runtime.processes.child import RunOne, run_child
+from mpdp.runtime.processes.child import run_child
+from mpdp.runtime.runners import RunOne
 
 __all__ = ["check_platform", "fork_parties", "reap", "socketpairs"]
 

@@ -24,11 +24,11 @@ from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolError
 from mpdp.runtime.codec import decode, encode
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.processes.frames import FRAME, Inbox
+from mpdp.runtime.runners import Failure
 
-__all__ = ["GRACE", "Failure", "settle", "tell_abort"]
+__all__ = ["GRACE", "settle", "tell_abort"]
 
 GRACE = 1.0  # seconds the other parties get to wind down after a failure before they are killed
-Failure = tuple[float, str, BaseException]  # (when, party, exception), as every runner records a failure
 
 
 def _describe_status(status: int) -> str:

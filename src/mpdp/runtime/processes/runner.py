@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from mpdp.runtime.comm import PartyTraffic
-from mpdp.runtime.processes.child import RunOne
 from mpdp.runtime.processes.fork import check_platform, fork_parties, reap, socketpairs
 from mpdp.runtime.processes.frames import Inbox
-from mpdp.runtime.processes.reports import GRACE, Failure, settle, tell_abort
+from mpdp.runtime.processes.reports import GRACE, settle, tell_abort
+from mpdp.runtime.runners import Failure, RunOne
 
 __all__ = ["run_forked"]
 
