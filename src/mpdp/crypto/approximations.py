@@ -34,7 +34,7 @@ WORD_TAIL = FixedPointFormat(ring_bits=64, frac_bits=30)
 
 def power_errors(degree: int, radius: float, unit: float) -> list[float]:
     """Bounds ``e_k`` (in units ``unit``, the resolution) on the errors of the powers ``y^1 .. y^degree``
-    computed as :func:`~mpdp.protocols.mpc.functions._powers` does (``y^e = y^top y^(e-top)`` with ``top``
+    computed as :func:`~mpdp.protocols.mpc.functions.power_ladder` does (``y^e = y^top y^(e-top)`` with ``top``
     the largest power of two below ``e``, each product rounded by less than one unit), from an exact ``y``
     with ``|y| <= h = radius``: ``e_1 = 0`` and, expanding ``(y^a + err_a)(y^b + err_b)``,
     ``e_(a+b) = h^a e_b + h^b e_a + e_a e_b unit + 1``.
@@ -170,7 +170,7 @@ class ReciprocalParams:
     """``1/x`` for ``x`` in ``[2^low_exp, 2^high_exp]`` (also the divisor domain of division).
 
     After normalising to ``z = x 2^-k`` in ``[1/2, 1)`` (comparisons with the powers of two against one mask, see
-    :func:`~mpdp.protocols.mpc.functions._normalise`), ``y0 = a - b z`` with the dyadic constants
+    :func:`~mpdp.protocols.mpc.functions.normalise_by_buckets`), ``y0 = a - b z`` with the dyadic constants
     ``(a, b) = INITIAL = (723/256, 482/256)`` (products with them are exact: an integer times ``z``, then a
     scale change) has residual ``e0 = 1 - z y0`` with ``|e0| <= INITIAL_RESIDUAL = 0.05908`` (the minimax
     line ``48/17 - 32/17 z`` reaches 1/17 = 0.05882). Then ``1/z = y0 / (1 - e0) = y0 (1 + e0)(1 + e0^2)

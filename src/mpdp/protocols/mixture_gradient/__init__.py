@@ -21,7 +21,7 @@ default, see :class:`GradientPrecision`):
    first) and ``S_i = sum_k q_ik``; the constants ``m_ij`` cancel in everything below. The
    responsibilities are ``r_ik = q_ik / S_i``, but no division is computed: the normalisation finds
    ``S_i in [2^(k-1), 2^k)`` (comparisons with public powers of two, :func:`~mpdp.protocols.mpc.functions.
-   _normalise`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
+   normalise_by_buckets`) and one product gives ``q~ = q 2^-k`` and ``v = (q - pi S) 2^-k``, with ``S~ = sum_k q~`` in
    ``[1/2, 1)`` (so ``r = q~ / S~``, ``r - pi = v / S~``); that product's truncation delivers ``q~`` and ``v``
    in the tail format directly (no extra round), and the parties share their ``N_ikj`` in it in the input
    round (the statistics are never shared, step 4);

@@ -23,7 +23,7 @@ from mpdp.protocols.mixture_gradient.parameters import (
 from mpdp.protocols.mixture_gradient.stat_map import FloatArray, _all_finite, _range
 from mpdp.protocols.mpc.arithmetic import convert, matmul_owned, mul_owned
 from mpdp.protocols.mpc.clipping import inv_sqrt_max
-from mpdp.protocols.mpc.functions import _mul, _normalise, mul_known
+from mpdp.protocols.mpc.functions import mul_any_bound, mul_known, normalise_by_buckets
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
@@ -125,7 +125,7 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
     q, norms = _share_inputs(session, public, mine, fmt, tail)
     total = q.sum(axis=1).assume_bound(1.0 + 1e-9)
-    (scale,) = _normalise(total, precision.sum_low_exp(), 1, False, [lambda k: 2.0**-k])
+    (scale,) = normalise_by_buckets(total, precision.sum_low_exp(), 1, False, [lambda k: 2.0**-k])
     # q 2^-k and (q - pi' S) 2^-k (pi' = pi on PI_BITS fractional bits, combined exactly) in one product
     ring = q.ring
     q = q.rescale()
@@ -145,12 +145,13 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
     for other in norms[1:]:
         n_sum = n_sum + other
     v = normalised[:, K:]
-    prods = _mul(concatenate([qt, st, v], axis=1), concatenate([n_sum, st, v], axis=1))  # q~ N, S~^2, v^2
+    prods = mul_any_bound(concatenate([qt, st, v], axis=1), concatenate([n_sum, st, v], axis=1))  # q~ N, S~^2, v^2
     inv_c2 = session.public(np.full((B, K - 1), 1.0 / public.clip**2), fmt=tail)
     qn, v2 = prods[:, :K], prods[:, K + 1 :].assume_bound(1.0 + 4 * tail.resolution)
     known = max(qn.bound * qt.bound, v2.bound * inv_c2.bound)  # the products' own bounds, not their maximum's
     left, right = concatenate([qn, v2], axis=1), concatenate([qt, inv_c2], axis=1)
-    terms = mul_known(left, right, known) if tail.raw_bound_ok(known, 2 * tail.frac_bits) else _mul(left, right)
+    fits = tail.raw_bound_ok(known, 2 * tail.frac_bits)
+    terms = mul_known(left, right, known) if fits else mul_any_bound(left, right)
     n_tilde = terms.sum(axis=1).assume_bound(2.0 ** public.clip_params.high_exp)
     # 3. w = q~ / sqrt(max(S~^2, n~)) = c r and c = S~ / sqrt(max(S~^2, n~)) = 1 / sqrt(max(1, n_i))
     out = inv_sqrt_max(prods[:, K].assume_bound(1.0 + 4 * K * tail.resolution), n_tilde,

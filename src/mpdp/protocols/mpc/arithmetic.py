@@ -45,10 +45,10 @@ from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import DomainError, ParameterError, PrecisionError, ShapeMismatchError, explain
 from mpdp.protocols.mpc.channel import Channel, check_bound
-from mpdp.protocols.mpc.tensor import SharedFixedPoint, _broadcast
+from mpdp.protocols.mpc.tensor import SharedFixedPoint, broadcast_shape
 
 __all__ = ["convert", "matmul", "matmul_owned", "matmul_public", "mul", "mul_owned", "mul_public", "mul_split",
-           "square", "truncate", "wrap_shift_many"]
+           "square", "truncate", "truncated_masked_product", "wrap_shift_many"]
 
 
 def _need(fmt: FixedPointFormat, bound: float, scale: int, what: str) -> None:
@@ -139,13 +139,13 @@ def _prefetch_product(x: SharedFixedPoint, kind: str, a_shape: tuple[int, ...], 
     specs = [CorrelationSpec(kind, x.ring.bits, a_shape, b_shape)]
     if scale > x.fmt.frac_bits:
         out_shape = matmul_shape(a_shape, b_shape) if kind == "matmul" else \
-            a_shape if kind == "square" else _broadcast(a_shape, b_shape)
+            a_shape if kind == "square" else broadcast_shape(a_shape, b_shape)
         specs.append(CorrelationSpec("wrap", x.ring.bits, out_shape, out_ring_bits=x.ring.bits,
                                      shift=scale - x.fmt.frac_bits))
     x.session.provider.prefetch(specs)
 
 
-def _masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, scale: int,
+def truncated_masked_product(x: SharedFixedPoint, y: SharedFixedPoint | None, kind: str, scale: int,
                     bound: float, out_fmt: FixedPointFormat | None = None,
                     addend: RingArray | None = None) -> SharedFixedPoint:
     """``x * y``, ``x @ y`` or ``x * x`` (``y`` None) truncated to ``f`` bits from a masked product
@@ -194,11 +194,11 @@ def mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     if y is x:
         return square(x)
     x._check_peer(y)
-    _broadcast(x.shape, y.shape)
+    broadcast_shape(x.shape, y.shape)
     scale, bound = x.scale + y.scale, x.bound * y.bound
     _need(x.fmt, bound, scale, "product")
     if scale > x.fmt.frac_bits:
-        return _masked_product(x, y, "mul", scale, bound)
+        return truncated_masked_product(x, y, "mul", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "mul", x.shape, y.shape, scale)
     t = session.provider.mul_triple(ring, x.shape, y.shape)
@@ -213,7 +213,7 @@ def square(x: SharedFixedPoint) -> SharedFixedPoint:
     scale, bound = 2 * x.scale, x.bound * x.bound
     _need(x.fmt, bound, scale, "square")
     if scale > x.fmt.frac_bits:
-        return _masked_product(x, None, "square", scale, bound)
+        return truncated_masked_product(x, None, "square", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "square", x.shape, (), scale)
     pair = session.provider.square_pair(ring, x.shape)
@@ -231,7 +231,7 @@ def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     scale, bound = x.scale + y.scale, x.bound * y.bound * inner
     _need(x.fmt, bound, scale, "matrix product")
     if scale > x.fmt.frac_bits:
-        return _masked_product(x, y, "matmul", scale, bound)
+        return truncated_masked_product(x, y, "matmul", scale, bound)
     ring, session = x.ring, x.session
     _prefetch_product(x, "matmul", x.shape, y.shape, scale)
     t = session.provider.matmul_triple(ring, x.shape, y.shape)
@@ -411,7 +411,7 @@ def mul_split(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     fmt, ring, session = x.fmt, x.ring, x.session
     f = fmt.frac_bits
     x, y = x.rescale(), y.rescale()
-    out_shape = _broadcast(x.shape, y.shape)
+    out_shape = broadcast_shape(x.shape, y.shape)
     bound = (x.bound + 1.0) * y.bound + y.bound + 2.0
     _need(fmt, bound, f, "split product")
     sid = session.new_id()
@@ -490,7 +490,7 @@ def mul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64]) -> SharedFixedPo
     Error below ``2^-f + |x| 2^-(b+1)`` where ``b >= f`` is the number of bits given to the constant
     (see :func:`_public_ints`; typically 40 or more, so the first term dominates).
     """
-    _broadcast(x.shape, c.shape)
+    broadcast_shape(x.shape, c.shape)
     k, extra = _public_ints(c, x)
     bound = x.bound * (float(np.abs(c).max()) if c.size else 0.0)
     scale = x.scale + extra

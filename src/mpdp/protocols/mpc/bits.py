@@ -11,7 +11,7 @@ per bit ``G = r AND NOT c`` (a borrow starts), ``P = NOT (r XOR c)`` (a borrow p
 daBits (one round), ready for public linear combinations of the bits.
 
 ``at_least(x, thresholds)`` compares one shared word with many public thresholds at once, the cheaper
-route to the same bucket bits (:func:`~mpdp.protocols.mpc.functions._normalise` uses it): one opened
+route to the same bucket bits (:func:`~mpdp.protocols.mpc.functions.normalise_by_buckets` uses it): one opened
 ``c = x + r`` serves every threshold, since ``x - t + r = c - t`` (the public part shifts, the mask
 stays), and the carry circuits of :func:`~mpdp.protocols.mpc.comparison.less_than_public` for all
 thresholds run side by side; one daBit round turns the bits additive. The carry circuits' first level needs

@@ -67,10 +67,10 @@ from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import Z2k
 from mpdp.errors import DomainError, ParameterError, explain
-from mpdp.protocols.mpc.arithmetic import _masked_product, mul_constants, wrap_shift_many
+from mpdp.protocols.mpc.arithmetic import mul_constants, truncated_masked_product, wrap_shift_many
 from mpdp.protocols.mpc.bits import at_least
 from mpdp.protocols.mpc.comparison import maximum
-from mpdp.protocols.mpc.functions import _powers, inv_sqrt, mul_known
+from mpdp.protocols.mpc.functions import inv_sqrt, mul_known, power_ladder
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
 __all__ = ["ClipFactorParams", "clip_norm", "inv_sqrt_max"]
@@ -353,7 +353,7 @@ def _cubic_weights(x: SharedFixedPoint, scale: SharedFixedPoint, root: SharedFix
     bound = v.bound * top * (1.0 + inv_sqrt_polynomial_error(3, min(4 * u + 4 * edge, 0.125),
                                                              buckets_per_octave=p.buckets_per_octave) + 1e-6)
     # arithmetic.mul's masked product, with c_0 s added under the same mask before the opening
-    out = _masked_product(st, rb, "mul", st.scale + r.scale, min(bound, total) + 3 * u, addend=c0s)
+    out = truncated_masked_product(st, rb, "mul", st.scale + r.scale, min(bound, total) + 3 * u, addend=c0s)
     return out.reshape(n, K)
 
 
@@ -411,7 +411,7 @@ def _polynomial(t: SharedFixedPoint, coefficients: tuple[int, ...], bits: int) -
         r = t.rescale()
         powers = [r, (r * r).assume_bound(r.bound**2 + 2 * t.fmt.resolution)]
     else:
-        powers = _powers(t, len(coefficients) - 1)
+        powers = power_ladder(t, len(coefficients) - 1)
     f = t.fmt.frac_bits
     terms = stack([p.rescale() for p in powers])
     ring = t.ring

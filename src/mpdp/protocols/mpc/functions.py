@@ -41,25 +41,25 @@ from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.protocols.mpc.arithmetic import (
     _finish,
-    _masked_product,
     _public_ints,
     convert,
     mul_constants,
     mul_split,
+    truncated_masked_product,
     wrap_shift_many,
 )
 from mpdp.protocols.mpc.bits import at_least
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
-__all__ = ["div", "exp", "inv_sqrt", "reciprocal", "sqrt"]
+__all__ = ["div", "exp", "inv_sqrt", "mul_any_bound", "normalise_by_buckets", "power_ladder", "reciprocal", "sqrt"]
 
 _WORD = Z2k(64)
 _LOW = (1 << 64) - 1
 _WORD_FORMAT = FAST
 
 
-def _mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
+def mul_any_bound(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     """A product that takes the split multiplication when the ordinary one cannot hold the operands' bounds."""
     if x.fmt.raw_bound_ok(x.bound * y.bound, x.scale + y.scale):
         return x * y
@@ -82,10 +82,10 @@ def mul_known(x: SharedFixedPoint, y: SharedFixedPoint, bound: float, *,
     if not x.fmt.raw_bound_ok(bound, scale) or scale <= out.frac_bits or not out.raw_bound_ok(bound, out.frac_bits):
         raise ParameterError(explain("bound", bound, f"a product bound that {x.fmt} holds at scale 2^{scale}"
                                      + ("" if fmt is None else f" and {fmt} at its f"),
-                                     "use _mul() (the split product) instead"))
+                                     "use mul_any_bound() (the split product) instead"))
     if out.ring_bits > x.fmt.ring_bits:
         raise ParameterError(explain("fmt", str(out), f"a ring no wider than {x.fmt}'s", "convert() to widen"))
-    return _masked_product(x, y, "mul", scale, bound, out if fmt is not None else None)
+    return truncated_masked_product(x, y, "mul", scale, bound, out if fmt is not None else None)
 
 
 def _refuse_if_any(flags: SharedFixedPoint, what: str, domain: str, fix: str) -> None:
@@ -95,7 +95,7 @@ def _refuse_if_any(flags: SharedFixedPoint, what: str, domain: str, fix: str) ->
         raise DomainError(explain(what, "some inputs (values stay secret)", domain, fix))
 
 
-def _powers(y: SharedFixedPoint, degree: int) -> list[SharedFixedPoint]:
+def power_ladder(y: SharedFixedPoint, degree: int) -> list[SharedFixedPoint]:
     """``[y, y^2, ..., y^degree]`` in ceil(log2(degree)) rounds of batched products (``|y| <= 1``)."""
     powers = {1: y.rescale()}
     while max(powers) < degree:
@@ -141,11 +141,11 @@ def _linear_into(terms: list[SharedFixedPoint], coefficients: list[float], fmt: 
 def _exp_series(y: SharedFixedPoint, p: ExpParams) -> SharedFixedPoint:
     """``sum_(k<=d) y^k / k!`` for exact ``|y| <= p.radius``; see :class:`ExpParams` for ``word_tail``."""
     if not p.uses_word_tail(y.fmt):
-        powers = _powers(y, p.degree)
+        powers = power_ladder(y, p.degree)
         return _linear(powers, [1.0 / math.factorial(k) for k in range(1, p.degree + 1)], 1.0)
     # 1 + y + y^2/2 in the wide ring (y exact at scale f + m), the rest from Z_2^64 powers of y rounded to 2^-30
     half_square = y.square().times_pow2(-1)
-    word_powers = _powers(convert(y, WORD_TAIL), p.degree)[2:]
+    word_powers = power_ladder(convert(y, WORD_TAIL), p.degree)[2:]
     tail = _linear_into(word_powers, [1.0 / math.factorial(k) for k in range(3, p.degree + 1)], y.fmt, y.scale)
     return 1.0 + y + half_square + tail
 
@@ -172,7 +172,7 @@ def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoin
     return value
 
 
-def _normalise(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
+def normalise_by_buckets(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
                scales: list[Any]) -> list[SharedFixedPoint]:
     """Shared ``g(k)`` for the bucket ``x in [2^(k-1), 2^k)``, ``k = low_exp + 1 .. high_exp + 1``, for each
     public function ``g`` in ``scales`` (0 for inputs outside ``[2^low_exp, 2^(high_exp + 1))``).
@@ -235,7 +235,7 @@ def combine_rows(ring: Ring, rows: RingArray, coefficients: tuple[int, ...]) -> 
     """``sum_j k_j rows[j]`` in ``ring`` for public integers ``k_j`` (``rows`` of shape ``(len(k), *shape)``).
 
     In Z_2^128 with every ``k_j`` zero or plus or minus a power of two (the telescoped bucket constants of
-    :func:`_normalise` for ``g(k) = 2^-k``), the products are shifts: ``-2^e x = (NOT x) 2^e + 2^e`` (two's
+    :func:`normalise_by_buckets` for ``g(k) = 2^-k``), the products are shifts: ``-2^e x = (NOT x) 2^e + 2^e`` (two's
     complement) and ``(NOT x) 2^e = (x 2^e) XOR ((2^128 - 1) 2^e)``, so every row is shifted by its ``e`` (each
     word in one numpy call with per-row amounts), the rows with negative constants are XORed with their
     shifted ones, and the public ``sum 2^e`` over those rows is added once: a handful of passes instead of the
@@ -302,8 +302,8 @@ def reciprocal(x: SharedFixedPoint, params: ReciprocalParams | None = None) -> S
     if not isinstance(p, ReciprocalParams):
         raise ParameterError(explain("params", p, "a ReciprocalParams", "pass ReciprocalParams(...)"))
     x = _in_domain(x, p.high_exp, p.strict, "reciprocal")
-    (scale,) = _normalise(x, p.low_exp, p.high_exp, p.strict, [lambda k: 2.0**-k])
-    z = _mul(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
+    (scale,) = normalise_by_buckets(x, p.low_exp, p.high_exp, p.strict, [lambda k: 2.0**-k])
+    z = mul_any_bound(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
     a, b, bits = p.INITIAL
     bz = (z * b).times_pow2(-bits)  # exact: integer product, then the scale
     y = (a * 2.0**-bits - bz).assume_bound(2.0)  # y0 = a - b z in [0.94, 1.71], exact
@@ -317,7 +317,7 @@ def reciprocal(x: SharedFixedPoint, params: ReciprocalParams | None = None) -> S
                 both = stack([y, e]) * stack([1.0 + e, e])
                 residual = residual * residual + 2 * x.fmt.resolution
                 y, e = both[0].assume_bound(2.0 + 1e-6), both[1].assume_bound(residual)
-    return _mul(y, scale).assume_bound(p.low**-1 * (1 + 1e-6))
+    return mul_any_bound(y, scale).assume_bound(p.low**-1 * (1 + 1e-6))
 
 
 def div(a: SharedFixedPoint, b: SharedFixedPoint, params: ReciprocalParams | None = None) -> SharedFixedPoint:
@@ -326,7 +326,7 @@ def div(a: SharedFixedPoint, b: SharedFixedPoint, params: ReciprocalParams | Non
     Accuracy: relative error at most ``reciprocal`` 's bound plus ``2^-f / |a / b|`` (the rounding of the
     final product relative to the quotient).
     """
-    return _mul(a.rescale(), reciprocal(b, params))
+    return mul_any_bound(a.rescale(), reciprocal(b, params))
 
 
 def inv_sqrt(x: SharedFixedPoint, params: InvSqrtParams | None = None) -> SharedFixedPoint:
@@ -335,20 +335,20 @@ def inv_sqrt(x: SharedFixedPoint, params: InvSqrtParams | None = None) -> Shared
     if not isinstance(p, InvSqrtParams):
         raise ParameterError(explain("params", p, "an InvSqrtParams", "pass InvSqrtParams(...)"))
     x = _in_domain(x, p.high_exp, p.strict, "inv_sqrt")
-    scale, root_scale = _normalise(x, p.low_exp, p.high_exp, p.strict,
+    scale, root_scale = normalise_by_buckets(x, p.low_exp, p.high_exp, p.strict,
                                    [lambda k: 2.0**-k, lambda k: 2.0 ** (-k / 2)])
-    z = _mul(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
+    z = mul_any_bound(x.assume_bound(min(x.bound, p.high)), scale).assume_bound(1.0)
     a, b = p.INITIAL
     y = (z * (-b) + a).assume_bound(1.5)
     for _ in range(p.iterations):
         t = (z * y.square()).assume_bound(1.1)
         y = (y * (3.0 - t).times_pow2(-1)).assume_bound(1.5)
-    return _mul(y, root_scale).assume_bound(p.low**-0.5 * (1 + 1e-6))
+    return mul_any_bound(y, root_scale).assume_bound(p.low**-0.5 * (1 + 1e-6))
 
 
 def sqrt(x: SharedFixedPoint, params: InvSqrtParams | None = None) -> SharedFixedPoint:
     """``sqrt(x) = x / sqrt(x)`` on ``[2^low_exp, 2^high_exp]``."""
     p = params or InvSqrtParams()
     x = x.rescale()
-    root = _mul(x.assume_bound(min(x.bound, p.high)) if x.bound > p.high and p.strict else x, inv_sqrt(x, p))
+    root = mul_any_bound(x.assume_bound(min(x.bound, p.high)) if x.bound > p.high and p.strict else x, inv_sqrt(x, p))
     return root.assume_bound(math.sqrt(min(x.bound, p.high)) * (1 + 1e-6) + x.fmt.resolution)

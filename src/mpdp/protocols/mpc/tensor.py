@@ -57,7 +57,7 @@ from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import KeyMismatchError, ParameterError, PrecisionError, ShapeMismatchError, explain
 from mpdp.protocols.mpc.channel import Channel
 
-__all__ = ["Operations", "Session", "SharedFixedPoint", "concatenate", "stack"]
+__all__ = ["Operations", "Session", "SharedFixedPoint", "broadcast_shape", "concatenate", "stack"]
 
 Operand = Any  # SharedFixedPoint, a number or an array-like of numbers
 
@@ -209,10 +209,10 @@ class SharedFixedPoint:
     def __add__(self, other: Operand) -> SharedFixedPoint:
         if isinstance(other, SharedFixedPoint):
             a, b = self._aligned(other)
-            _broadcast(a.shape, b.shape)
+            broadcast_shape(a.shape, b.shape)
             return a.derive(a.ring.add(a.share, b.share), bound=a.bound + b.bound)
         c = self._public(other)
-        _broadcast(self.shape, c.shape)
+        broadcast_shape(self.shape, c.shape)
         bound = self.bound + (float(np.abs(c).max()) if c.size else 0.0)
         encoded = self.fmt.encode(c, scale_bits=self.scale, name="public addend")
         if c.ndim == 0:  # one constant (the common case): only the leader's shares change, no broadcasting
@@ -453,7 +453,7 @@ def stack(values: Sequence[SharedFixedPoint], axis: int = 0) -> SharedFixedPoint
     return _joined(values, lambda ring, arrays: ring.stack(arrays, axis))
 
 
-def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     if a == b:  # the common case, without np.broadcast_shapes' overhead
         return tuple(a)
     try:
