@@ -51,7 +51,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,7 @@ import numpy.typing as npt
 from mpdp.crypto.approximations import (
     INV_SQRT_POLYNOMIAL_BITS,
     INV_SQRT_TABLES,
+    InvSqrtParams,
     inv_sqrt_polynomial_error,
     power_errors,
 )
@@ -181,7 +182,8 @@ def _max_error_bound(params: ClipFactorParams, fmt: FixedPointFormat, low_exp: i
     return params._max_error_bound_uncached(fmt, low_exp, values_bound)
 
 
-def clip_norm(g: SharedFixedPoint, max_norm: float, *, axis: int = -1, params: Any = None) -> SharedFixedPoint:
+def clip_norm(g: SharedFixedPoint, max_norm: float, *, axis: int = -1,
+              params: InvSqrtParams | None = None) -> SharedFixedPoint:
     """Scale each slice along ``axis`` to L2 norm at most ``max_norm`` (DP-SGD per-example clipping).
 
     ``g * min(1, C / ||g||) = g * C * inv_sqrt(max(||g||^2, C^2))``.
