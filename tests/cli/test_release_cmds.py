@@ -52,7 +52,8 @@ def test_save_then_predict(table: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert summary["rows"] == 3 and summary["clipped"] == {"hours": 1} and summary["epsilon_spent"] == 0.0
     rows = _rows(table / "pred.csv")
     assert [set(r) for r in rows] == [{"prediction", "probability"}] * 3
-    assert all(r["prediction"] in ("0", "1") and 0 <= float(r["probability"]) <= 1 for r in rows)
+    # the classes as the training table wrote them ("no" < "yes": "yes" is class 1)
+    assert all(r["prediction"] in ("no", "yes") and 0 <= float(r["probability"]) <= 1 for r in rows)
     assert main(["predict", "--model", str(saved), "--dataset", str(table / "new.csv"), "--out",
                  str(table / "p.csv"), "--out-of-bounds", "error"]) == 2
     assert "SchemaMismatchError" in capsys.readouterr().err
@@ -82,7 +83,7 @@ def test_synthesize_writes_the_schema(table: Path, capsys: pytest.CaptureFixture
     assert len(rows) == 50 and list(rows[0]) == ["age", "city", "hours", "outcome"]
     assert {r["city"] for r in rows} <= set(CATEGORIES) and len({r["city"] for r in rows}) > 1
     assert all(0 <= float(r["age"]) <= 120 and 0 <= float(r["hours"]) <= 100 for r in rows)
-    assert {r["outcome"] for r in rows} <= {"0", "1"}
+    assert {r["outcome"] for r in rows} <= {"no", "yes"}  # the training table's own class names
     capsys.readouterr()
     assert main(["predict", "--model", str(saved), "--dataset", str(table / "new.csv"), "--out",
                  str(table / "x.csv")]) == 2

@@ -120,3 +120,17 @@ def test_categories_spec() -> None:
                                                                        "member": ("no", "yes")}
     with pytest.raises(ParameterError, match=r"name=a\|b\|c"):
         parse_categories_spec("city=")
+
+
+def test_the_label_keeps_its_class_names(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,no\n2,yes\n3,no\n")
+    data = load_csv(table, label="y", bounds={"x": (0, 4)})
+    assert data.label_classes == ("no", "yes") and data.y.tolist() == [0.0, 1.0, 0.0]
+    assert data.rows([1, 2]).label_classes == ("no", "yes")
+    three = tmp_path / "three.csv"
+    three.write_text("x,y\n1,a\n2,b\n3,c\n")
+    assert load_csv(three, label="y", bounds={"x": (0, 4)}, positive="b").label_classes == ("not b", "b")
+    numbers = tmp_path / "n.csv"
+    numbers.write_text("x,y\n1,1\n2,2\n3,1\n")
+    assert load_csv(numbers, label="y", bounds={"x": (0, 4)}, task="classification").label_classes == ("1", "2")

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.cli.common import jsonable
-from mpdp.datasets.adult import INCOME_CATEGORIES
 from mpdp.files import write_atomic
 from mpdp.learning.registry import RunConfig, RunReport
 from mpdp.learning.release.build import check_savable, released_model
@@ -28,8 +27,8 @@ def save_run(directory: str, report: RunReport, config: RunConfig, record: dict[
     """Write ``DIR/model.json`` and ``DIR/run.json``; returns their paths."""
     bounds = getattr(args, "bounds", None) or {}
     label = config.train.label_name
-    classes = INCOME_CATEGORIES if config.train.name == "adult" and label == "income" else None
-    model = released_model(report, config.train, label_bounds=bounds.get(label), label_classes=classes)
+    model = released_model(report, config.train, label_bounds=bounds.get(label),
+                           label_classes=config.train.label_classes)
     model_path = write_model(directory, model)
     run_path = Path(directory).expanduser() / RUN_FILE
     write_atomic(run_path, json.dumps(jsonable(record), allow_nan=False, indent=1).encode("utf-8") + b"\n")

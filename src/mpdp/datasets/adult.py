@@ -356,4 +356,5 @@ def load_adult(
         groups["financial"] = (*groups["financial"], "income")
     groups = {g: members for g, members in groups.items() if members}
     data = make_dataset("adult", attrs, values, y, task=task, label_name=label_name, groups=groups)
-    return replace(data, dropped_rows=sum(p[2] for p in parts))
+    classes = INCOME_CATEGORIES if label_name == "income" and task == "classification" else None
+    return replace(data, dropped_rows=sum(p[2] for p in parts), label_classes=classes)

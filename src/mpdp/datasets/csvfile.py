@@ -263,10 +263,12 @@ def load_csv(
                 raise ParameterError(explain("positive", positive, f"a value of {label}: {distinct[:8]}",
                                              "name the class that should be 1"))
             y = np.array([v == positive for v in raw_label], dtype=np.float64)
+            classes = (f"not {positive}", positive)
         elif len(distinct) == 2:
             numeric_pair = all(v is not None for v in label_nums)
             pair = sorted(distinct, key=lambda v: float(v)) if numeric_pair else distinct
             y = np.array([v == pair[1] for v in raw_label], dtype=np.float64)
+            classes = (pair[0], pair[1])
         else:
             raise DomainError(explain(f"label {label}", distinct[:8], "exactly two classes",
                                       "pass positive=VALUE (--positive VALUE) for one class against the rest"))
@@ -293,4 +295,5 @@ def load_csv(
             PrivacyLeakWarning, stacklevel=2)
     data = make_dataset(name or file.stem, attrs, values, y, task=task, label_name=label,
                         out_of_bounds=out_of_bounds)
-    return replace(data, ids=None if ids is None else np.array(ids, dtype=np.str_), dropped_rows=dropped)
+    return replace(data, ids=None if ids is None else np.array(ids, dtype=np.str_), dropped_rows=dropped,
+                   label_classes=classes if task == "classification" else None)

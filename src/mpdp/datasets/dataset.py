@@ -73,6 +73,8 @@ class Dataset:
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     ids: npt.NDArray[np.str_] | None = None
     dropped_rows: int = 0
+    #: the names of classes 0 and 1 as the source table writes them (the label's public domain), if known
+    label_classes: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.X.ndim != 2 or self.y.shape != (self.X.shape[0],):
@@ -94,6 +96,13 @@ class Dataset:
             if len(self.encoded_columns) != len(self.attributes):
                 raise ShapeMismatchError(explain("encoded_columns", len(self.encoded_columns),
                                                  f"{len(self.attributes)} entries", "map each attribute to X columns"))
+        if self.label_classes is not None and (
+                self.task != "classification" or len(self.label_classes) != 2
+                or not all(isinstance(c, str) for c in self.label_classes)
+                or self.label_classes[0] == self.label_classes[1]):
+            raise ParameterError(explain("label_classes", self.label_classes,
+                                         "two distinct names (classes 0 and 1) of a classification label",
+                                         "pass label_classes=(name_of_0, name_of_1), or None"))
         if self.ids is not None and self.ids.shape != (self.X.shape[0],):
             raise ShapeMismatchError(explain("ids", self.ids.shape, f"({self.X.shape[0]},)", "one id per row"))
         for group, names in self.groups.items():
@@ -124,6 +133,7 @@ class Dataset:
             attributes=self.attributes, values=None if self.values is None else self.values[idx],
             encoded_columns=self.encoded_columns, label_name=self.label_name, groups=self.groups,
             ids=None if self.ids is None else self.ids[idx], dropped_rows=self.dropped_rows,
+            label_classes=self.label_classes,
         )
 
     def columns_of(self, names: Sequence[str]) -> tuple[int, ...]:

@@ -48,9 +48,9 @@ class TableSchema:
     is trained on the target scaled from them to [-1, 1], and predictions are scaled back to the label's units.
     Without them predictions stay on the [-1, 1] scale.
 
-    ``label_classes``: the names of classes 0 and 1, when known (Adult's ``<=50K`` and ``>50K``); predictions and
-    twins then write the names, else the codes 0 and 1 (1 is the positive class: ``--positive``, or the larger
-    of a CSV label's two values).
+    ``label_classes``: the names of classes 0 and 1 (``Dataset.label_classes``: Adult's ``<=50K`` and ``>50K``, a
+    CSV label's two values, smaller first, or ``not P`` and ``P`` with ``--positive P``); predictions and twins
+    write the names, or the codes 0 and 1 where the names are unknown.
     """
 
     attributes: tuple[Attribute, ...]
