@@ -40,7 +40,8 @@ def table(tmp_path: Path) -> Path:
 def test_types_are_inferred_and_domains_declared(table: Path) -> None:
     with pytest.warns(DatasetWarning, match=r"dropped 1 of 5 rows .*lines 4; columns score"):
         data = load_csv(table, label="income", bounds={"age": (18, 100), "score": (0, 5)},
-                        categories={"city": ["Lyon", "Nice", "Paris"], "member": ["no", "yes"]})
+                        categories={"city": ["Lyon", "Nice", "Paris"], "member": ["no", "yes"],
+                                    "income": ["<=50K", ">50K"]})
     assert data.n == 4 and data.dropped_rows == 1  # the row with '?' is dropped, and counted
     assert [a.kind for a in data.attributes] == ["numeric", "categorical", "numeric", "categorical"]
     assert data.feature_names == ("age", "city=Lyon", "city=Nice", "city=Paris", "score", "member=no", "member=yes")
@@ -125,12 +126,18 @@ def test_categories_spec() -> None:
 def test_the_label_keeps_its_class_names(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     table.write_text("x,y\n1,no\n2,yes\n3,no\n")
-    data = load_csv(table, label="y", bounds={"x": (0, 4)})
+    with pytest.warns(PrivacyLeakWarning, match=r"y \(label\) classes no\|yes"):  # read off the rows
+        data = load_csv(table, label="y", bounds={"x": (0, 4)})
     assert data.label_classes == ("no", "yes") and data.y.tolist() == [0.0, 1.0, 0.0]
     assert data.rows([1, 2]).label_classes == ("no", "yes")
-    three = tmp_path / "three.csv"
-    three.write_text("x,y\n1,a\n2,b\n3,c\n")
-    assert load_csv(three, label="y", bounds={"x": (0, 4)}, positive="b").label_classes == ("not b", "b")
-    numbers = tmp_path / "n.csv"
-    numbers.write_text("x,y\n1,1\n2,2\n3,1\n")
-    assert load_csv(numbers, label="y", bounds={"x": (0, 4)}, task="classification").label_classes == ("1", "2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # declared: public, no warning
+        declared = load_csv(table, label="y", bounds={"x": (0, 4)}, categories={"y": ("yes", "no")})
+        assert declared.label_classes == ("yes", "no") and declared.y.tolist() == [1.0, 0.0, 1.0]
+        three = tmp_path / "three.csv"
+        three.write_text("x,y\n1,a\n2,b\n3,c\n")
+        assert load_csv(three, label="y", bounds={"x": (0, 4)}, positive="b").label_classes == ("not b", "b")
+    with pytest.raises(DomainError, match="declared classes"):
+        load_csv(three, label="y", bounds={"x": (0, 4)}, categories={"y": ("a", "b")})
+    with pytest.raises(ParameterError, match="two distinct class names"):
+        load_csv(table, label="y", bounds={"x": (0, 4)}, categories={"y": ("no", "yes", "maybe")})

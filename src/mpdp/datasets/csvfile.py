@@ -14,7 +14,10 @@ the inferred columns and how to declare them (``bounds={"age": (0, 120)}``, ``--
 
 Label: a column with two distinct values gives classification (the ``positive`` value, or the larger of the
 two in sorted order, becomes 1); a numeric column with more values gives regression, scaled to [-1, 1] by
-its bounds.
+its bounds. The class names are kept (``Dataset.label_classes``: predictions and twins write them); declare
+them as the label's categories (``categories={"income": ["<=50K", ">50K"]}``, ``--categories
+income='<=50K|>50K'``, the positive class second), or names read off the rows are listed among the inferred
+domains.
 
 Missing values (empty, ``?``, ``NA``, ``NaN``, ``null``, ``None``) in a used column (features, label,
 identifier): ``missing="drop"`` (``--missing drop``, the default) drops the row, warns with the count and the
@@ -258,7 +261,20 @@ def load_csv(
     if task is None:
         task = "classification" if len(distinct) <= 2 or any(v is None for v in label_nums) else "regression"
     if task == "classification":
-        if positive is not None:
+        if label in declared_cats:  # the label's public domain: its two class names, class 1 second
+            names = declared_cats[label]
+            if len(names) != 2 or names[0] == names[1] or (positive is not None and positive not in names):
+                raise ParameterError(explain(f"categories of the label {label}", names,
+                                             "two distinct class names, the positive one second",
+                                             f"declare e.g. --categories {label}=no|yes"))
+            outside = sorted(set(distinct) - set(names))
+            if outside:
+                raise DomainError(explain(f"label {label}", outside[:8], f"one of the declared classes {names}",
+                                          "fix the rows or the declaration"))
+            one = names[1] if positive is None else positive
+            y = np.array([v == one for v in raw_label], dtype=np.float64)
+            classes = (names[0] if one == names[1] else names[1], one)
+        elif positive is not None:
             if positive not in distinct:
                 raise ParameterError(explain("positive", positive, f"a value of {label}: {distinct[:8]}",
                                              "name the class that should be 1"))
@@ -269,6 +285,8 @@ def load_csv(
             pair = sorted(distinct, key=lambda v: float(v)) if numeric_pair else distinct
             y = np.array([v == pair[1] for v in raw_label], dtype=np.float64)
             classes = (pair[0], pair[1])
+            if classes != ("0", "1"):  # names read off the rows (beyond the codes), written into a released model
+                inferred.append(f"{label} (label) classes {pair[0]}|{pair[1]}")
         else:
             raise DomainError(explain(f"label {label}", distinct[:8], "exactly two classes",
                                       "pass positive=VALUE (--positive VALUE) for one class against the rest"))
