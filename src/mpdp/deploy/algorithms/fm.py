@@ -21,9 +21,7 @@ from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyCo
 from mpdp.deploy.data import PartyData, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.functional_mechanism.experiments import fm_estimator, fm_options
-from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
-from mpdp.learning.functional_mechanism.noise import FMPlan
+from mpdp.learning.functional_mechanism.noise import FMPlan, plan_for_columns
 from mpdp.learning.functional_mechanism.objective import QuadraticObjective
 from mpdp.learning.functional_mechanism.parties import SERVER, FMDataParty, FMServer, party_name
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
@@ -32,24 +30,27 @@ from mpdp.learning.registry import RunConfig
 
 __all__ = ["FMDeployment"]
 
-def _model(public: Mapping[str, Any]) -> FMLogisticRegression | FMLinearRegression:
-    cls = FMLogisticRegression if public["objective"] == "logistic" else FMLinearRegression
+def _settings(public: Mapping[str, Any]) -> SolveSettings:
     trim = public["trim"]
-    settings = SolveSettings(ridge_factor=float(public["ridge"]), trim_factor=None if trim is None else float(trim))
-    return cls(float(public["epsilon"]), partition=[list(c) for c in public["columns"]],
-               label_party=int(public["label_party"]), backend=str(public["backend"]),
-               row_l1=None if public["row_l1"] is None else tuple(public["row_l1"]), settings=settings,
-               fit_intercept=bool(public["intercept"]))
+    return SolveSettings(ridge_factor=float(public["ridge"]), trim_factor=None if trim is None else float(trim))
 
 
 def _plan(public: Mapping[str, Any]) -> FMPlan:
-    return _model(public).plan_for(int(public["d"]))
+    """The plan the estimator makes (``plan_for``), from the public parameters: no estimator (and no
+    scikit-learn) in a party's process."""
+    return plan_for_columns(public["objective"], int(public["d"]), partition=[list(c) for c in public["columns"]],
+                            label_party=int(public["label_party"]), fit_intercept=bool(public["intercept"]),
+                            row_l1=None if public["row_l1"] is None else tuple(public["row_l1"]),
+                            epsilon=float(public["epsilon"]))
 
 
 class FMDeployment(AlgorithmDeployment):
     algorithms = ("fm-logistic", "fm-linear")
 
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
+        # the launcher's side builds the estimator mpdp run builds (the parties' side never imports it)
+        from mpdp.learning.functional_mechanism.experiments import fm_estimator, fm_options
+
         objective = "logistic" if algorithm == "fm-logistic" else "linear"
         opts = fm_options(config.options)
         train = config.train
@@ -90,7 +91,7 @@ class FMDeployment(AlgorithmDeployment):
         backend = str(public["backend"])
         role: FMDataParty | FMServer
         if ctx.name == SERVER:
-            role = FMServer(plan, _model(public).settings or SolveSettings(), backend=backend)
+            role = FMServer(plan, _settings(public), backend=backend)
         else:
             if ctx.data is None:
                 raise ParameterError(explain(f"data of {ctx.name}", None, "its columns", "give it its data file"))

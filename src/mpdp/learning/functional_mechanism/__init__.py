@@ -21,9 +21,22 @@ Where each part lives
   ``mpdp reproduce 000-table1|2|3``.
 """
 
-from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression, centralized_fm
+from typing import Any
+
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
 
 __all__ = ["FMLinearRegression", "FMLogisticRegression", "FMResult", "SolveSettings", "centralized_fm",
            "run_vertical_fm"]
+
+_MODEL = ("FMLinearRegression", "FMLogisticRegression", "centralized_fm")
+
+
+def __getattr__(name: str) -> Any:
+    """The estimators (and the centralised reference beside them), imported on first use: a deployed party's
+    process runs the roles of :mod:`~mpdp.learning.functional_mechanism.parties` without scikit-learn."""
+    if name in _MODEL:
+        from mpdp.learning.functional_mechanism import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -44,7 +44,14 @@ from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ShapeMismatchError, explain
 from mpdp.learning.estimator import LinearBinaryClassifier, PrivateEstimator, binary_labels, classes_of
-from mpdp.learning.functional_mechanism.noise import FMPlan, PartyNoise, add_noise, assemble_release, local_units
+from mpdp.learning.functional_mechanism.noise import (
+    FMPlan,
+    PartyNoise,
+    add_noise,
+    assemble_release,
+    local_units,
+    plan_for_columns,
+)
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
     check_features,
@@ -158,27 +165,11 @@ class _FMEstimator(PrivateEstimator):
         return y
 
     # The parameters are never changed by fit (STYLE: fit never changes constructor parameters).
-    def _plan_inputs(self, d: int) -> tuple[ColumnPartition, tuple[float, ...]]:
-        cols = [tuple(c) for c in (self.partition if self.partition is not None else [range(d)])]
-        if self.fit_intercept:  # the label party holds the public constant column
-            cols = [(*c, d) if k == self.label_party else c for k, c in enumerate(cols)]
-        part = ColumnPartition(tuple(cols), self.label_party)
-        sizes = [len(c) for c in cols]
-        if self.row_l1 is None:
-            l1 = tuple(float(s) for s in sizes)
-        else:
-            if len(self.row_l1) != len(cols):
-                raise ShapeMismatchError(explain("row_l1", self.row_l1, f"{len(cols)} bounds, one per party",
-                                                 "give each party's public row L1 bound"))
-            l1 = tuple(float(c) + (1.0 if self.fit_intercept and k == self.label_party else 0.0)
-                       for k, c in enumerate(self.row_l1))
-        return part, l1
-
     def plan_for(self, d: int) -> FMPlan:
         """The public plan of a fit on ``d`` feature columns (what every party and the server agree on)."""
-        part, l1 = self._plan_inputs(d)
-        return FMPlan(self._objective, part, party_l1=l1, epsilon=self.epsilon if self.bottom_up is None else None,
-                      bottom_up=self.bottom_up)
+        return plan_for_columns(self._objective, d, partition=self.partition, label_party=self.label_party,
+                                fit_intercept=self.fit_intercept, row_l1=self.row_l1,
+                                epsilon=self.epsilon if self.bottom_up is None else None, bottom_up=self.bottom_up)
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""

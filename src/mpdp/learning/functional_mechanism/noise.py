@@ -56,6 +56,7 @@ __all__ = [
     "local_units",
     "monomial_factor",
     "monomial_mask",
+    "plan_for_columns",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -282,6 +283,28 @@ class FMPlan:
         except (KeyError, TypeError, ValueError) as exc:
             raise ParameterError(explain("plan", data, "an FMPlan.to_wire() mapping",
                                          "send the server's plan")) from exc
+
+
+def plan_for_columns(objective: FMObjective, d: int, *, partition: Sequence[Sequence[int]] | None, label_party: int,
+                     fit_intercept: bool, row_l1: Sequence[float] | None, epsilon: float | None,
+                     bottom_up: Mapping[str, Any] | None = None) -> FMPlan:
+    """The public plan of a fit on ``d`` feature columns split by ``partition`` (default: one party).
+
+    With ``fit_intercept`` the label party also holds the public constant column ``d`` (adding 1 to its row L1
+    bound); ``row_l1`` defaults to each party's column count (features in [-1, 1]). What the estimators'
+    ``plan_for`` and a deployed party compute alike."""
+    cols = [tuple(c) for c in (partition if partition is not None else [range(d)])]
+    if fit_intercept:
+        cols = [(*c, d) if k == label_party else c for k, c in enumerate(cols)]
+    part = ColumnPartition(tuple(cols), label_party)
+    if row_l1 is None:
+        l1 = tuple(float(len(c)) for c in cols)
+    else:
+        if len(row_l1) != len(cols):
+            raise ShapeMismatchError(explain("row_l1", row_l1, f"{len(cols)} bounds, one per party",
+                                             "give each party's public row L1 bound"))
+        l1 = tuple(float(c) + (1.0 if fit_intercept and k == label_party else 0.0) for k, c in enumerate(row_l1))
+    return FMPlan(objective, part, party_l1=l1, epsilon=epsilon, bottom_up=bottom_up)
 
 
 def _positive(value: float, name: str) -> float:
