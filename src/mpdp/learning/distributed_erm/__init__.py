@@ -21,12 +21,15 @@ Where each part lives
   ``-ridge`` variants) and ``mpdp reproduce 003-table1|003-fig1|003-fig2``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
 from mpdp.learning.distributed_erm.common import DistributedFit, GradientPerturbation, OutputPerturbation
 from mpdp.learning.distributed_erm.mpc import fit_mpc_gradp, fit_mpc_outp, fit_pathak
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+
+if TYPE_CHECKING:  # what the lazy exports below return, for type checkers and the docs
+    from mpdp.learning.distributed_erm.estimator import DistributedERMClassifier, DistributedERMRegressor
 
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor", "DistributedFit", "ERMProblem",
            "GradientPerturbation", "HorizontalParties", "OutputPerturbation", "fit_local_gradp", "fit_local_objp",

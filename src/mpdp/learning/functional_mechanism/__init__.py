@@ -21,10 +21,13 @@ Where each part lives
   ``mpdp reproduce 000-table1|2|3``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
+
+if TYPE_CHECKING:  # what the lazy exports below return, for type checkers and the docs
+    from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression, centralized_fm
 
 __all__ = ["FMLinearRegression", "FMLogisticRegression", "FMResult", "SolveSettings", "centralized_fm",
            "run_vertical_fm"]

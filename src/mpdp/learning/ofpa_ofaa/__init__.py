@@ -16,7 +16,7 @@ Where each part lives
 * :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|3|4``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpdp.learning.ofpa_ofaa.model import (
     FitResult,
@@ -26,6 +26,9 @@ from mpdp.learning.ofpa_ofaa.model import (
     prepare_parties,
     prepare_rows,
 )
+
+if TYPE_CHECKING:  # what the lazy exports below return, for type checkers and the docs
+    from mpdp.learning.ofpa_ofaa.estimator import OfpaOfaaClassifier
 
 __all__ = ["FitResult", "OfpaOfaaClassifier", "OfpaOfaaSettings", "PreparedParties", "fit", "prepare_parties",
            "prepare_rows"]

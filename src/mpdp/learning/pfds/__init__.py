@@ -25,10 +25,13 @@ Where each part lives
 * :mod:`mpdp.learning.data_fidelity`: how close synthetic data is to the real data (Figure 3).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
 from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
+
+if TYPE_CHECKING:  # what the lazy exports below return, for type checkers and the docs
+    from mpdp.learning.pfds.estimator import PFDSClassifier
 
 __all__ = ["PFDSAgent", "PFDSClassifier", "PFDSParams", "PrivateTree", "Schema", "TreeParams", "make_tree"]
 

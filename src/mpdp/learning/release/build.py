@@ -1,7 +1,7 @@
 """The released model of an ``mpdp run``: what each algorithm's :class:`~mpdp.learning.registry.RunReport`
 carries in ``released``, turned into a :class:`~mpdp.learning.release.format.ReleasedModel`.
 
-* fm-logistic, fm-linear (:class:`~mpdp.learning.functional_mechanism.FMLogisticRegression`): ``linear``, the
+* fm-logistic, fm-linear (:class:`~mpdp.learning.functional_mechanism.model.FMLogisticRegression`): ``linear``, the
   coefficients on the encoded features;
 * mpc-gradp, mpc-outp, pathak, local-* (and ``-ridge``; a :class:`~mpdp.learning.distributed_erm.DistributedFit`):
   ``linear``, ``theta`` folded through the public unit-ball map ``[x / B, 1] / sqrt(2)``;
