@@ -57,6 +57,8 @@ def test_a_horizontal_party_rebuilds_its_dataset_from_the_public_schema(tmp_path
 
 
 def test_network_models() -> None:
+    """The modelled wall time's arithmetic on fixed inputs (compute + rounds x RTT + bytes / bandwidth): the
+    fields are in seconds, but no clock is read; nothing here is timed."""
     assert network_model("lan") == NAMED["lan"] and NAMED["wan"].rtt_ms == 50.0 and NAMED["wan"].mbps == 100.0
     custom = network_model("20,500")
     out = custom.model(1.5, {"bytes": 10_000_000, "rounds": 10}, {"a": 1_000_000, "b": 250_000})
@@ -73,7 +75,7 @@ def test_run_reports_the_network_model(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["run", "fm-logistic", "--dataset", "synthetic-mixed:n=120", "--seed", "1", "--network", "lan",
                  "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    net = record["network"]
+    net = record["network"]  # the model's rounds x 1 ms, computed from the counted rounds: arithmetic, not a timing
     assert net["latency_seconds"] == pytest.approx(record["communication"]["rounds"] * 0.001)
     assert net["modelled_seconds"] > record["seconds"]
 
