@@ -37,7 +37,8 @@ import numpy as np
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
 from mpdp.errors import MpdpError
-from mpdp.learning.registry import RunConfig, get_algorithm
+from mpdp.learning.registry import get_algorithm
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 SEED = 11

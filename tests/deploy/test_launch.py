@@ -187,8 +187,8 @@ def test_every_registered_algorithm_is_deployable(capsys: pytest.CaptureFixture[
 def test_agents_scored_on_other_held_out_records_are_refused_naming_the_agent(tmp_path: Path) -> None:
     other = tmp_path / "evaluation.csv"
     config = _config("np-agt", ["--parties", "2"])
+    from mpdp.datasets.holdings import write_party_data
     from mpdp.deploy.algorithms import deployment_for
-    from mpdp.deploy.data import write_party_data
 
     held = deployment_for("np-agt").plan("np-agt", config).evaluation["agent1"]
     write_party_data(other, dataclasses.replace(held, y=1.0 - held.y))  # same shape, other labels

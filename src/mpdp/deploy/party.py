@@ -45,9 +45,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mpdp.datasets.holdings import PartyData, read_party_data, records_digest
 from mpdp.deploy.algorithms import deployment_for
-from mpdp.deploy.algorithms.base import PartyContext
-from mpdp.deploy.data import PartyData, read_party_data, records_digest
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (
@@ -59,6 +58,7 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
+from mpdp.learning.spec.deployment import PartyContext
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config

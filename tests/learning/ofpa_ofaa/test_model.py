@@ -22,7 +22,7 @@ from mpdp.learning.ofpa_ofaa.parties import (
     ofaa_ridge,
     secure_weighted_average,
 )
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 

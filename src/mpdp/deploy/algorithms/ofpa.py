@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.deploy.data import PartyData, dataset_from_schema, schema_of
+from mpdp.datasets.holdings import PartyData, dataset_from_schema, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight, unit_ball_row_l1
 from mpdp.errors import ParameterError, ProtocolError, explain
@@ -39,7 +38,8 @@ from mpdp.learning.ofpa_ofaa.model import (
     stop_after,
 )
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows, average_spec, fixed_quadratic_mask, upload
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.run import RunConfig
 from mpdp.protocols.aggregation import (
     AggregateResult,
     AggregationSpec,
@@ -66,7 +66,6 @@ def _order(owners: list[str]) -> tuple[str, ...]:
 
 
 class OfpaDeployment(AlgorithmDeployment):
-    algorithms = ("ofpa", "ofaa")
     reference_in_memory = True
 
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
@@ -101,16 +100,17 @@ class OfpaDeployment(AlgorithmDeployment):
         theta = np.zeros(dim)
         for rnd in range(settings.max_rounds):
             root = ctx.root.spawn(f"aggregate/{rnd}")
+            result: Any
             if owner is not None:
                 if settings.method != "none" and (rnd == 0 or settings.noise == "fresh"):
                     owner.draw_noise(f"round/{rnd}")
-                ctx.session.run(self._client(spec, upload(owner.local_fit(theta), settings.bound), owner.n),
-                                root, order)
+                result = ctx.session.run(self._client(spec, upload(owner.local_fit(theta), settings.bound), owner.n),
+                                         root, order)
             elif ctx.name == SERVER:
-                ctx.session.run(lambda c: aggregation_server(c, spec), root, order)
+                result = ctx.session.run(lambda c: aggregation_server(c, spec), root, order)
             else:
-                ctx.session.run(lambda c: aggregation_aggregator(c, spec), root, order)
-            new = ctx.session.run(self._model_hand_out(ctx.session.runs[-1].result), root, order, counted=False)
+                result = ctx.session.run(lambda c: aggregation_aggregator(c, spec), root, order)
+            new = ctx.session.run(self._model_hand_out(result), root, order, counted=False)
             change = float(np.linalg.norm(new - theta))
             theta = new
             if stop_after(rnd, change, settings):

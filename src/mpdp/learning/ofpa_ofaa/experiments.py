@@ -54,19 +54,11 @@ from mpdp.learning.ofpa_ofaa.model import (
     prepare_parties,
     prepare_rows,
 )
-from mpdp.learning.registry import (
-    Algorithm,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "DEFAULT_LAM", "REPRODUCTIONS", "first_attributes", "run_settings"]
+__all__ = ["DEFAULT_LAM", "REPRODUCTIONS", "RUNS", "first_attributes", "run_settings"]
 
 FloatArray = npt.NDArray[np.float64]
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
@@ -217,18 +209,8 @@ def _run(method: str) -> Callable[[RunConfig], RunReport]:
     return run
 
 
-_OPTIONS = {"lam": "regulariser, mean form (default 1e-4 ofpa, 1e-3 ofaa)",
-            "eta": "stop when the global parameters change by less (default 1e-4)",
-            "max_rounds": "round limit (default 10)",
-            "noise": "once (default; costs eps) or fresh (eps/max_rounds per round)"}
-
-ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("ofpa", "OFPA: objective-perturbed logistic regression, weighted secure averaging (paper 001)",
-              "001", "horizontal", "classification", _run("ofpa"),
-              options={**_OPTIONS, "perturbation": "objective (Algorithm 2, default) or output (Algorithm 1)"}),
-    Algorithm("ofaa", "OFAA: Taylor-coefficient-perturbed logistic regression, weighted secure averaging (paper 001)",
-              "001", "horizontal", "classification", _run("ofaa"), options=_OPTIONS),
-)
+#: ``mpdp run ofpa`` / ``ofaa`` (the drivers the specs name)
+RUNS: dict[str, Callable[[RunConfig], RunReport]] = {method: _run(method) for method in ("ofpa", "ofaa")}
 
 _FIG2 = "Paper 001 Figure 2: misclassification vs eps on Adult"
 _FIG3 = "Paper 001 Figure 3: misclassification vs cardinality (eps = 0.8) on Adult"

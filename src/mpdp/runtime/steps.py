@@ -1,0 +1,65 @@
+"""One party's protocol runs, one after the other, over the same connections: :class:`StepSession`.
+
+An algorithm whose parties run several protocols in turn (a round of secure aggregation, then the model handed
+out, then the next round) writes each party's part once, as a function that calls :meth:`StepSession.run` for
+every run. The same function then runs
+
+* in memory: every party's function is a role of :func:`~mpdp.runtime.run_protocol`, and builds its
+  session on the endpoint of the :class:`~mpdp.runtime.Comm` it is given (threads, greenlets or forked
+  processes, as the runner chooses);
+* deployed: the party's process builds a session over its gRPC transport (:mod:`mpdp.deploy.session`, which
+  adds the start-up handshake).
+
+Each run gets a fresh :class:`~mpdp.runtime.Comm` on the same endpoint, its random source ``root.spawn(name)``
+exactly as :func:`~mpdp.runtime.run_protocol` gives a role. Runs follow each other without interleaving:
+per-pair delivery is in order and every run consumes the messages it was sent, so the next run's first
+message is the next one each party reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mpdp.randomness import RandomSource
+from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
+from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.transport import Endpoint
+
+__all__ = ["RunRecord", "StepSession"]
+
+
+@dataclass
+class RunRecord:
+    """One protocol run of the local party: who took part, its result, what it sent, how long it took, and
+    whether it counts as the algorithm's communication (``counted=False``: coordination that a single process
+    holding every party would not send, e.g. a model a central loop hands every owner)."""
+
+    parties: tuple[str, ...]
+    result: Any
+    traffic: PartyTraffic
+    seconds: float
+    counted: bool = True
+
+
+class StepSession:
+    """The local party's protocol runs over one endpoint (module docstring)."""
+
+    def __init__(self, endpoint: Endpoint, *, timeout: float = 120.0, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+        self.endpoint = endpoint
+        self.name = endpoint.name
+        self.timeout = float(timeout)
+        self.limits = limits
+        self.runs: list[RunRecord] = []
+
+    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
+            counted: bool = True) -> Any:
+        """Run the local party's ``role`` in a protocol among ``parties`` (canonical order); returns its result."""
+        comm = Comm(self.endpoint, tuple(parties), rng=root.spawn(self.name), timeout=self.timeout,
+                    limits=self.limits)
+        start = time.perf_counter()
+        result = role(comm)
+        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
+        return result
