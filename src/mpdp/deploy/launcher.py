@@ -38,6 +38,7 @@ from mpdp.datasets.holdings import dump_json, write_party_data
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.errors import ProtocolError, explain
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, shared_parameters
+from mpdp.learning.spec.memory import decode_runs
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import generate_party_folders
@@ -282,11 +283,16 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
             body = decode(p.output.read_bytes())
             outputs[p.name] = list(body["runs"])
             reports[p.name] = json.loads(body["report"])
-        delegate = _Delegate(deployment, dict(plan.public), outputs)
-        with delegated_runs(delegate):
-            report = driver(config)
-        delegate.check_consumed()
-        deployment.check(report, delegate.runs)
+        shared = shared_parameters(plan)
+        outcomes = {name: decode_runs(deployment, name, runs, shared) for name, runs in outputs.items()}
+        report = deployment.report(config, plan, outcomes)
+        if report is None:  # the algorithm's own driver, its protocol runs answered by the parties' results
+            delegate = _Delegate(deployment, dict(plan.public),
+                                 {name: [r for r in runs if r.get("counted", True)] for name, runs in outputs.items()})
+            with delegated_runs(delegate):
+                report = driver(config)
+            delegate.check_consumed()
+            deployment.check(report, delegate.runs)
         startup = max(r["ready_at"] for r in reports.values()) - started
         return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None)
     finally:

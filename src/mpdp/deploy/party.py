@@ -59,6 +59,7 @@ from mpdp.errors import (
     explain,
 )
 from mpdp.learning.spec.deployment import PartyContext
+from mpdp.learning.spec.memory import encode_runs
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
@@ -245,7 +246,6 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         report.update(alignment.as_json())
         report["alignment"] = {"seconds": aligned_run.seconds, **aligned_run.traffic.as_dict()}
     if output is not None:
-        runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
-                 "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
+        runs = encode_runs(deployment, name, [r for r in session.runs if r is not aligned_run])
         output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
     return report
