@@ -1,15 +1,24 @@
 """Paper 002's algorithm as a spec: ``dpvi`` (:mod:`mpdp.learning.spec`).
 
 The default of ``epochs`` is the paper's: 3000 iterations of minibatches of 100 records, 33 epochs (section 6).
+:class:`DPVIRunSettings` is the only place the options' defaults are written: the in-memory and deployed runs
+read them from the run's configuration (:func:`settings_of`), the estimators
+(:class:`~mpdp.learning.dpvi.model.VerticalDPVI`, :class:`~mpdp.learning.dpvi.model.DPVI`) take theirs from
+:data:`DEFAULTS`, and the one data-dependent default, the minibatch size, is :func:`batch_size_for`'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec, AuditHook, Ref, RoleInfo, Settings, option
+from mpdp.learning.spec.run import RunConfig
 
-__all__ = ["SPECS", "DPVIRunSettings"]
+__all__ = ["DEFAULTS", "PAPER_BATCH", "SPECS", "DPVIRunSettings", "batch_size_for", "settings_of"]
+
+#: paper 002's minibatch size (section 6): the default batch, or every record when there are fewer
+PAPER_BATCH = 100
 
 
 @dataclass(frozen=True)
@@ -34,17 +43,37 @@ class DPVIRunSettings(Settings):
                          "(every party forked)", choices=("greenlets", "fork-services", "processes"))
 
 
+#: every option at its default (the estimators' defaults)
+DEFAULTS = DPVIRunSettings()
+
+
+def batch_size_for(batch: int | None, n: int) -> int:
+    """The expected minibatch size of a run on ``n`` records: ``batch``, or by default ``min(100, n)``."""
+    return min(PAPER_BATCH, n) if batch is None else batch
+
+
+def settings_of(config: RunConfig) -> DPVIRunSettings:
+    """The run's options: ``config.settings``, or built from ``config.options`` when the caller gave only those
+    (checked the same way)."""
+    if config.settings is None:
+        return DPVIRunSettings.from_options(config.options)
+    if not isinstance(config.settings, DPVIRunSettings):
+        raise ParameterError(explain("settings", type(config.settings).__name__, DPVIRunSettings.__name__,
+                                     "build the run's configuration with the algorithm's spec"))
+    return config.settings
+
+
 SPECS: tuple[AlgorithmSpec, ...] = (
     AlgorithmSpec(
         name="dpvi", paper="002", partitioning="vertical", task="synthesis", settings=DPVIRunSettings,
         summary="DP variational inference of a Beta/Categorical mixture, vertical partition, under MPC "
                 "(synthetic-data model)",
-        driver=Ref("mpdp.learning.dpvi.experiments:run"), min_parties=1,
+        min_parties=2,
         roles=(RoleInfo("party0 .. party{P-1}", "one per attribute holder (--parties, --partition)",
                         "holds its attributes' values for every record; computes its factors and statistics"),
                RoleInfo("dealer", "1", "deals the MPC's correlated randomness"),
                RoleInfo("noise", "with --option noise=trusted", "the trusted noise party")),
-        deployment=Ref("mpdp.deploy.algorithms.dpvi:DpviDeployment"),
+        deployment=Ref("mpdp.learning.dpvi.deployment:DpviDeployment"),
         audits=(AuditHook("dpvi-step", Ref("mpdp.audit.cases.dpvi:dpvi_step_case"), 20_000),),
         release=Ref("mpdp.learning.release.build:mixture_of_dpvi"),
         estimator=Ref("mpdp.learning.dpvi.model:VerticalDPVI")),
