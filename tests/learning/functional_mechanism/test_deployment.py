@@ -18,8 +18,7 @@ from mpdp.cli.run_cmd import build_config
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import ParameterError
 from mpdp.learning.functional_mechanism.deployment import FMDeployment
-from mpdp.learning.functional_mechanism.experiments import fm_estimator
-from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
+from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression, fm_estimator
 from mpdp.learning.functional_mechanism.release import SolveSettings
 from mpdp.learning.functional_mechanism.spec import SETTINGS, SPECS
 from mpdp.learning.registry import get_algorithm

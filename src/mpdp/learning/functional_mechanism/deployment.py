@@ -160,8 +160,7 @@ class FMDeployment(AlgorithmDeployment):
                outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
         """The released model scored on the test set beside the non-private reference; privacy from
         :meth:`cost` (per party) and the plan's release cost on D (the total)."""
-        from mpdp.learning.functional_mechanism.experiments import fm_estimator
-        from mpdp.learning.functional_mechanism.model import non_private_score, paper_metric
+        from mpdp.learning.functional_mechanism.model import fm_estimator, non_private_score, paper_metric
 
         start = time.perf_counter()
         public = plan.public

@@ -17,48 +17,24 @@ group has L1 norm 1); rows labelled ``fm-box`` use the paper's box bound (``c_k 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
 from mpdp.datasets import load_dataset, train_test_split, vertical_by_sizes
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.synthetic import sparse_linear_regression
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.functional_mechanism.model import (
-    FMLinearRegression,
-    FMLogisticRegression,
-    non_private_score,
-    paper_metric,
-)
-from mpdp.learning.functional_mechanism.objective import attribute_l1_bounds
-from mpdp.learning.functional_mechanism.release import SolveSettings
-from mpdp.learning.functional_mechanism.spec import SETTINGS, FMLinearSettings, FMSettings
+from mpdp.learning.functional_mechanism.model import fm_estimator, non_private_score, paper_metric
+from mpdp.learning.functional_mechanism.spec import SETTINGS, FMLinearSettings
 from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
-from mpdp.randomness import RandomSource
 
-__all__ = ["REPRODUCTIONS", "fm_estimator"]
-
-FloatArray = npt.NDArray[np.float64]
+__all__ = ["REPRODUCTIONS"]
 
 PAPER_TABLE3 = {0.1: 0.6412, 1.0: 0.7315, 10.0: 0.8132}
 PAPER_TABLE3_NONPRIVATE = 0.8368
 PAPER_TABLE2 = {0.1: (0.0033, 0.0035), 0.5: (0.0052, 0.0058), 1.0: (0.0050, 0.0056)}  # (non-private, FM)
-
-
-def fm_estimator(train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float, backend: str,
-                 rng: RandomSource, settings: FMSettings) -> FMLogisticRegression | FMLinearRegression:
-    """The estimator of ``settings``' objective on the vertical split ``columns`` of ``train``, with the run's
-    options: each party's row-L1 bound from the encoding (``l1="attributes"``) or its column count (``"box"``),
-    the server's solve, the intercept."""
-    cls: type[FMLogisticRegression | FMLinearRegression]
-    cls = FMLogisticRegression if settings.objective == "logistic" else FMLinearRegression
-    l1 = attribute_l1_bounds(train, columns) if settings.l1 == "attributes" else None
-    return cls(epsilon, partition=[list(c) for c in columns], label_party=label_party, backend=backend,
-               row_l1=l1, settings=SolveSettings(ridge_factor=settings.ridge, trim_factor=settings.trim_factor()),
-               rng=rng, fit_intercept=settings.intercept)
 
 
 def _repetitions(options: ReproOptions, default: int) -> int:

@@ -56,6 +56,7 @@ from mpdp.learning.functional_mechanism.noise import (
 )
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
+    attribute_l1_bounds,
     check_features,
     check_labels,
     exact_objective,
@@ -71,6 +72,7 @@ __all__ = [
     "FMResult",
     "SolveSettings",
     "centralized_fm",
+    "fm_estimator",
     "non_private_score",
     "paper_metric",
     "solve_release",
@@ -284,7 +286,20 @@ class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]
         return tags
 
 
-# -- paper 000's metrics -----------------------------------------------------------------------------------
+# -- a run's estimator and paper 000's metrics ----------------------------------------------------------------
+
+def fm_estimator(train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float, backend: str,
+                 rng: RandomSource, settings: FMSettings) -> FMLogisticRegression | FMLinearRegression:
+    """The estimator of ``settings``' objective on the vertical split ``columns`` of ``train``, with the run's
+    options: each party's row-L1 bound from the encoding (``l1="attributes"``) or its column count (``"box"``),
+    the server's solve, the intercept."""
+    cls: type[FMLogisticRegression | FMLinearRegression]
+    cls = FMLogisticRegression if settings.objective == "logistic" else FMLinearRegression
+    l1 = attribute_l1_bounds(train, columns) if settings.l1 == "attributes" else None
+    return cls(epsilon, partition=[list(c) for c in columns], label_party=label_party, backend=backend,
+               row_l1=l1, settings=SolveSettings(ridge_factor=settings.ridge, trim_factor=settings.trim_factor()),
+               rng=rng, fit_intercept=settings.intercept)
+
 
 def paper_metric(model: FMLogisticRegression | FMLinearRegression, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
     """Paper 000's metric: accuracy (logistic) or mean squared error (linear)."""
