@@ -48,7 +48,7 @@ from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
-           "parse_options", "plain_options", "record_of"]
+           "parse_options", "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -78,11 +78,6 @@ def parse_options(pairs: list[tuple[str, str]], spec: AlgorithmSpec) -> Settings
             raise ParameterError(explain(f"--option {key}", raw, "each key once", "drop the repeated key"))
         given[key] = raw
     return spec.settings_from(given)
-
-
-def plain_options(settings: Settings) -> dict[str, Any]:
-    """The settings as ``RunConfig.options``: every option whose value is not None."""
-    return {k: v for k, v in settings.to_public().items() if v is not None}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -221,10 +216,10 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
     config = RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                        rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
                        label_party=label_party if algo.partitioning == "vertical" else 0,
-                       options=plain_options(settings), settings=settings,
+                       settings=settings,
                        progress=interactive(args), row_partition=row_partition,
                        row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
-    return config, (aligned.record if aligned else {})
+    return algo.configure(config), (aligned.record if aligned else {})
 
 
 def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource,

@@ -1,4 +1,4 @@
-"""Paper 001 on the command line: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|fig3|fig4``.
+"""Paper 001's reproductions: ``mpdp reproduce 001-fig2|fig3|fig4``.
 
 Figures 2-4 as tables of misclassification (mean, std over repetitions): three parties holding 40/30/10% of
 the records and 20% test, LR_NoPrivacy (``method="none"``, the same multiparty loop without noise; with
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,25 +46,14 @@ from mpdp.datasets import load_dataset, train_test_split
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.ofpa_ofaa.model import (
-    OfpaOfaaSettings,
-    PreparedParties,
-    fit,
-    options_from,
-    prepare_parties,
-    prepare_rows,
-)
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, fit, prepare_parties, prepare_rows
 from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
-from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
-__all__ = ["DEFAULT_LAM", "REPRODUCTIONS", "RUNS", "first_attributes", "run_settings"]
+__all__ = ["REPRODUCTIONS", "first_attributes"]
 
 FloatArray = npt.NDArray[np.float64]
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
-#: Regulariser per method (mean form). OFAA adds a noise-calibrated ridge on top
-#: (:func:`mpdp.learning.ofpa_ofaa.parties.ofaa_ridge`).
-DEFAULT_LAM = {"ofpa": 1e-4, "output": 1e-4, "ofaa": 1e-4, "none": 1e-4}
 NOTE_DATA = ("Bank Marketing and Default of Credit Card Clients are not available: Adult is used instead, so "
              "the paper's curves are not comparable and are not shown beside ours.")
 NOTE_SOUND = ("Sound sensitivities (mpdp.dp.sensitivities.ofpa_ofaa): OFPA uses l1 sensitivity 2*row_l1 and "
@@ -101,7 +90,7 @@ def _prepare(data: Dataset, rng: RandomSource) -> tuple[PreparedParties, FloatAr
 
 def _one(prepared: PreparedParties, Xt: FloatArray, yt: FloatArray, method: str, eps: float,
          rng: RandomSource) -> float:
-    settings = OfpaOfaaSettings(method=method, epsilon=eps, lam=DEFAULT_LAM[method])
+    settings = OfpaOfaaSettings(method=method, epsilon=eps)  # the spec's default regulariser
     return fit(prepared, settings, rng=rng.spawn(f"{method}/{eps}")).misclassification(Xt, yt)
 
 
@@ -174,43 +163,6 @@ def _sample(rate: float) -> Callable[[Dataset, RandomSource], Dataset]:
 def _attrs(k: int) -> Callable[[Dataset, RandomSource], Dataset]:
     return lambda data, rng: first_attributes(data, k)
 
-
-def run_settings(method: str, options: Mapping[str, Any], epsilon: float) -> OfpaOfaaSettings:
-    """``mpdp run ofpa|ofaa``'s settings from its ``--option`` values (the method's default lam if none)."""
-    settings = options_from(options, method, epsilon)
-    if "lam" not in dict(options or {}):
-        settings = OfpaOfaaSettings(method=settings.method, epsilon=settings.epsilon,
-                                    lam=DEFAULT_LAM[settings.method], eta=settings.eta,
-                                    max_rounds=settings.max_rounds, noise=settings.noise)
-    return settings
-
-
-def _run(method: str) -> Callable[[RunConfig], RunReport]:
-    def run(config: RunConfig) -> RunReport:
-        settings = run_settings(method, config.options, config.epsilon)
-        parties = config.party_data()
-        result = fit(parties, settings, rng=config.rng)
-        baseline = fit(parties, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
-        Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
-        spent = max(result.epsilon_spent.values())
-        return RunReport(
-            algorithm=method, dataset=config.train.name, parties=len(parties), epsilon=config.epsilon, delta=0.0,
-            epsilon_spent=spent, delta_spent=0.0, per_party_epsilon=dict(result.epsilon_spent),
-            metric=Metric("misclassification", result.misclassification(Xt, config.test.y)),
-            non_private=Metric("misclassification", baseline.misclassification(Xt, config.test.y)),
-            seconds=result.seconds, communication=dict(result.communication),
-            extra={"rounds": result.rounds, "converged": result.converged, "noise": settings.noise,
-                   "variant": settings.method, "epsilon_per_release": result.epsilon_per_release,
-                   "laplace_scale": result.scales,
-                   "laplace_scale_degree1": result.scales_linear, "lam": result.lams, "changes": result.changes},
-            released=result,
-        )
-
-    return run
-
-
-#: ``mpdp run ofpa`` / ``ofaa`` (the drivers the specs name)
-RUNS: dict[str, Callable[[RunConfig], RunReport]] = {method: _run(method) for method in ("ofpa", "ofaa")}
 
 _FIG2 = "Paper 001 Figure 2: misclassification vs eps on Adult"
 _FIG3 = "Paper 001 Figure 3: misclassification vs cardinality (eps = 0.8) on Adult"

@@ -2,7 +2,7 @@
 
 A :class:`DataOwner` sees only its records and the global parameters the server broadcasts. Per round it
 returns its local minimiser; the minimisers reach the server only through secure aggregation
-(:func:`secure_weighted_average`), so the server learns the record-weighted average and nothing else.
+(:mod:`mpdp.learning.ofpa_ofaa.rounds`), so the server learns the record-weighted average and nothing else.
 
 Local objectives (mean form, ``x`` already in the unit ball with the intercept folded in):
 
@@ -38,11 +38,11 @@ from mpdp.dp.mechanisms.laplace import LaplaceMechanism
 from mpdp.dp.samplers import discrete_laplace
 from mpdp.dp.sensitivities.ofpa_ofaa import OfaaBudget
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.protocols.aggregation import AggregationSpec, simulate_aggregation
+from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource
 
 __all__ = ["METHODS", "OFAA_RIDGE_KAPPA", "DataOwner", "OwnerRows", "average_spec", "fixed_quadratic_mask",
-           "newton_logistic", "ofaa_ridge", "secure_weighted_average", "upload"]
+           "newton_logistic", "ofaa_ridge", "upload"]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -286,24 +286,6 @@ def newton_logistic(X: FloatArray, y: FloatArray, lam: float, linear: FloatArray
             t *= 0.5
         w, margin, f = cand, cmargin, fc
     return w
-
-
-def secure_weighted_average(params: dict[str, FloatArray], counts: dict[str, int], *, bound: float,
-                            count_bound: int, rng: RandomSource) -> tuple[FloatArray, dict[str, int]]:
-    """``sum_k n_k theta_k / sum_k n_k`` through secure aggregation by two non-colluding aggregators.
-
-    Each owner clips its parameters to ``[-bound, bound]`` (public; post-processing of a DP release) and
-    shares ``(n_k theta_k, n_k)``; the server only learns the sums. Error: at most
-    ``spec.error_bound / sum n_k`` per entry from fixed-point rounding (:mod:`mpdp.protocols.aggregation`).
-    Returns the average and the communication (bytes, messages, rounds).
-    """
-    names = sorted(params)
-    dim = int(next(iter(params.values())).shape[0])
-    spec = average_spec(names, dim, bound=bound, count_bound=count_bound)
-    inputs = {k: upload(params[k], bound) for k in names}
-    weights = {k: np.array([float(counts[k])]) for k in names}
-    run = simulate_aggregation(spec, inputs, weights, rng=rng)
-    return np.asarray(run.results["server"].mean, dtype=np.float64), run.communication()
 
 
 def average_spec(names: Sequence[str], dim: int, *, bound: float, count_bound: int) -> AggregationSpec:
