@@ -39,7 +39,7 @@ from mpdp.learning.ofpa_ofaa.model import (
     prepare_parties,
     prepare_rows,
 )
-from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows, average_spec, fixed_quadratic_mask
+from mpdp.learning.ofpa_ofaa.parties import DataOwner, Method, OwnerRows, average_spec, fixed_quadratic_mask
 from mpdp.learning.ofpa_ofaa.rounds import AGGREGATORS, SERVER, RoundsOutcome, run_rounds, stop_after
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
@@ -126,7 +126,7 @@ class OfpaDeployment(AlgorithmDeployment):
         rounds = RoundsOutcome(handed)
         rounds.converged = stop_after(len(handed) - 1, rounds.changes[-1], settings)
         released = self._fit_result(settings, prepared, rounds, communication(outcomes), plan)
-        baseline = fit(prepared, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
+        baseline = fit(prepared, OfpaOfaaSettings(method=Method.NONE, epsilon=math.inf), rng=config.rng.spawn("np"))
         Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
         return RunReport(
             algorithm=config.algorithm, dataset=config.train.name, parties=len(parties), epsilon=config.epsilon,

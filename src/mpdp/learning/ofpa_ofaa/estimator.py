@@ -1,6 +1,6 @@
 """OFPA / OFAA logistic regression as a scikit-learn classifier (paper 001), all owners simulated in-process.
 
-``OfpaOfaaClassifier(method="ofaa", epsilon=0.8, parties=3).fit(X, y)`` splits the rows of ``X`` at random
+``OfpaOfaaClassifier(method=Method.OFAA, epsilon=0.8, parties=3).fit(X, y)`` splits the rows of ``X`` at random
 into ``parties`` near-equal owners and runs :func:`mpdp.learning.ofpa_ofaa.model.fit` (every owner's perturbed
 local fit, secure aggregation, the rounds). Features must lie in [-1, 1] (``clip=True`` clips them there); the
 public row-norm bound is then ``sqrt(d)``, and rows enter the proofs' unit ball as ``[x, 1] / sqrt(d + 1)``.
@@ -24,7 +24,7 @@ from mpdp.dp.sensitivities.ofpa_ofaa import intercept_weight
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.estimator import LinearBinaryClassifier, binary_labels, classes_of, row_split, unit_box
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit, owner_cost
-from mpdp.learning.ofpa_ofaa.parties import METHODS
+from mpdp.learning.ofpa_ofaa.parties import Method
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
 from mpdp.randomness import RandomSource
 
@@ -35,13 +35,14 @@ _DEFAULTS = OfpaSettings()  # the options' defaults, written once in the spec
 
 
 class OfpaOfaaClassifier(LinearBinaryClassifier):
-    """Paper 001's OFPA (``method="ofpa"``), Algorithm 1 (``"output"``) or OFAA (``"ofaa"``); see the module.
+    """Paper 001's OFPA, Algorithm 1 or OFAA (``method``, a :class:`~mpdp.learning.ofpa_ofaa.parties.Method`); see
+    the module.
 
     After fit: ``coef_``, ``intercept_`` (on the features as given), ``theta_`` (on the unit-ball rows),
     ``classes_``, ``epsilon_spent_`` (per owner), ``rounds_``, ``communication_``.
     """
 
-    def __init__(self, method: str = METHODS[0], epsilon: float = 0.8, *, parties: int = 3,
+    def __init__(self, method: str = Method.OFPA, epsilon: float = 0.8, *, parties: int = 3,
                  lam: float = _DEFAULTS.lam, eta: float = _DEFAULTS.eta, max_rounds: int = _DEFAULTS.max_rounds,
                  noise: str = _DEFAULTS.noise, clip: bool = False,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None,
@@ -81,17 +82,17 @@ class OfpaOfaaClassifier(LinearBinaryClassifier):
 
     def _settings(self) -> OfpaOfaaSettings:
         """The run's settings: the parameters checked by the algorithm's spec (the same errors as every engine)."""
-        private = METHODS[:3]
+        private = [m for m in Method if m != Method.NONE]
         if self.method not in private:
             raise ParameterError(explain("method", self.method, f"one of {private} (a DP release)",
                                          "the non-private fit is mpdp.learning.ofpa_ofaa.model.fit"))
         given: dict[str, Any] = {"lam": self.lam, "eta": self.eta, "max_rounds": self.max_rounds, "noise": self.noise}
         options: OfaaSettings
-        if self.method == METHODS[2]:
+        if self.method == Method.OFAA:
             options = OfaaSettings.from_options(given, source=type(self).__name__)
         else:
             options = OfpaSettings.from_options(
-                {**given, "perturbation": "objective" if self.method == METHODS[0] else "output"},
+                {**given, "perturbation": "objective" if self.method == Method.OFPA else "output"},
                 source=type(self).__name__)
         return OfpaOfaaSettings.of(options, self.epsilon)
 

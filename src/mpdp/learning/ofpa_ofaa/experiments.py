@@ -1,7 +1,7 @@
 """Paper 001's reproductions: ``mpdp reproduce 001-fig2|fig3|fig4``.
 
 Figures 2-4 as tables of misclassification (mean, std over repetitions): three parties holding 40/30/10% of
-the records and 20% test, LR_NoPrivacy (``method="none"``, the same multiparty loop without noise; with
+the records and 20% test, LR_NoPrivacy (method none, the same multiparty loop without noise; with
 exact local minimisers this equals the pooled regularised fit's weighted average), OFPA and OFAA.
 
 * ``001-fig2``: eps in {0.1, 0.2, 0.4, 0.8, 1.6, 3.2}.
@@ -47,6 +47,7 @@ from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, fit, prepare_parties, prepare_rows
+from mpdp.learning.ofpa_ofaa.parties import Method
 from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
 from mpdp.randomness import RandomSource
 
@@ -54,6 +55,8 @@ __all__ = ["REPRODUCTIONS", "first_attributes"]
 
 FloatArray = npt.NDArray[np.float64]
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+PRIVATE = (Method.OFPA, Method.OFAA)
+LABELS: dict[str, str] = {Method.NONE: "LR_NoPrivacy", Method.OFPA: "OFPA", Method.OFAA: "OFAA"}
 NOTE_DATA = ("Bank Marketing and Default of Credit Card Clients are not available: Adult is used instead, so "
              "the paper's curves are not comparable and are not shown beside ours.")
 NOTE_SOUND = ("Sound sensitivities (mpdp.dp.sensitivities.ofpa_ofaa): OFPA uses l1 sensitivity 2*row_l1 and "
@@ -118,7 +121,7 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
         plan: list[tuple[dict[str, Any], float, str]] = []
         previous: dict[str, Any] | None = None
         for setting, _, eps in settings:
-            methods = ("ofpa", "ofaa") if setting == previous else ("none", "ofpa", "ofaa")
+            methods = PRIVATE if setting == previous else (Method.NONE, *PRIVATE)
             previous = setting
             plan.extend((setting, eps, m) for m in methods)
         views = {repr(setting): view for setting, view, _ in settings}
@@ -130,11 +133,11 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
                 if current is None or current[0] != repr(setting):
                     current = (repr(setting), _prepare(views[repr(setting)](data, rng.spawn("view")), rng))
                 prepared, Xt, yt = current[1]
-                values[k].append(_one(prepared, Xt, yt, method, math.inf if method == "none" else eps, rng))
+                values[k].append(_one(prepared, Xt, yt, method, math.inf if method == Method.NONE else eps, rng))
         rows: list[ReproRow] = []
         for k, (setting, eps, method) in enumerate(plan):
-            label = {"none": "LR_NoPrivacy", "ofpa": "OFPA", "ofaa": "OFAA"}[method]
-            row_setting = {"method": label, **setting, "epsilon": None if method == "none" else eps}
+            label = LABELS[method]
+            row_setting = {"method": label, **setting, "epsilon": None if method == Method.NONE else eps}
             vals = values[k]
             rows.append(ReproRow(row_setting, "misclassification", None, float(np.mean(vals)), float(np.std(vals)),
                                  reps))

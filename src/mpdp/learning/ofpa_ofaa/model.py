@@ -58,7 +58,7 @@ from mpdp.dp.sensitivities.ofpa_ofaa import (
 )
 from mpdp.errors import DatasetError, DomainError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning.erm import misclassification, to_pm1
-from mpdp.learning.ofpa_ofaa.parties import METHODS, DataOwner, OwnerRows, average_spec, fixed_quadratic_mask
+from mpdp.learning.ofpa_ofaa.parties import METHODS, DataOwner, Method, OwnerRows, average_spec, fixed_quadratic_mask
 from mpdp.learning.ofpa_ofaa.rounds import SERVER, RoundsOutcome, order, run_rounds
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
 from mpdp.randomness import RandomSource
@@ -76,14 +76,14 @@ _DEFAULTS = OfaaSettings()
 class OfpaOfaaSettings:
     """Parameters of one multiparty run (defaults: the spec's, :mod:`mpdp.learning.ofpa_ofaa.spec`).
 
-    method: ``"ofpa"`` (Algorithm 2), ``"output"`` (Algorithm 1), ``"ofaa"`` (Algorithm 3) or ``"none"``
-    (no noise; the eps = inf reference). epsilon: total budget per owner (``inf`` only with ``"none"``).
+    method: a :class:`~mpdp.learning.ofpa_ofaa.parties.Method` (OFPA, Algorithm 2; output, Algorithm 1; OFAA,
+    Algorithm 3; none: no noise, the eps = inf reference). epsilon: total budget per owner (``inf`` only with none).
     lam: regulariser (mean form; OFPA may raise it, see :func:`~mpdp.dp.sensitivities.ofpa_ofaa.ofpa_plan`).
     eta, max_rounds: stopping rule. noise: ``"once"`` or ``"fresh"`` (module docstring). bound: public clip
     of the uploaded parameters for secure aggregation.
     """
 
-    method: str = METHODS[0]
+    method: str = Method.OFPA
     epsilon: float = 0.8
     lam: float = _DEFAULTS.lam
     eta: float = _DEFAULTS.eta
@@ -93,11 +93,12 @@ class OfpaOfaaSettings:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ParameterError(explain("method", self.method, f"one of {METHODS}", "pass method='ofpa'"))
+            raise ParameterError(explain("method", self.method, f"one of {list(METHODS)}",
+                                         f"pass method={Method.OFPA.value!r}"))
         eps = self.epsilon
         if not isinstance(eps, (int, float)) or math.isnan(eps) or eps <= 0:
             raise ParameterError(explain("epsilon", eps, "a number > 0", "pass e.g. epsilon=0.8"))
-        if math.isinf(eps) != (self.method == "none"):
+        if math.isinf(eps) != (self.method == Method.NONE):
             raise ParameterError(explain("epsilon", eps, "finite for a private method, inf for method='none'",
                                          "pass a finite epsilon, or method='none' for the non-private run"))
         for name, value in (("lam", self.lam), ("eta", self.eta), ("bound", self.bound)):
@@ -113,8 +114,8 @@ class OfpaOfaaSettings:
     def of(cls, options: OfaaSettings, epsilon: float) -> OfpaOfaaSettings:
         """The run's settings from an algorithm's options (:mod:`~mpdp.learning.ofpa_ofaa.spec`): OFPA's
         ``perturbation`` picks Algorithm 2 (``objective``) or 1 (``output``); OFAA is Algorithm 3."""
-        method = METHODS[2] if not isinstance(options, OfpaSettings) else \
-            METHODS[0] if options.perturbation == "objective" else METHODS[1]
+        method = Method.OFAA if not isinstance(options, OfpaSettings) else \
+            Method.OFPA if options.perturbation == "objective" else Method.OUTPUT
         return cls(method=method, epsilon=epsilon, lam=options.lam, eta=options.eta, max_rounds=options.max_rounds,
                    noise=options.noise)
 
@@ -131,7 +132,7 @@ def owner_cost(settings: OfpaOfaaSettings) -> PrivacyCost | None:
     most ``max_rounds`` releases of ``epsilon / max_rounds`` (pure DP, basic composition). A run the stopping
     rule ends early is charged the whole bound all the same, since the charge comes before the first release.
     """
-    if settings.method == "none":
+    if settings.method == Method.NONE:
         return None
     return PrivacyCost(epsilon=settings.epsilon, mechanism="laplace")
 
@@ -251,12 +252,12 @@ def calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: Prepared
     """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records (``prepared``
     supplies the public dimension, row-L1 bound and intercept weight)."""
     dim = prepared.dim
-    if settings.method == "none":
+    if settings.method == Method.NONE:
         return settings.lam, 0.0, None
-    if settings.method == "ofpa":
+    if settings.method == Method.OFPA:
         plan = ofpa_plan(eps, n, settings.lam, prepared.row_l1)
         return plan.lam, plan.scale, None
-    if settings.method == "output":
+    if settings.method == Method.OUTPUT:
         return settings.lam, output_laplace_scale(eps, n, settings.lam, dim), None
     budget = ofaa_budget(eps, prepared.row_l1, prepared.intercept, dim, dim * (dim + 1) // 2 - fixed)
     return settings.lam, budget.scale_quadratic, budget

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.learning.ofpa_ofaa.parties import DataOwner, upload
+from mpdp.learning.ofpa_ofaa.parties import DataOwner, Method, upload
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     aggregation_aggregator,
@@ -82,7 +82,7 @@ def noise_label(rnd: int) -> str:
 
 def draws_noise(settings: RoundSettings, rnd: int) -> bool:
     """Whether owners draw a new perturbation before round ``rnd``."""
-    return settings.method != "none" and (rnd == 0 or settings.noise == "fresh")
+    return settings.method != Method.NONE and (rnd == 0 or settings.noise == "fresh")
 
 
 def release_of(settings: RoundSettings, rnd: int) -> int:

@@ -52,7 +52,7 @@ def _spec(name: str, summary: str, settings: type[Settings], audit: AuditHook) -
 
 SPECS: tuple[AlgorithmSpec, ...] = (
     _spec("ofpa", "OFPA: objective-perturbed logistic regression, weighted secure averaging", OfpaSettings,
-          AuditHook("ofpa-minimiser", Ref("mpdp.audit.cases.ofpa:ofpa_case"), 1_200)),
+          AuditHook("ofpa-minimiser", Ref("mpdp.audit.cases.ofpa_ofaa:ofpa_case"), 1_200)),
     _spec("ofaa", "OFAA: Taylor-coefficient-perturbed logistic regression, weighted secure averaging", OfaaSettings,
-          AuditHook("ofaa-coefficients", Ref("mpdp.audit.cases.ofaa:ofaa_case"), 2_000)),
+          AuditHook("ofaa-coefficients", Ref("mpdp.audit.cases.ofpa_ofaa:ofaa_case"), 2_000)),
 )

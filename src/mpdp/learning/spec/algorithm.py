@@ -121,7 +121,7 @@ class AlgorithmSpec:
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
             raise ParameterError(explain("algorithm name", self.name, "a lower-case name without spaces",
-                                         "name it as users type it, e.g. 'ofaa'"))
+                                         "name it as users type it, in lower case"))
         if not (isinstance(self.settings, type) and issubclass(self.settings, Settings)):
             raise ParameterError(explain(f"settings of {self.name}", self.settings, "a Settings subclass",
                                          "declare the options in a Settings subclass"))
