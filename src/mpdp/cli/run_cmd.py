@@ -40,12 +40,12 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
-from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
+from mpdp.runtime.network import network_model
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
            "parse_options", "record_of"]
