@@ -30,6 +30,7 @@ __all__ = [
     "Algorithm",
     "Curve",
     "Metric",
+    "ReproFigure",
     "ReproOptions",
     "ReproRow",
     "ReproTable",
@@ -218,10 +219,31 @@ class ReproTable:
 
 
 @dataclass(frozen=True)
+class ReproFigure:
+    """How ``mpdp reproduce --plot`` lays a table out the way the paper's figure does.
+
+    Every field is optional; what is left out is inferred from the rows (:mod:`mpdp.cli.repro_layout`). Each
+    metric always gets its own panels (one quantity per y axis).
+
+    ``x``: the setting on the horizontal axis. A numeric one draws lines (a row whose value there is not a
+    number, e.g. ``None`` or ``"any"``, is drawn as a horizontal line: the same at every x); a categorical one
+    draws one row of dots per category. ``series``: the settings whose values name the lines (the legend).
+    ``panels``: settings that split each metric into small multiples, e.g. ``("m",)``. ``labels``: axis labels
+    with their units, by setting key or metric name, e.g. ``{"epsilon": "privacy budget ε"}``.
+    """
+
+    x: str | None = None
+    series: tuple[str, ...] | None = None
+    panels: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Reproduction:
     id: str  # e.g. "000-table3"
     title: str
     run: Callable[[ReproOptions], ReproTable]
+    figure: ReproFigure = field(default_factory=ReproFigure)  # how ``--plot`` draws the table
 
 
 def _load() -> tuple[dict[str, Algorithm], dict[str, Reproduction]]:
@@ -264,5 +286,6 @@ def get_algorithm(name: str) -> Algorithm:
 def get_reproduction(table_id: str) -> Reproduction:
     known = reproductions()
     if table_id not in known:
-        raise ParameterError(explain("table", table_id, f"one of {sorted(known)}", "run `mpdp reproduce --list`"))
+        raise ParameterError(explain("reproduction id", table_id, f"one of {sorted(known)}",
+                                     "run `mpdp reproduce --list`"))
     return known[table_id]

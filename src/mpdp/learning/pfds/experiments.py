@@ -41,6 +41,7 @@ from mpdp.learning.registry import (
     Algorithm,
     Metric,
     Reproduction,
+    ReproFigure,
     ReproOptions,
     ReproRow,
     ReproTable,
@@ -301,7 +302,11 @@ def reproduce_fig3(options: ReproOptions) -> ReproTable:
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("004-table2", "PFDS vs DP-Pred vs NP-Agt error on Census (Adult) and substitutes (Table 2)",
-                 reproduce_table2),
+                 reproduce_table2, ReproFigure(x="epsilon", series=("method",), panels=("dataset", "task"))),
     Reproduction("004-fig3", "PFDS vs PFDS- data fidelity and runtime per agent on Adult (Figure 3)",
-                 reproduce_fig3),
+                 reproduce_fig3,
+                 ReproFigure(x="h_max", series=("method",),
+                             labels={"size_error_log10": "dataset size error, log10(1 + |n' − n|)",
+                                     "wasserstein": "Wasserstein distance of histograms",
+                                     "seconds": "time per agent (s)"})),
 )
