@@ -206,7 +206,8 @@ class _Base(PrivateEstimator):
         return [float(-np.mean(self.model_.log_likelihood(p.mu, values))) for p in self.trace_.epochs]
 
     def synthesize(self, n: int, *, rng: RandomSource | None = None) -> Dataset:
-        """``n`` synthetic records from the learned mixture, as a :class:`Dataset` with the source's schema.
+        """``n`` synthetic records from the learned mixture, as a :class:`Dataset` with the source's schema and
+        types (each value within its attribute's domain: :meth:`~mpdp.datasets.dataset.Attribute.in_domain`).
 
         Post-processing of the DP releases (see the module docstring): no further privacy cost.
         """
@@ -221,8 +222,7 @@ class _Base(PrivateEstimator):
                 raise ShapeMismatchError(explain("attribute", attr.name, "a modelled attribute",
                                                  "model every attribute of the source"))
             attrs.append(attr)
-            col = values[:, names.index(attr.name)]
-            cols.append(np.clip(col, *attr.bounds) if attr.kind == "numeric" and attr.bounds else col)
+            cols.append(attr.in_domain(values[:, names.index(attr.name)]))  # whole numbers for an integer one
         y = values[:, names.index(source.label_name)] if source.label_name in names else np.zeros(n)
         return make_dataset(f"{source.name}-synthetic", attrs, np.column_stack(cols) if cols else np.zeros((n, 0)),
                             y, task=source.task, label_name=source.label_name, groups=dict(source.groups))
