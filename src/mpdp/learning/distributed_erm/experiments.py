@@ -19,7 +19,8 @@ so Figure 2 uses a synthetic dense ridge task with the paper's sizes (50,000 tra
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt``; ``/work/shared/papers/README.md`` (Table 1 read back).
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`), section 4, Table 1 and
+Figures 1-2; :func:`reproduce_table1`'s notes say how Table 1's Gaussian columns are read.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DP variational inference of a mixture model on vertically partitioned data, under real MPC (paper 002).
 
-Implements "Privacy-preserving Data Sharing on Vertically Partitioned Data"
-(``/work/shared/papers/002_c49a9709e0e6dfb2.txt``): the mixture model of sections 4.2 and 6.1, DPVI with
+Implements Tajeddine, Jälkö, Kaski, Honkela, "Privacy-preserving Data Sharing on Vertically Partitioned Data"
+(arXiv 2020; :data:`mpdp.learning.papers.PAPERS`): the mixture model of sections 4.2 and 6.1, DPVI with
 DP-SGD (sections 2.2.2, 4.1, 4.3, Algorithm 1), the MPC combination with renormalization constants
 (sections 4.4-4.5, Algorithms 2-4), the privacy guarantees towards the analyst and towards the parties
 (section 5, Theorems 5.1-5.4) and synthetic data from the learned model (section 1).

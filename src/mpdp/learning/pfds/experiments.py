@@ -12,7 +12,7 @@ paper's PFDS figure. ``mpdp run pfds`` runs the mpdp fit unless given ``--option
 
 References
 ----------
-004_c0399b84594d620b.txt, section 4 (Tables 1-2, Figures 3-4).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 4 (Tables 1-2, Figures 3-4).
 """
 
 from __future__ import annotations
