@@ -99,7 +99,7 @@ def drawn_in_colour(axes: list[Any], colour: tuple[float, ...]) -> bool:
 
 
 @pytest.mark.parametrize("table_id", IDS)
-def test_reproduction_figure_is_readable(table_id: str, tmp_path: Path) -> None:
+def test_reproduction_figure_is_readable(table_id: str) -> None:
     path = DATA / f"{table_id}.json"
     if not path.exists():
         pytest.fail(f"no recorded quick run for {table_id}: see this module's docstring")
@@ -112,8 +112,6 @@ def test_reproduction_figure_is_readable(table_id: str, tmp_path: Path) -> None:
         for ax in visible_axes(fig):
             ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
             assert all(float(t).is_integer() for t in ticks), f"{table_id}: fractional ticks on a count"
-    fig.savefig(tmp_path / f"{table_id}.png", dpi=60)
-    assert (tmp_path / f"{table_id}.png").stat().st_size > 0
 
 
 def test_rows_off_the_axis_are_drawn_across_it() -> None:

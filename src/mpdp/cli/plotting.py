@@ -86,7 +86,7 @@ class _Style:
 def _styles(names: Sequence[str]) -> dict[str, _Style]:
     plt = _pyplot()
     cmap = plt.get_cmap("tab10" if len(names) <= 10 else "tab20")
-    return {name: _Style(cmap(i % cmap.N), _MARKERS[i % len(_MARKERS)], max(5.0, 8.5 - 0.7 * i), 1.8)
+    return {name: _Style(cmap(i % cmap.N), _MARKERS[i % len(_MARKERS)], max(4.5, 11.0 * 0.76**i), 1.8)
             for i, name in enumerate(names)}
 
 

@@ -545,7 +545,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
                  ReproFigure(x="method", series=("row",),
                              labels={"noise scale": "noise scale (Laplace b or Gaussian σ)",
                                      "std of samples": "std of 1,000 generated samples",
-                                     "std of the distribution": "std of the noise distribution"})),
+                                     "std of the distribution": "std of the noise distribution", "epsilon": "ε"})),
     Reproduction("003-fig1", "Paper 003 Figure 1 (Adult, logistic regression) as a table",
                  lambda o: reproduce_figure("003-fig1", figure1_data(o), o),
                  ReproFigure(x="T", series=("method",), panels=("m", "n(1)"),
