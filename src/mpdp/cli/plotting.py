@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mpdp.cli.repro_layout import Layout, Mark, Panel, axis_label, layout
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import Curve, ReproFigure, ReproTable
@@ -219,8 +221,6 @@ def _shared_paper(panels: Sequence[Panel]) -> set[tuple[int, str]]:
 
 def _lines(ax: Any, panel: Panel, lay: Layout, styles: dict[str, _Style], log: bool,
            shared: set[tuple[int, str]]) -> set[str]:
-    import numpy as np
-
     index = lay.panels.index(panel)
     by_series: dict[str, list[Mark]] = defaultdict(list)
     for mark in panel.marks:
