@@ -351,17 +351,18 @@ def handle(args: argparse.Namespace) -> int:
         record["saved"] = save_run(args.save, report, config, record, args)
         if interactive(args):
             print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
-    if args.json:
-        print_json(record)
-    else:
-        print(human(record))
-    if args.plot:
+    if args.plot:  # before the record is printed: --json says where the plot went (null: no curve to plot)
+        record["plot"] = None
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)
         else:
             from mpdp.cli.plotting import plot_curves
 
-            out = plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}")
-            if interactive(args):
-                print(f"mpdp: plot written to {out}", file=sys.stderr)
+            record["plot"] = str(plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}"))
+    if args.json:
+        print_json(record)
+    else:
+        print(human(record))
+        if record.get("plot") and interactive(args):
+            print(f"mpdp: plot written to {record['plot']}", file=sys.stderr)
     return 0

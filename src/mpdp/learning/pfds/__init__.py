@@ -1,7 +1,7 @@
 """Paper 004: PFDS, privacy-preserving federated data sharing with DP decision trees.
 
-Fioretto, Van Hentenryck, "Privacy-Preserving Federated Data Sharing" (AAMAS 2019,
-``shared/papers/004_c0399b84594d620b.txt``): Algorithms 1-5 (the agents, SharePredictor, makeTree, ShareData,
+Fioretto, Van Hentenryck, "Privacy-Preserving Federated Data Sharing" (AAMAS 2019;
+:data:`mpdp.learning.papers.PAPERS`): Algorithms 1-5 (the agents, SharePredictor, makeTree, ShareData,
 optPrivateGen), Theorem 3.3, section 4's experiments (Table 2, Figure 3) and the baselines DP-Pred, PFDS(s), PFDS-.
 
 Where each part lives

@@ -120,7 +120,9 @@ class PFDSClassifier(BinaryClassifier):
         return out
 
     def sample(self, n: int, *, rng: RandomSource | None = None) -> tuple[FloatArray, FloatArray]:
-        """``n`` records drawn with replacement from the released synthetic records (post-processing)."""
+        """``n`` records drawn with replacement from the released synthetic records (post-processing), each value
+        within its attribute's domain and type (:meth:`~mpdp.datasets.dataset.Attribute.in_domain`)."""
         values, labels = self.synthetic_
         pick = (rng or RandomSource.fresh()).integers(0, values.shape[0], n)
-        return values[pick], labels[pick]
+        drawn = np.column_stack([a.in_domain(values[pick, j]) for j, a in enumerate(self.schema_.attributes)])
+        return drawn, labels[pick]

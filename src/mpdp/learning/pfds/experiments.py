@@ -12,7 +12,7 @@ paper's PFDS figure. ``mpdp run pfds`` runs the mpdp fit unless given ``--option
 
 References
 ----------
-004_c0399b84594d620b.txt, section 4 (Tables 1-2, Figures 3-4).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 4 (Tables 1-2, Figures 3-4).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from mpdp.learning.pfds.consistency import consistent_counts, integer_sizes, noi
 from mpdp.learning.pfds.evaluation import Setting, attribute_view, evaluate_split, loss_for
 from mpdp.learning.pfds.model import PFDSParams, Schema, features
 from mpdp.learning.pfds.tree import make_tree
-from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
@@ -283,7 +283,11 @@ def reproduce_fig3(options: ReproOptions) -> ReproTable:
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("004-table2", "PFDS vs DP-Pred vs NP-Agt error on Census (Adult) and substitutes (Table 2)",
-                 reproduce_table2),
+                 reproduce_table2, ReproFigure(x="epsilon", series=("method",), panels=("dataset", "task"))),
     Reproduction("004-fig3", "PFDS vs PFDS- data fidelity and runtime per agent on Adult (Figure 3)",
-                 reproduce_fig3),
+                 reproduce_fig3,
+                 ReproFigure(x="h_max", series=("method",),
+                             labels={"size_error_log10": "dataset size error, log10(1 + |n' − n|)",
+                                     "wasserstein": "Wasserstein distance of histograms",
+                                     "seconds": "time per agent (s)"})),
 )

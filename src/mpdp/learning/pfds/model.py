@@ -87,7 +87,7 @@ mpdp variant (``variant="mpdp"``), departures and their cost:
 
 References
 ----------
-004_c0399b84594d620b.txt, sections 3-3.2, Algorithms 1, 2, 4 and 5, Theorems 3.1-3.3.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), sections 3-3.2, Algorithms 1, 2, 4 and 5, Theorems 3.1-3.3.
 """
 
 from __future__ import annotations

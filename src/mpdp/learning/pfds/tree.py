@@ -36,7 +36,7 @@ unbounded rule.
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3.1, Algorithms 2-3, Theorem 3.1.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3.1, Algorithms 2-3, Theorem 3.1.
 Friedman & Schuster, KDD 2010 (Max operator). McSherry & Talwar, FOCS 2007 (exponential mechanism).
 """
 
@@ -330,7 +330,7 @@ def make_tree(
 
     References
     ----------
-    004_c0399b84594d620b.txt, Algorithm 3 and Theorem 3.1.
+    Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), Algorithm 3 and Theorem 3.1.
     """
     rng = resolve(rng)
     tree_noise.check_epsilon(epsilon_level, "epsilon_level")
