@@ -69,7 +69,7 @@ _PKG = "mpdp.learning.pfds"
 SPECS: tuple[AlgorithmSpec, ...] = tuple(
     AlgorithmSpec(name=name, summary=summary, paper="004", partitioning="horizontal", task="classification",
                   settings=_SETTINGS[name], driver=Ref(f"{_PKG}.experiments:RUNS.{name}"), roles=(_SHARERS,),
-                  min_parties=1, deployment=Ref("mpdp.deploy.algorithms.pfds:PfdsDeployment"),
+                  min_parties=2, deployment=Ref("mpdp.deploy.algorithms.pfds:PfdsDeployment"),
                   audits=_AUDITS.get(name, ()),
                   release=Ref("mpdp.learning.release.build:records_of") if name in _RECORDS else None,
                   estimator=Ref(f"{_PKG}.estimator:PFDSClassifier") if name == "pfds" else None)
