@@ -83,7 +83,7 @@ class OfpaOfaaSettings:
     of the uploaded parameters for secure aggregation.
     """
 
-    method: str = Method.OFPA
+    method: str = Method.OFPA.value
     epsilon: float = 0.8
     lam: float = _DEFAULTS.lam
     eta: float = _DEFAULTS.eta
