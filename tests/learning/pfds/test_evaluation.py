@@ -116,11 +116,10 @@ def test_explicit_row_split_replaces_the_anchor_split() -> None:
     assert result.extra["agents_with_data"] == 3
     with pytest.raises(ShapeMismatchError, match="one per agent"):
         evaluate_split(train, test, setting, methods=("np-agt",), rng=RandomSource.seeded(7), rows=rows[:2])
-    algo = registry.algorithms()["np-agt"]
-    options = {"h_max": 4, "t": 5, "p": 3, "max_leaves": 32}
+    algo = registry.algorithms()["np-agt"]  # trains no trees: the tree options are not its options
     reports = [algo.run(RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
-                                           rng=RandomSource.seeded(8), options=options, row_partition=rows,
-                                           row_split=split)) for split in ("fractions", "default")]
+                                  rng=RandomSource.seeded(8), row_partition=rows, row_split=split))
+               for split in ("fractions", "default")]
     # the same seed: only the explicit split changes what the agents hold (a 10-row agent scores differently)
     assert reports[0].metric.value != reports[1].metric.value
 
