@@ -17,8 +17,11 @@ PFDS protocol over the in-memory transport (every agent a :class:`~mpdp.learning
 
 Each agent computes its own figures: an evaluated agent is handed the test records
 (:class:`~mpdp.learning.pfds.scoring.AgentEvaluation`), trains and scores its predictors after the protocol
-and returns only their test errors, so the same runs work with every agent in its own process
-(:mod:`mpdp.deploy`). ``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random subset of the
+and returns only their test errors, so the same runs work with every agent in its own process.
+:mod:`~mpdp.learning.pfds.deployment` runs one method of this schedule for ``mpdp run`` and ``mpdp launch``
+with the same roles, agents (:func:`split_agents`), run labels (:func:`run_label`), ledgers (:func:`agent_ledger`)
+and analyst's figures (:func:`mean_error`, :func:`dp_pred_error`): under one seed both report the same.
+``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random subset of the
 agents (an unbiased estimate of the mean over agents).
 """
 
@@ -56,7 +59,6 @@ FloatArray = npt.NDArray[np.float64]
 #: ``np-agt-cv`` and the ``pfds-vote`` diagnostic
 METHODS = (Method.PFDS, "pfds-mpdp", Method.PFDS_S, Method.PFDS_MINUS, Method.DP_PRED, Method.NP_AGT, "np-agt-cv",
            "pfds-vote")
-
 
 #: DP-Pred's regularisation (objective perturbation needs a strongly convex objective; the paper gives none)
 DP_PRED_LAM = 0.05
