@@ -116,8 +116,8 @@ class SplitResult:
     communication: dict[str, int]
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
-    #: The synthetic records every sharer released (attribute view, labels), per protocol run ("pfds",
-    #: "pfds-s", "pfds-minus"): what ``mpdp run pfds --save`` writes.
+    #: The synthetic records every sharer released (attribute view, labels), per protocol run of a sharing
+    #: method (PFDS, PFDS(s), PFDS-): what ``mpdp run pfds --save`` writes.
     shared: dict[str, tuple[FloatArray, FloatArray]] = field(default_factory=dict)
 
 
@@ -238,9 +238,8 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
     ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split.
 
     Every agent-side computation is a protocol run of the agents' roles (:mod:`mpdp.learning.pfds.scoring`),
-    in this order and from these random sources: one PFDS run per variant needed (``rng.spawn(variant)``),
-    NP-Agt (``rng.spawn("np-agt")``), NP-Agt with CV (``rng.spawn("np-agt-cv")``) and DP-Pred per loss
-    (``rng.spawn("dp-pred/<loss>")``); this function then averages the errors the evaluated agents returned
+    in this order, each from ``rng.spawn(run_label(...))``: one PFDS run per variant needed, NP-Agt, NP-Agt with
+    CV and DP-Pred per loss; this function then averages the errors the evaluated agents returned
     and votes DP-Pred's released models on the test records, as the analyst."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
