@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 
 from mpdp.dp.accounting.cost import BudgetSpender
-from mpdp.dp.sensitivities.dp_tree import level_count_sensitivity
+from mpdp.dp.sensitivities.pfds import level_count_sensitivity
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.pfds import tree_noise
 from mpdp.learning.pfds.tree import PrivateTree

@@ -4,7 +4,7 @@ A sharer grows a tree of depth ``h_max`` over the public data universe (:class:`
 inner node it picks an attribute uniformly at random (data-independent); a numeric attribute is split at a
 value chosen by the exponential mechanism among ``t`` candidates drawn uniformly from the node's interval,
 scored by the Max operator ``u(D, a, v) = max_l |D_{a<v}^{y=l}| + max_l |D_{a>=v}^{y=l}|`` (sensitivity 1,
-:func:`mpdp.dp.sensitivities.dp_tree.max_operator_sensitivity`); a categorical attribute branches on every
+:func:`mpdp.dp.sensitivities.pfds.max_operator_sensitivity`); a categorical attribute branches on every
 category and is not used again below. Leaves (level ``h_max``) get Laplace-noised per-class counts and the
 label of the largest noisy count. The tree is built level by level, which draws the same distribution as the
 paper's depth-first recursion (each node's choices depend only on its own data and coins) and lets each
@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.dp.accounting.cost import BudgetSpender
-from mpdp.dp.sensitivities.dp_tree import class_histogram_sensitivity, max_operator_sensitivity
+from mpdp.dp.sensitivities.pfds import class_histogram_sensitivity, max_operator_sensitivity
 from mpdp.errors import MalformedMessageError, ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
 from mpdp.learning.pfds import tree_noise
 from mpdp.learning.pfds.domain import TreeDomain
