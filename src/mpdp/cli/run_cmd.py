@@ -40,15 +40,15 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
-from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
+from mpdp.runtime.network import network_model
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
-           "parse_options", "plain_options", "record_of"]
+           "parse_options", "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -78,11 +78,6 @@ def parse_options(pairs: list[tuple[str, str]], spec: AlgorithmSpec) -> Settings
             raise ParameterError(explain(f"--option {key}", raw, "each key once", "drop the repeated key"))
         given[key] = raw
     return spec.settings_from(given)
-
-
-def plain_options(settings: Settings) -> dict[str, Any]:
-    """The settings as ``RunConfig.options``: every option whose value is not None."""
-    return {k: v for k, v in settings.to_public().items() if v is not None}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -221,10 +216,10 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
     config = RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                        rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
                        label_party=label_party if algo.partitioning == "vertical" else 0,
-                       options=plain_options(settings), settings=settings,
+                       settings=settings,
                        progress=interactive(args), row_partition=row_partition,
                        row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
-    return config, (aligned.record if aligned else {})
+    return algo.configure(config), (aligned.record if aligned else {})
 
 
 def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource,
@@ -356,17 +351,18 @@ def handle(args: argparse.Namespace) -> int:
         record["saved"] = save_run(args.save, report, config, record, args)
         if interactive(args):
             print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
-    if args.json:
-        print_json(record)
-    else:
-        print(human(record))
-    if args.plot:
+    if args.plot:  # before the record is printed: --json says where the plot went (null: no curve to plot)
+        record["plot"] = None
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)
         else:
             from mpdp.cli.plotting import plot_curves
 
-            out = plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}")
-            if interactive(args):
-                print(f"mpdp: plot written to {out}", file=sys.stderr)
+            record["plot"] = str(plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}"))
+    if args.json:
+        print_json(record)
+    else:
+        print(human(record))
+        if record.get("plot") and interactive(args):
+            print(f"mpdp: plot written to {record['plot']}", file=sys.stderr)
     return 0

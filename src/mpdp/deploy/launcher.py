@@ -37,6 +37,7 @@ from mpdp import errors
 from mpdp.datasets.holdings import dump_json, write_party_data
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.errors import ProtocolError, explain
+from mpdp.learning.registry import get_algorithm
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, shared_parameters
 from mpdp.learning.spec.memory import decode_runs
 from mpdp.learning.spec.run import RunConfig, RunReport
@@ -265,7 +266,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
     ``overrides``: per-party configuration entries to change (tests inject faults this way).
     """
     deployment = deployment_for(algorithm)
-    config = deployment.prepare(config)
+    config = deployment.prepare(get_algorithm(algorithm).configure(config))
     plan = deployment.plan(algorithm, config)
     root = Path(tempfile.mkdtemp(prefix="mpdp-launch-")) if keep is None else keep
     root.mkdir(parents=True, exist_ok=True)

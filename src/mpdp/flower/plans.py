@@ -68,6 +68,7 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
     ``crash`` (tests) makes a client's ClientApp process die at the given round.
     """
     check_algorithm(algorithm)
+    config = get_algorithm(algorithm).configure(config)
     root.mkdir(parents=True, exist_ok=True)
     if _is_erm(algorithm):
         rows, public, scoring = _erm_layout(config)
@@ -114,15 +115,14 @@ def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any
 
 
 def _ofpa_layout(algorithm: str, config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
-    from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
-    from mpdp.learning.ofpa_ofaa.model import options_from, prepare_parties
+    from mpdp.learning.ofpa_ofaa.deployment import run_settings
+    from mpdp.learning.ofpa_ofaa.model import prepare_parties
 
-    settings = options_from(config.options, algorithm, config.epsilon)
-    lam = float(config.options["lam"]) if "lam" in config.options else DEFAULT_LAM[settings.method]
+    settings = run_settings(config)
     parties = config.party_data()
     prepared = prepare_parties(parties)
-    public = {"method": settings.method, "lam": lam, "eta": settings.eta, "max_rounds": settings.max_rounds,
-              "noise": settings.noise, "bound": settings.bound, "d": prepared.dim,
+    public = {"settings": config.settings.to_public() if config.settings is not None else {},
+              "epsilon": config.epsilon, "method": settings.method, "bound": settings.bound, "d": prepared.dim,
               "fixed": prepared.rows[0].fixed.tolist(), "row_bound": prepared.row_bound, "row_l1": prepared.row_l1,
               "intercept": prepared.intercept, "delta": 0.0}
     return [(r.X, r.y) for r in prepared.rows], public, (parties, prepared)

@@ -19,16 +19,17 @@ message is the next one each party reads.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mpdp.randomness import RandomSource
 from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
 from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.party import run_protocol
 from mpdp.runtime.transport import Endpoint
 
-__all__ = ["RunRecord", "StepSession"]
+__all__ = ["RunRecord", "StepSession", "communication", "run_programs"]
 
 
 @dataclass
@@ -63,3 +64,34 @@ class StepSession:
         result = role(comm)
         self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
         return result
+
+
+def run_programs(programs: Mapping[str, Callable[[StepSession], Any]], *, rng: RandomSource,
+                 timeout: float = 120.0, **options: Any) -> dict[str, Any]:
+    """Run every party's ``program(session)`` at once over the in-memory transport (one role each of
+    :func:`~mpdp.runtime.run_protocol`, whose runner ``options`` apply); each party's return value.
+
+    A program that needs its runs' records returns them (``session.runs``). With ``processes=True`` the return
+    values come back through the wire codec, so they must be plain data it carries."""
+
+    def role(program: Callable[[StepSession], Any]) -> Callable[[Comm], Any]:
+        def run(comm: Comm) -> Any:
+            return program(StepSession(comm.endpoint, timeout=timeout, limits=comm.limits))
+
+        return run
+
+    done = run_protocol({name: role(program) for name, program in programs.items()}, rng=rng, timeout=timeout,
+                        **options)
+    return {name: done.results[name] for name in programs}
+
+
+def communication(runs: Mapping[str, Sequence[RunRecord]]) -> dict[str, int]:
+    """The algorithm's communication: bytes and messages every party sent in its counted runs, and rounds added up
+    over the runs in order, each run's rounds its longest party's (as
+    :meth:`~mpdp.runtime.ProtocolRun.communication` counts one run)."""
+    counted = [[r for r in records if r.counted] for records in runs.values()]
+    sent = sum(r.traffic.bytes_sent for records in counted for r in records)
+    messages = sum(r.traffic.messages_sent for records in counted for r in records)
+    steps = max((len(records) for records in counted), default=0)
+    rounds = sum(max(records[k].traffic.rounds for records in counted if k < len(records)) for k in range(steps))
+    return {"bytes": int(sent), "messages": int(messages), "rounds": int(rounds)}

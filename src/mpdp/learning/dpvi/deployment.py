@@ -40,12 +40,12 @@ from mpdp.learning.dpvi.parties import DataParty, NoiseParty, PartyOutcome, Vert
 from mpdp.learning.dpvi.privacy import Privacy, analyst_cost, party_cost
 from mpdp.learning.dpvi.spec import DPVIRunSettings, batch_size_for, settings_of
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.learning.spec.memory import communication, memory_root
+from mpdp.learning.spec.memory import memory_root
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.runtime.mixed import can_fork
-from mpdp.runtime.steps import RunRecord
+from mpdp.runtime.steps import RunRecord, communication
 
 __all__ = ["DpviDeployment", "vertical_of"]
 
@@ -110,7 +110,7 @@ class DpviDeployment(AlgorithmDeployment):
         train = config.train
         z = same_privacy_noise(train, epsilon=config.epsilon, delta=config.delta,
                                **{k: v for k, v in _common(settings, train.n).items() if k != "learning_rate"})
-        public = {"algorithm": algorithm, "settings": settings.to_public(),
+        public = {"settings": settings.to_public(),
                   "groups": [list(g) for g in _partition(config)],
                   "public_seed": config.rng.spawn("public").bytes(32).hex(), "z": z, "delta": config.delta,
                   "n": train.n, "schema": schema_of(train)}
@@ -212,7 +212,7 @@ class DpviDeployment(AlgorithmDeployment):
         per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in setup.parties}
         spent = analyst_cost(privacy)
         return RunReport(
-            algorithm=str(public["algorithm"]), dataset=config.train.name, parties=len(setup.parties),
+            algorithm=config.algorithm, dataset=config.train.name, parties=len(setup.parties),
             epsilon=config.epsilon, delta=config.delta, epsilon_spent=spent.epsilon, delta_spent=spent.delta,
             per_party_epsilon=per_party, metric=Metric("test_nll", mpc.nll(test)), non_private=non_private,
             seconds=seconds + time.perf_counter() - start, communication=dict(mpc.communication_), extra=extra,

@@ -43,10 +43,9 @@ from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
 from mpdp.learning.functional_mechanism.solver import SolveResult
 from mpdp.learning.functional_mechanism.spec import FMLinearSettings, FMLogisticSettings, FMSettings, settings_of
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.learning.spec.memory import communication
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.runtime.comm import Comm
-from mpdp.runtime.steps import RunRecord
+from mpdp.runtime.steps import RunRecord, communication
 
 __all__ = ["FMDeployment", "FMLinearDeployment", "FMLogisticDeployment"]
 
@@ -85,7 +84,7 @@ class FMDeployment(AlgorithmDeployment):
             part = vertical_by_sizes(train, parties=config.parties, label_party=config.label_party)
         row_l1 = attribute_l1_bounds(train, part.columns) if settings.l1 == "attributes" else None
         public = {
-            "algorithm": algorithm, "epsilon": config.epsilon, "backend": config.backend or BACKENDS[0],
+            "epsilon": config.epsilon, "backend": config.backend or BACKENDS[0],
             "columns": [list(map(int, c)) for c in part.columns], "label_party": part.label_party,
             "row_l1": None if row_l1 is None else [float(v) for v in row_l1],
             "d": train.d, "records": train.n, "schema": schema_of(train), "settings": settings.to_public(),
@@ -189,7 +188,7 @@ class FMDeployment(AlgorithmDeployment):
         per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in names}  # the ledgers' charge
         reference = non_private_score(settings.objective, train, test)
         return RunReport(
-            algorithm=str(public["algorithm"]), dataset=train.name, parties=len(names), epsilon=config.epsilon,
+            algorithm=config.algorithm, dataset=train.name, parties=len(names), epsilon=config.epsilon,
             delta=0.0, epsilon_spent=spent, delta_spent=0.0, per_party_epsilon=per_party,
             metric=Metric(metric, paper_metric(model, test.X, test.y)), non_private=Metric(metric, reference),
             seconds=seconds + time.perf_counter() - start, communication=dict(result.communication),

@@ -44,15 +44,15 @@ _PKG = "mpdp.learning.ofpa_ofaa"
 def _spec(name: str, summary: str, settings: type[Settings], audit: AuditHook) -> AlgorithmSpec:
     return AlgorithmSpec(
         name=name, summary=summary, paper="001", partitioning="horizontal", task="classification",
-        settings=settings, driver=Ref(f"{_PKG}.experiments:RUNS.{name}"), roles=_ROLES, min_parties=1,
-        deployment=Ref("mpdp.deploy.algorithms.ofpa:OfpaDeployment"), flower=Ref("mpdp.flower.ofpa_ofaa:server_app"),
+        settings=settings, roles=_ROLES, min_parties=1, deployment=Ref(f"{_PKG}.deployment:OfpaDeployment"),
+        flower=Ref("mpdp.flower.ofpa_ofaa:server_app"),
         audits=(audit,), release=Ref("mpdp.learning.release.build:linear_of_ofpa"),
         estimator=Ref(f"{_PKG}.estimator:OfpaOfaaClassifier"))
 
 
 SPECS: tuple[AlgorithmSpec, ...] = (
     _spec("ofpa", "OFPA: objective-perturbed logistic regression, weighted secure averaging", OfpaSettings,
-          AuditHook("ofpa-minimiser", Ref("mpdp.audit.cases.ofpa:ofpa_case"), 1_200)),
+          AuditHook("ofpa-minimiser", Ref("mpdp.audit.cases.ofpa_ofaa:ofpa_case"), 1_200)),
     _spec("ofaa", "OFAA: Taylor-coefficient-perturbed logistic regression, weighted secure averaging", OfaaSettings,
-          AuditHook("ofaa-coefficients", Ref("mpdp.audit.cases.ofaa:ofaa_case"), 2_000)),
+          AuditHook("ofaa-coefficients", Ref("mpdp.audit.cases.ofpa_ofaa:ofaa_case"), 2_000)),
 )

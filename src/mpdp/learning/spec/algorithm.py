@@ -24,6 +24,7 @@ adapter; only that engine resolves it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -120,7 +121,7 @@ class AlgorithmSpec:
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
             raise ParameterError(explain("algorithm name", self.name, "a lower-case name without spaces",
-                                         "name it as users type it, e.g. 'ofaa'"))
+                                         "name it as users type it, in lower case"))
         if not (isinstance(self.settings, type) and issubclass(self.settings, Settings)):
             raise ParameterError(explain(f"settings of {self.name}", self.settings, "a Settings subclass",
                                          "declare the options in a Settings subclass"))
@@ -136,8 +137,19 @@ class AlgorithmSpec:
     def savable(self) -> bool:
         return self.release is not None
 
+    def configure(self, config: RunConfig) -> RunConfig:
+        """``config`` for this algorithm: its name set, its settings checked from ``config.options`` when it has
+        none yet (a RunConfig built by hand), its options their plain form."""
+        settings = config.settings if config.settings is not None else self.settings_from(config.options)
+        if not isinstance(settings, self.settings):
+            raise ParameterError(explain(f"settings of {self.name}", type(settings).__name__,
+                                         f"a {self.settings.__name__}", "build them with spec.settings_from"))
+        plain = {k: v for k, v in settings.to_public().items() if v is not None}
+        return dataclasses.replace(config, settings=settings, options=plain, algorithm=self.name)
+
     def run(self, config: RunConfig) -> RunReport:
         """Run the algorithm in memory: its deployment's parties in this process (or its own driver)."""
+        config = self.configure(config)
         if self.driver is not None:
             report: RunReport = self.driver.load()(config)
             return report

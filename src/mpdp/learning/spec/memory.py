@@ -16,19 +16,19 @@ that a deployment could not carry fails here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, shared_parameters
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
-from mpdp.runtime import run_protocol
 from mpdp.runtime.codec import decode, encode
-from mpdp.runtime.comm import Comm, PartyTraffic
-from mpdp.runtime.steps import RunRecord, StepSession
+from mpdp.runtime.comm import PartyTraffic
+from mpdp.runtime.steps import RunRecord, StepSession, run_programs
 
-__all__ = ["communication", "decode_runs", "encode_runs", "memory_root", "run_in_memory", "run_parties"]
+__all__ = ["ALGORITHM_LABEL", "decode_runs", "encode_runs", "memory_root", "run_in_memory", "run_parties"]
 
 #: the first label of every plan's ``rng_path``: ``RunConfig.rng`` is the run's seeded root spawned by it
 ALGORITHM_LABEL = "algorithm"
@@ -65,40 +65,28 @@ def decode_runs(deployment: AlgorithmDeployment, party: str, wire: Sequence[Mapp
     return out
 
 
-def communication(outcomes: Mapping[str, Sequence[RunRecord]]) -> dict[str, int]:
-    """The algorithm's communication: bytes and messages every party sent in its counted runs, and rounds added up
-    over the runs in order, each run's rounds its longest party's (as
-    :meth:`~mpdp.runtime.ProtocolRun.communication` counts one run)."""
-    counted = [[r for r in runs if r.counted] for runs in outcomes.values()]
-    sent = sum(r.traffic.bytes_sent for runs in counted for r in runs)
-    messages = sum(r.traffic.messages_sent for runs in counted for r in runs)
-    steps = max((len(runs) for runs in counted), default=0)
-    rounds = sum(max(runs[k].traffic.rounds for runs in counted if k < len(runs)) for k in range(steps))
-    return {"bytes": int(sent), "messages": int(messages), "rounds": int(rounds)}
-
-
 def run_parties(deployment: AlgorithmDeployment, config: RunConfig, plan: DeployPlan) -> dict[str, list[RunRecord]]:
     """Every party's protocol runs, each party's ``run_party`` on its own in-memory session."""
     shared = shared_parameters(plan)
     root = memory_root(config, plan)
     options = dict(deployment.execution(config))
-    timeout = float(options.get("timeout", 120.0))
 
-    def program(name: str) -> Any:
-        def role(comm: Comm) -> Any:
-            session = StepSession(comm.endpoint, timeout=timeout)
+    def program(name: str) -> Callable[[StepSession], bytes]:
+        def run(session: StepSession) -> bytes:
             deployment.run_party(PartyContext(name, shared, plan.data.get(name), session, root,
                                               plan.evaluation.get(name)))
-            return encode(encode_runs(deployment, name, session.runs))
+            return encode(encode_runs(deployment, name, session.runs))  # the wire form a deployed party writes
 
-        return role
+        return run
 
-    run = run_protocol({name: program(name) for name in plan.parties}, rng=root, **options)
-    return {name: decode_runs(deployment, name, decode(run.results[name]), shared) for name in plan.parties}
+    done = run_programs({name: program(name) for name in plan.parties}, rng=root, **options)
+    return {name: decode_runs(deployment, name, decode(done[name]), shared) for name in plan.parties}
 
 
 def run_in_memory(algorithm: str, deployment: AlgorithmDeployment, config: RunConfig) -> RunReport:
     """Run ``algorithm`` in memory through its deployment's parties (module docstring)."""
+    if config.algorithm != algorithm:
+        config = dataclasses.replace(config, algorithm=algorithm)
     plan = deployment.plan(algorithm, config)
     outcomes = run_parties(deployment, config, plan)
     report = deployment.report(config, plan, outcomes)

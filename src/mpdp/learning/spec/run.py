@@ -80,6 +80,8 @@ class RunConfig:
     #: must follow.
     row_split: Literal["default", "fractions", "anchor"] = "default"
     settings: Settings | None = None
+    #: the registered name of the algorithm the run is for (``mpdp run NAME``); engines fill it in when empty
+    algorithm: str = ""
 
     def party_data(self) -> list[Dataset]:
         """Each horizontal party's training rows: ``row_partition`` when given, else an equal random split of
