@@ -21,7 +21,7 @@ from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import ParameterError
 from mpdp.learning.dpvi.deployment import DpviDeployment, vertical_of
 from mpdp.learning.dpvi.model import DPVI, VerticalDPVI
-from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, DPVIRunSettings, batch_size_for
+from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, PAPER_ITERATIONS, DPVIRunSettings, batch_size_for, epochs_for
 from mpdp.learning.registry import get_algorithm
 from mpdp.learning.spec.memory import memory_root, run_in_memory
 from mpdp.learning.spec.run import RunConfig
@@ -52,11 +52,15 @@ def test_estimator_defaults_are_the_spec_defaults(estimator: type[VerticalDPVI |
         assert DEFAULTS.runner == "greenlets"
 
 
-def test_the_paper_runs_33_epochs_of_minibatches_of_100() -> None:
-    # paper 002, section 6.2: "3000 iterations and batch size 100 (i.e., 33 epochs)"
-    assert DEFAULTS.epochs == 33 and DEFAULTS.batch is None and PAPER_BATCH == 100
+def test_a_default_run_is_the_papers_3000_iterations_of_minibatches_of_100() -> None:
+    # paper 002, section 6.2: "3000 iterations and batch size 100 (i.e., 33 epochs)" of its ~9,100 records
+    assert DEFAULTS.epochs is None and DEFAULTS.batch is None and PAPER_BATCH == 100 and PAPER_ITERATIONS == 3000
     assert batch_size_for(None, 30_000) == 100 and batch_size_for(None, 60) == 60 and batch_size_for(7, 60) == 7
-    assert VerticalDPVI().settings_for(60).batch_size == 60
+    assert epochs_for(None, None, 9_100) == 33  # the paper's data set: its 33 epochs
+    assert epochs_for(None, None, 36_178) == 9  # Adult's training rows: 3,000 / 362 batches per epoch
+    assert epochs_for(4, None, 36_178) == 4
+    settings = VerticalDPVI().settings_for(60)
+    assert settings.batch_size == 60 and settings.epochs == 3000
 
 
 def test_options_given_to_an_estimator_are_checked_by_the_spec() -> None:

@@ -46,7 +46,7 @@ from mpdp.datasets.dataset import Dataset
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.dpvi.emulation import PartitionedResponsibilities
 from mpdp.learning.dpvi.model import DPVI, VerticalDPVI, same_privacy_noise
-from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH
+from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, PAPER_EPOCHS
 from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.protocols.mixture_gradient import GradientPrecision
 
@@ -88,7 +88,7 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
         reps = options.repetitions if options.repetitions is not None else (1 if options.quick else default_reps)
         if reps < 1:
             raise ParameterError(explain("repetitions", reps, "an int >= 1", "pass e.g. --repetitions 10"))
-        epochs = 2 if options.quick else DEFAULTS.epochs
+        epochs = 2 if options.quick else PAPER_EPOCHS
         curves: dict[str, list[list[float]]] = {m: [] for m in methods}
         zs: dict[str, list[float]] = {m: [] for m in methods}
         for rep in range(reps):

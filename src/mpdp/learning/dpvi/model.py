@@ -59,7 +59,7 @@ from mpdp.learning.dpvi.privacy import (
     party_cost,
     party_epsilon,
 )
-from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, DPVIRunSettings, batch_size_for
+from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, DPVIRunSettings, batch_size_for, epochs_for
 from mpdp.learning.dpvi.training import BatchPlan, DPVISettings, FloatStep, Trace, train
 from mpdp.learning.dpvi.variational import AdamSettings, MeanFieldGaussian
 from mpdp.learning.estimator import PrivateEstimator
@@ -82,7 +82,7 @@ def default_model(data: Dataset, components: int = 10) -> MixtureModel:
 
 
 def same_privacy_noise(data: Dataset, *, epsilon: float, delta: float, components: int = DEFAULTS.components,
-                       epochs: int = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                       epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
                        clip: float = DEFAULTS.clip, batching: str = DEFAULTS.batching, grid_bits: int = 30,
                        accountant: str = DEFAULTS.accountant) -> float:
     """One noise multiplier giving both :class:`DPVI` (snapped float sum) and :class:`VerticalDPVI` (either
@@ -91,7 +91,7 @@ def same_privacy_noise(data: Dataset, *, epsilon: float, delta: float, component
     same privacy; with ``noise="trusted"`` they then add identical noise. Defaults: the spec's
     (``batch_size=None``: :func:`~mpdp.learning.dpvi.spec.batch_size_for`)."""
     model = default_model(data, components)
-    plan = BatchPlan(data.n, batch_size_for(batch_size, data.n), epochs, batching)
+    plan = BatchPlan(data.n, batch_size_for(batch_size, data.n), epochs_for(epochs, batch_size, data.n), batching)
     return calibrate_noise_multiplier(epsilon=epsilon, delta=delta, plan=plan, dim=model.dim, clip=clip,
                                       grid_bits=grid_bits, accountant=accountant, snapped=True)
 
@@ -113,8 +113,8 @@ class _Base(PrivateEstimator):
     """
 
     def __init__(self, *, components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
-                 epochs: int = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch, clip: float = DEFAULTS.clip,
-                 learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
                  accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
                  model: MixtureModel | None = None, public_seed: bytes | None = None,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
@@ -155,7 +155,8 @@ class _Base(PrivateEstimator):
     def settings_for(self, n: int) -> DPVISettings:
         """The DP-SGD settings of a fit on ``n`` records (noise multiplier 0: the fit calibrates it)."""
         options = self.spec_settings()
-        return DPVISettings(epochs=options.epochs, batch_size=batch_size_for(options.batch, n), clip=options.clip,
+        return DPVISettings(epochs=epochs_for(options.epochs, options.batch, n),
+                            batch_size=batch_size_for(options.batch, n), clip=options.clip,
                             noise_multiplier=0.0, batching=options.batching,
                             adam=AdamSettings(learning_rate=options.lr))
 
@@ -312,8 +313,8 @@ class VerticalDPVI(_Base):
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
                  components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
-                 epochs: int = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch, clip: float = DEFAULTS.clip,
-                 learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
                  accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
                  model: MixtureModel | None = None, public_seed: bytes | None = None,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
@@ -441,8 +442,8 @@ class DPVI(_Base):
 
     def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None,
                  components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
-                 epochs: int = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch, clip: float = DEFAULTS.clip,
-                 learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
                  accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
                  model: MixtureModel | None = None, public_seed: bytes | None = None,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
