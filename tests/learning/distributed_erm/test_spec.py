@@ -48,6 +48,10 @@ def test_the_estimator_defaults_are_the_specs(estimator: type) -> None:
         assert signature.parameters[name].default == options[name], name
 
 
+def test_the_default_iterations_are_the_papers() -> None:
+    assert GradientSettings().T == 1500  # 003 section 4: "T = 1,500 for gradient descent"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_engine_charges_the_same_entry(name: str, tmp_path: Path) -> None:
     """In memory (``mpdp run`` and the model-level fit), deployed (the shared file a party reads, its ledger) and

@@ -2,6 +2,11 @@
 ``local-objp``, ``local-gradp``, each for logistic regression and (``-ridge``) ridge regression
 (:mod:`mpdp.learning.spec`).
 
+The defaults are the paper's experimental setting (section 4: "G = 1, learning rate eta = 1, regularization
+coefficient lambda = 0.001, ... and total number of iterations T = 1,500 for gradient descent"). T matters: the
+unit-ball map shrinks every feature by the public ``sqrt(d)``, so gradient descent with eta = 1 moves slowly, and
+far fewer iterations leave the gradient methods at the majority class on Adult (``bench/RESULTS.md``).
+
 :class:`Method` names the six methods; the model, the deployment, the Flower app and the audits use its members,
 never the names.
 """
@@ -76,7 +81,7 @@ class ERMSettings(Settings):
 class GradientSettings(ERMSettings):
     """Options of the gradient-perturbation methods."""
 
-    T: int = option(100, "gradient-descent iterations (the paper's figures use up to 1500)", low=1)
+    T: int = option(1500, "gradient-descent iterations (the paper's 1,500)", low=1)
     eta: float = option(1.0, "step size (the paper's 1; eta * L <= 2 is checked)", low=0.0, low_open=True)
     accountant: str = option("zcdp", "'zcdp' (the paper's route, Lemma 2.3 solved exactly) or 'tight' (the exact "
                              "Gaussian privacy-loss curve)", choices=("zcdp", "tight"))
