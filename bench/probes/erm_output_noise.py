@@ -19,7 +19,7 @@ from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
 from mpdp.dp.grid import default_grid_bits, laplace_on_grid
 from mpdp.learning.distributed_erm import HorizontalParties, Method
-from mpdp.learning.distributed_erm.deployment import party_indices
+from mpdp.learning.distributed_erm.deployment import party_indices, run_settings
 from mpdp.learning.distributed_erm.problem import prepare
 from mpdp.learning.distributed_erm.rounds import Schedule, perturbation_of, setup_of
 from mpdp.learning.distributed_erm.spec import ERMSettings
@@ -50,8 +50,7 @@ def main(argv: list[str] | None = None) -> int:
           f"majority class {majority:.4f}")
     rng = RandomSource.seeded("erm-output-noise")
     for method in (Method.PATHAK, Method.MPC_OUTP, Method.LOCAL_OUTP):
-        settings = ERMSettings.from_options({"lam": args.lam}) if method.local else config.settings
-        assert settings is not None
+        settings = ERMSettings.from_options({"lam": args.lam}) if method.local else run_settings(config)
         schedule = Schedule(method, data.problem, perturbation_of(method, settings, args.epsilon, config.delta),
                             setup_of(settings), {"all": parties.m}, {"all": parties.n_min}, parties.d)
         details = schedule.details()

@@ -35,12 +35,18 @@ def test_equals_mpdp_run_without_dropouts(tmp_path: Path) -> None:
     expected = in_memory_iterates(config)
     assert [r["survivors"] for r in out["rounds"]] == [4, 4]
     np.testing.assert_allclose(np.asarray(out["iterates"]), expected, atol=TOLERANCE, rtol=0)
-    # every client charged the whole run once on its own ledger
+    # every client charged the whole run once on its own ledger: what a deployed party of the same run is charged
     from mpdp.dp.accounting import PrivacyLedger
+    from mpdp.learning.distributed_erm.deployment import ERMDeployment
+    from mpdp.learning.registry import get_algorithm
+    from mpdp.learning.spec.deployment import shared_parameters
 
+    deployment = ERMDeployment()
+    deployed = deployment.plan("mpc-gradp", deployment.prepare(get_algorithm("mpc-gradp").configure(config)))
     for j in range(4):
-        ledger = PrivacyLedger.open(tmp_path / f"party{j}.ledger.json")
-        assert len(ledger.entries) == 1 and 0 < ledger.spent.epsilon <= config.epsilon + 1e-9
+        (entry,) = PrivacyLedger.open(tmp_path / f"party{j}.ledger.json").entries
+        assert entry.cost == deployment.cost(shared_parameters(deployed), f"party{j}")
+        assert 0 < entry.cost.epsilon <= config.epsilon
 
 
 def test_dropout_within_threshold_gives_the_survivors_aggregate(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_every_engine_charges_the_same_entry(name: str, tmp_path: Path) -> None:
     parties = HorizontalParties.from_rows(data.X, data.y, party_indices(config), task=data.problem.task)
     fit_ledger = PrivacyLedger(epsilon=config.epsilon, delta=config.delta)
     T = settings.T if isinstance(settings, GradientSettings) else 1
-    kwargs = {"setup": setup_of(settings)} if method.mpc else {}
+    kwargs: dict[str, Any] = {"setup": setup_of(settings)} if method.mpc else {}
     fit_method(method, data, parties, epsilon=config.epsilon, delta=config.delta, T=T, rng=RandomSource.seeded(1),
                ledger=fit_ledger, **kwargs)
     (entry,) = fit_ledger.entries
