@@ -61,7 +61,7 @@ from mpdp.learning.distributed_erm.common import gd_step
 from mpdp.learning.distributed_erm.mpc import InMPCNoise, MPCSetup, aggregator_gaussian, output_l1
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup, loss_for
 from mpdp.learning.distributed_erm.rounds import Schedule, party_path, perturbation_of
-from mpdp.learning.distributed_erm.spec import Method, settings_class
+from mpdp.learning.distributed_erm.spec import method_of, settings_class
 from mpdp.protocols.aggregation import AggregationSpec, AggregatorShare
 from mpdp.protocols.distributed_laplace import add_distributed_laplace, distributed_laplace_cost
 from mpdp.randomness import RandomSource
@@ -75,7 +75,7 @@ COLLUSION = 1
 # -- public parameters, identical on every party ---------------------------------------------------------------
 def schedule_of(public: Mapping[str, Any]) -> Schedule:
     """The run's schedule: every client its own data party, the record counts the hub collected."""
-    method = Method(str(public["method"]))
+    method = method_of(str(public["method"]))
     settings = settings_class(method).from_public(public["settings"], source="Flower job")
     rows = {str(c): int(n) for c, n in public["rows"].items()}
     record = tuple(int(t) for t in public.get("record") or ()) or None

@@ -39,7 +39,7 @@ from mpdp.learning import erm
 from mpdp.learning.distributed_erm.common import DistributedFit, cohort_layout, curve_iterations
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup, equal_parts, loss_for, prepare
 from mpdp.learning.distributed_erm.rounds import Schedule, perturbation_of, rng_path, setup_of
-from mpdp.learning.distributed_erm.spec import ERMSettings, GradientSettings, Method, method_of, settings_class
+from mpdp.learning.distributed_erm.spec import ERMSettings, GradientSettings, method_of, settings_class
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, shared_parameters
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.runtime.steps import RunRecord, communication
@@ -73,7 +73,7 @@ def party_indices(config: RunConfig) -> list[npt.NDArray[np.int64]]:
 
 def schedule_of(public: Mapping[str, Any]) -> Schedule:
     """The run's schedule from the shared parameters (the public section and the holdings' record counts)."""
-    method = Method(str(public["method"]))
+    method = method_of(str(public["method"]))
     settings = settings_class(method).from_public(public["settings"])
     clients = {str(name): int(count) for name, count in public["clients"].items()}
     records = {}
@@ -149,7 +149,7 @@ class ERMDeployment(AlgorithmDeployment):
         return PartyGroup(first=schedule.first(ctx.name), X=X.reshape(count, n, schedule.d), y=y.reshape(count, n))
 
     def decode(self, party: str, wire: Any, public: Mapping[str, Any]) -> Any:
-        if Method(str(public["method"])).gradient and party in public["clients"] and isinstance(wire, list):
+        if method_of(str(public["method"])).gradient and party in public["clients"] and isinstance(wire, list):
             return tuple(wire)
         return wire
 

@@ -46,7 +46,7 @@ from mpdp.learning.distributed_erm.common import (
 from mpdp.learning.distributed_erm.mpc import NoiseFamily, mpc_noise_samples
 from mpdp.learning.distributed_erm.problem import HorizontalParties, Prepared, equal_parts, prepare
 from mpdp.learning.distributed_erm.rounds import fit
-from mpdp.learning.distributed_erm.spec import Method
+from mpdp.learning.distributed_erm.spec import Method, method_of
 from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.randomness import RandomSource
 
@@ -68,8 +68,9 @@ OUTPUT_METHODS = tuple(m for m in METHODS if not m.gradient)
 GRADIENT_METHODS = tuple(m for m in METHODS if m.gradient)
 #: the paper's two methods (noise made inside the secure computation); the others are its baselines
 MPC_COLUMNS = (Method.MPC_OUTP, Method.MPC_GRADP)
-LABELS: dict[str, str] = {Method.PATHAK: "Pathak", Method.LOCAL_OUTP: "Local Out P", Method.LOCAL_OBJP: "Local Obj P",
-          Method.LOCAL_GRADP: "Local Grad P", Method.MPC_OUTP: "MPC Out P", Method.MPC_GRADP: "MPC Grad P"}
+LABELS: dict[str, str] = {
+    Method.PATHAK: "Pathak", Method.LOCAL_OUTP: "Local Out P", Method.LOCAL_OBJP: "Local Obj P",
+    Method.LOCAL_GRADP: "Local Grad P", Method.MPC_OUTP: "MPC Out P", Method.MPC_GRADP: "MPC Grad P"}
 
 
 def split_parties(prepared: Prepared, m: int, *, rng: RandomSource, train: Dataset) -> HorizontalParties:
@@ -84,7 +85,7 @@ def fit_method(method: str, prepared: Prepared, parties: HorizontalParties, *, e
                **kwargs: Any) -> DistributedFit:
     """Train one of :data:`METHODS` with the settings of 003 section 4 (every party in this process,
     :func:`~mpdp.learning.distributed_erm.rounds.fit`)."""
-    chosen = Method(method)
+    chosen = method_of(method)
     perturbation: GradientPerturbation | OutputPerturbation
     if chosen.gradient:
         perturbation = GradientPerturbation(epsilon=epsilon, delta=delta, T=T, eta=eta,

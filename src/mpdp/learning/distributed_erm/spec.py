@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec, AuditHook, Ref, RoleInfo, Settings, option
 
 __all__ = ["RIDGE", "SPECS", "ERMSettings", "GradientSettings", "MPCGradientSettings", "MPCOneShotSettings",
@@ -60,7 +61,11 @@ def algorithm_name(method: Method, task: str) -> str:
 
 def method_of(algorithm: str) -> Method:
     """The method of a registered name (``mpc-gradp-ridge`` -> :attr:`Method.MPC_GRADP`)."""
-    return Method(algorithm.removesuffix(RIDGE))
+    name = str(algorithm).removesuffix(RIDGE)
+    if name not in tuple(Method):
+        raise ParameterError(explain("paper-003 method", algorithm, f"one of {[m.value for m in Method]} (or its "
+                                     f"{RIDGE} form)", "pick a paper-003 method"))
+    return Method(name)
 
 
 def _aggregators() -> Any:
