@@ -20,7 +20,7 @@ import numpy as np
 from mpdp.errors import ParameterError, explain
 from mpdp.flower.nodes import write_rows
 from mpdp.learning.registry import algorithms, get_algorithm
-from mpdp.learning.spec.run import RunConfig
+from mpdp.learning.spec.run import Metric, RunConfig
 
 __all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "plan_run", "result_record"]
 
@@ -161,8 +161,8 @@ def _erm_record(config: RunConfig, prepared: Any, job: Mapping[str, Any], out: M
     privacy = out["privacy"]
     return {"algorithm": str(job["algorithm"]), "epsilon_spent": privacy["epsilon"], "delta_spent": privacy["delta"],
             "per_party_epsilon": privacy["per_party"],
-            "metric": {"name": ev.metric_name, "value": score.test_metric},
-            "non_private": {"name": ev.metric_name, "value": ev.metric_star}, "curves": curves,
+            "metric": Metric(ev.metric_name, score.test_metric).as_json(),
+            "non_private": Metric(ev.metric_name, ev.metric_star).as_json(), "curves": curves,
             "optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
             "n_min": out["n_min"], "T": job["settings"].get("T"), "privacy": privacy["details"],
             "iterates": out["iterates"]}
@@ -179,7 +179,7 @@ def _ofpa_record(config: RunConfig, scoring: Any, job: Mapping[str, Any], out: M
     spent = float(out["epsilon_spent"])
     return {"algorithm": job["algorithm"], "delta": 0.0, "epsilon_spent": spent, "delta_spent": 0.0,
             "per_party_epsilon": dict.fromkeys(job["clients"], spent),
-            "metric": {"name": "misclassification",
-                       "value": misclassification(np.asarray(out["theta"], dtype=np.float64), Xt, yt)},
-            "non_private": {"name": "misclassification", "value": baseline.misclassification(Xt, config.test.y)},
-            "converged": out["converged"], "noise": job["noise"], "variant": job["method"]}
+            "metric": Metric("misclassification",
+                             misclassification(np.asarray(out["theta"], dtype=np.float64), Xt, yt)).as_json(),
+            "non_private": Metric("misclassification", baseline.misclassification(Xt, config.test.y)).as_json(),
+            "converged": out["converged"], "noise": job["settings"]["noise"], "variant": job["method"]}

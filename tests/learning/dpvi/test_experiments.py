@@ -26,10 +26,10 @@ def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> No
             "--seed", "4", "--json"]
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
-    assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "test_nll"
+    assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "nll"
     assert record["baseline"]["name"].startswith("non-partitioned") and record["baseline"]["value"] > 0
     assert record["epsilon_spent"] <= record["epsilon"] and set(record["per_party_epsilon"]) == {"party0", "party1"}
-    assert record["non_private"]["name"] == "test_nll" and len(record["curves"]) == 2
+    assert record["non_private"]["name"] == "nll" and len(record["curves"]) == 2
     assert record["runner"] == "greenlets"
 
 
