@@ -12,8 +12,8 @@ Where each part lives
 * :mod:`~mpdp.learning.ofpa_ofaa.parties`: a data owner's perturbed local objective and its minimiser;
 * :mod:`~mpdp.learning.ofpa_ofaa.rounds`: the rounds, written once: roles, random-source labels, the stopping
   rule, run by every engine;
-* :mod:`~mpdp.learning.ofpa_ofaa.model`: the run's settings, each owner's charge (:func:`owner_cost`) and the
-  in-memory fit (:func:`fit`, :class:`OfpaOfaaSettings`);
+* :mod:`~mpdp.learning.ofpa_ofaa.model`: the run's settings (:class:`OfpaOfaaSettings`), each owner's charge
+  (:func:`~mpdp.learning.ofpa_ofaa.model.owner_cost`) and the in-memory fit (:func:`fit`);
 * :mod:`~mpdp.learning.ofpa_ofaa.deployment`: the parties as ``mpdp run`` and ``mpdp launch`` run them, and
   the analyst's report;
 * :mod:`~mpdp.learning.ofpa_ofaa.estimator`: :class:`OfpaOfaaClassifier`, the scikit-learn estimator;
