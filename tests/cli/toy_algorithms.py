@@ -23,7 +23,6 @@ from mpdp.learning.registry import (
     RunConfig,
     RunReport,
 )
-from mpdp.progress import progress_bar
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.runtime import run_protocol
 
@@ -52,7 +51,7 @@ def run_vertical(config: RunConfig) -> RunReport:
     w = _least_squares(config.train.X, config.train.y)
     accuracy = float(np.mean((_predict(w, config.test.X) > 0.5) == config.test.y))
     curve = [0.5]
-    for _ in progress_bar(range(3), desc="toy", enabled=config.progress):
+    for _ in config.progress.iterate(range(3), "toy"):
         curve.append(0.5 * (curve[-1] + accuracy))
     return RunReport(
         algorithm="toy-vertical", dataset=config.train.name, parties=config.parties, epsilon=config.epsilon,

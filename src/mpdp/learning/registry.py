@@ -23,6 +23,7 @@ import numpy.typing as npt
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_equal
 from mpdp.errors import ParameterError, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = [
@@ -86,6 +87,9 @@ class RunConfig:
     ``label_party`` is the index of the party holding the label. ``options`` carries algorithm-specific
     settings from ``--option key=value`` (e.g. ``{"T": 100}``), validated by the algorithm.
 
+    ``progress`` reports the run's phases and loops on the terminal (:mod:`mpdp.progress`; silent by default):
+    an algorithm passes it to its long-running parts (secure products, training rounds, epochs, iterations).
+
     ``row_partition`` (horizontal algorithms) lists, per party, its row indices into ``train`` (the CLI's
     ``--fractions 40,30,10`` or ``--anchor age``; an equal random split by default); :meth:`party_data`
     gives the parties' datasets. It is None when the caller leaves the split to the algorithm.
@@ -101,7 +105,7 @@ class RunConfig:
     partition: tuple[tuple[str, ...], ...] | None = None
     label_party: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
-    progress: bool = False
+    progress: Progress = SILENT
     row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
     #: How ``row_partition`` was made: ``"default"`` (the CLI's equal split, which an algorithm whose paper
     #: prescribes its own split may replace), or the user's explicit ``"fractions"`` / ``"anchor"``, which it
@@ -179,12 +183,15 @@ class Algorithm:
 
 @dataclass(frozen=True)
 class ReproOptions:
-    """``mpdp reproduce`` switches: repetitions, a quick mode for CI and notebooks, progress, randomness."""
+    """``mpdp reproduce`` switches: repetitions, a quick mode for CI and notebooks, progress, randomness.
+
+    ``progress`` (:mod:`mpdp.progress`; silent by default) shows a bar over the reproduction's repetitions and
+    settings."""
 
     rng: RandomSource
     repetitions: int | None = None  # None: the paper's count
     quick: bool = False  # small sizes so a run takes seconds (CI, notebooks)
-    progress: bool = False
+    progress: Progress = SILENT
     folds: int | None = None
 
 
@@ -261,8 +268,9 @@ def get_algorithm(name: str) -> Algorithm:
     return known[name]
 
 
-def get_reproduction(table_id: str) -> Reproduction:
+def get_reproduction(reproduction_id: str) -> Reproduction:
     known = reproductions()
-    if table_id not in known:
-        raise ParameterError(explain("table", table_id, f"one of {sorted(known)}", "run `mpdp reproduce --list`"))
-    return known[table_id]
+    if reproduction_id not in known:
+        raise ParameterError(explain("reproduction id", reproduction_id, f"one of {sorted(known)}",
+                                     "run `mpdp reproduce --list` for the ids (paper prefix and table or figure)"))
+    return known[reproduction_id]
