@@ -67,6 +67,7 @@ from mpdp.learning.distributed_erm.common import (
     release_grid_bits,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
 
@@ -243,10 +244,12 @@ def local_gradp_party_role(problem: ERMProblem, group: PartyGroup, cal: Gaussian
     return role
 
 
-def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPerturbation) -> Any:
-    """The aggregator of Local Grad P: averages the parties' noisy gradients in the clear each step."""
+def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPerturbation,
+                       progress: Progress = SILENT) -> Any:
+    """The aggregator of Local Grad P: averages the parties' noisy gradients in the clear each step
+    (``progress``: a bar over the iterations)."""
     def server(comm: Comm) -> None:
-        for _ in range(settings.iterations):
+        for _ in progress.iterate(range(settings.iterations), "iterations"):
             rows = comm.gather(names, label="noisy-gradients")
             mean = sum((np.asarray(r).sum(axis=0) for r in rows.values()), np.zeros(d)) / m
             comm.broadcast(mean, label="mean-gradient", to=names)
@@ -256,8 +259,9 @@ def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPertu
 
 def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: GradientPerturbation, *,
                     rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                    cohort_size: int | None = None) -> DistributedFit:
-    """Local Grad P: T rounds; each party sends its own noisy mean gradient, the aggregator averages.
+                    cohort_size: int | None = None, progress: Progress = SILENT) -> DistributedFit:
+    """Local Grad P: T rounds; each party sends its own noisy mean gradient, the aggregator averages
+    (``progress``: the aggregator's bar over the rounds).
 
     Party j's noise is calibrated to its sensitivity ``2G / n_j`` over T releases (``settings.accountant``);
     every party reaches the same (epsilon, delta). Accuracy: the averaged gradient's noise has per-coordinate
@@ -272,7 +276,7 @@ def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: G
     names = [c.name for c in groups]
     roles: dict[str, Any] = {c.name: local_gradp_party_role(problem, c.group, calibrations[c.group.records], settings)
                              for c in groups}
-    roles[SERVER] = local_gradp_server(names, parties.m, d, settings)
+    roles[SERVER] = local_gradp_server(names, parties.m, d, settings, progress.scoped(SERVER))
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
     seconds = time.perf_counter() - start

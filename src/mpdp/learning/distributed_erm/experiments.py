@@ -341,7 +341,7 @@ def reproduce_figure(figure_id: str, data: FigureData, options: ReproOptions) ->
                  "(eps, delta)-DP, 003 Corollary 3.5); output-perturbation methods do not iterate (flat lines).")
     ev = prepared.evaluator
     rows.append(ReproRow({"method": "non-private theta*"}, f"test {ev.metric_name}", None, ev.metric_star, 0.0, 1))
-    for m in data.party_counts:
+    for m in options.progress.iterate(data.party_counts, "party counts"):
         results: dict[str, list[dict[str, Any]]] = {method: [] for method in METHODS}
         for r in range(reps):
             rng = options.rng.spawn(f"{figure_id}/m={m}/rep={r}")
@@ -350,8 +350,10 @@ def reproduce_figure(figure_id: str, data: FigureData, options: ReproOptions) ->
             for method in METHODS:
                 stop = (LOCAL_GRADP_ONE_RECORD_ITERATIONS
                         if method == "local-gradp" and parties.n_min == 1 and not options.quick else None)
+                shown: dict[str, Any] = ({"progress": options.progress.scoped(f"m = {m}, {method}")}
+                                         if method in GRADIENT_METHODS else {})
                 fit = fit_method(method, prepared, parties, epsilon=0.5, delta=1e-3, T=T, record=record,
-                                 rng=rng.spawn(method), stop_after=stop)
+                                 rng=rng.spawn(method), stop_after=stop, **shown)
                 results[method].append(_scores(method, fit, prepared, record))
         for method in METHODS:
             runs = results[method]
@@ -461,17 +463,21 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
         opts = config.options
         rs = RunSettings.of(opts)
         T, eta, lam, accountant, cohort = rs.T, rs.eta, rs.lam, rs.accountant, rs.cohort
+        config.progress.phase("solving the non-private problem (the optimum the gap is measured from)")
         prepared = prepare(config.train, config.test, lam=lam)
         indices = party_indices(config)
         parties = HorizontalParties.from_rows(prepared.X, prepared.y, indices, task=prepared.problem.task)
         kwargs: dict[str, Any] = {}
         if method in ("mpc-outp", "mpc-gradp", "pathak"):
             kwargs["setup"] = MPCSetup(aggregators=rs.aggregators)
+        if method in GRADIENT_METHODS:
+            kwargs["progress"] = config.progress
         record = rs.record
         ledger = run_ledger(method, config, accountant)
         fit = fit_method(method, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T, eta=eta,
                          accountant=accountant, record=record, rng=config.rng.spawn(method), cohort_size=cohort,
                          ledger=ledger, **kwargs)
+        config.progress.phase("evaluating on the test rows")
         ev = prepared.evaluator
         score = ev.score(fit.theta)
         curves = []

@@ -76,6 +76,7 @@ from mpdp.learning.distributed_erm.common import (
     per_size_class,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     AggregatorShare,
@@ -313,8 +314,10 @@ def fit_pathak(problem: ERMProblem, parties: HorizontalParties, settings: Output
 # -- iterative: MPC Grad P --------------------------------------------------------------------------------------
 def fit_mpc_gradp(problem: ERMProblem, parties: HorizontalParties, settings: GradientPerturbation, *,
                   rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                  cohort_size: int | None = None, setup: MPCSetup | None = None) -> DistributedFit:
+                  cohort_size: int | None = None, setup: MPCSetup | None = None,
+                  progress: Progress = SILENT) -> DistributedFit:
     """MPC Grad P: T rounds of securely averaged gradients + Gaussian noise added inside the secure computation.
+    ``progress`` shows the opening aggregator's bar over the rounds.
 
     The sum of the parties' mean gradients has l2 sensitivity ``2G / n(1)`` (``2G / (m n(1))`` for the average);
     ``sigma`` is calibrated for it over T rounds by ``settings.accountant`` (the rounding to the shares' grid is
@@ -342,7 +345,8 @@ def fit_mpc_gradp(problem: ERMProblem, parties: HorizontalParties, settings: Gra
     names = [c.name for c in groups]
     spec = setup.spec(groups, d, problem.G)
     roles: dict[str, Any] = {c.name: gradp_party_role(problem, spec, c.group, settings) for c in groups}
-    roles.update({a: gradp_aggregator_role(problem, spec, setup, noise, settings, m, names) for a in setup.names})
+    roles.update({a: gradp_aggregator_role(problem, spec, setup, noise, settings, m, names, progress.scoped(a))
+                  for a in setup.names})
     start = time.perf_counter()
     run = run_protocol(roles, rng=resolve(rng))
     final, iterates = run.results[names[0]]
@@ -381,14 +385,17 @@ def gradp_party_role(problem: ERMProblem, spec: AggregationSpec, group: PartyGro
 
 
 def gradp_aggregator_role(problem: ERMProblem, spec: AggregationSpec, setup: MPCSetup, noise: InMPCNoise,
-                          settings: GradientPerturbation, m: int, names: list[str]) -> Callable[[Comm], None]:
+                          settings: GradientPerturbation, m: int, names: list[str],
+                          progress: Progress = SILENT) -> Callable[[Comm], None]:
     """An aggregator of MPC Grad P: each iteration adds its exact discrete Gaussian to its share of the sum and
-    opens it; the server sends the noisy mean gradient to the data parties ``names``."""
+    opens it; the server sends the noisy mean gradient to the data parties ``names``. The server shows
+    ``progress``'s bar over the iterations."""
     d = spec.dim
 
     def role(comm: Comm) -> None:
         server = spec.server
-        for _ in range(settings.iterations):
+        shown = progress if comm.name == server else SILENT
+        for _ in shown.iterate(range(settings.iterations), "iterations"):
             share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
             if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
                 raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))

@@ -179,7 +179,7 @@ def _run(config: RunConfig) -> RunReport:
     root = config.rng.spawn("root")  # both runs: identical noise streams (identical noise with noise=trusted)
     same = rp.same(config.delta)
     mpc = rp.vertical(config.delta, root)
-    mpc.fit(config.train, groups)
+    mpc.fit(config.train, groups, progress=config.progress)
     nll = mpc.nll(config.test)
     curves = [Curve("partitioned DPVI (MPC)", tuple(range(1, len(mpc.trace_.epochs) + 1)),
                     tuple(mpc.nll_per_epoch(config.test)), "epoch", "test NLL")]
@@ -196,7 +196,8 @@ def _run(config: RunConfig) -> RunReport:
     }
     non_private = None
     if want_baseline:
-        base = DPVI(rng=root, **same).fit(config.train)
+        config.progress.phase("baselines: non-partitioned float64 DPVI (same privacy), then non-private VI")
+        base = DPVI(rng=root, **same).fit(config.train, progress=config.progress.scoped("float64 DPVI"))
         extra["baseline"] = {"name": "non-partitioned float64 DPVI (same privacy and seed)",
                              "value": base.nll(config.test)}
         extra["per_iteration_seconds"]["float"] = float(np.mean(base.trace_.step_seconds))
@@ -205,7 +206,7 @@ def _run(config: RunConfig) -> RunReport:
                             "epoch", "test NLL"))
         plain = {**common, "accountant": "ddg"}
         free = DPVI(epsilon=None, noise_multiplier=0.0, public_seed=public_seed, rng=config.rng.spawn("plain"),
-                    **plain).fit(config.train)
+                    **plain).fit(config.train, progress=config.progress.scoped("non-private VI"))
         non_private = Metric("test_nll", free.nll(config.test))
     else:
         extra["baseline"] = None
@@ -254,7 +255,7 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
         epochs = 2 if options.quick else 33
         curves: dict[str, list[list[float]]] = {m: [] for m in methods}
         zs: dict[str, list[float]] = {m: [] for m in methods}
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), "repetitions"):
             rng = options.rng.spawn(f"rep/{rep}")
             train, test = _adult(ReproOptions(rng=rng, quick=options.quick))
             setting: dict[str, Any] = {"components": 10, "epochs": epochs, "batch_size": 100, "clip": 2.0}
@@ -263,15 +264,16 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
                       "public_seed": rng.spawn("public").bytes(32)}
             root = rng.spawn("root")
             for method in methods:
+                shown = options.progress.scoped(method)
                 if method == "float":
-                    model: DPVI | VerticalDPVI = DPVI(rng=root, **common).fit(train)
+                    model: DPVI | VerticalDPVI = DPVI(rng=root, **common).fit(train, progress=shown)
                 elif method in EMULATED:
                     emulated = EMULATED[method](adult_partition(train))
-                    model = DPVI(rng=root, responsibilities=emulated, **common).fit(train)
+                    model = DPVI(rng=root, responsibilities=emulated, **common).fit(train, progress=shown)
                 else:
                     precision = GradientPrecision(renormalize=method == "mpc")
                     model = VerticalDPVI(precision=precision, noise=noise, rng=root, **common)
-                    model.fit(train, adult_partition(train))
+                    model.fit(train, adult_partition(train), progress=shown)
                 curves[method].append(model.nll_per_epoch(test))
                 zs[method].append(model.privacy_.noise_multiplier)
         rows = []

@@ -125,7 +125,8 @@ def _run(objective: str) -> Callable[[RunConfig], RunReport]:
         backend = config.backend or "shares"
         model = fm_estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
                            config.rng, opts)
-        model.fit(train.X, train.y)
+        model.fit(train.X, train.y, progress=config.progress)
+        config.progress.phase("evaluating on the test rows and fitting the non-private baseline")
         score = paper_metric(model, test.X, test.y)
         names = [f"party{k}" for k in range(part.parties)]
         metric = "accuracy" if objective == "logistic" else "mse"
@@ -167,7 +168,7 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
         metric = "accuracy" if objective == "logistic" else "mse"
         scores: dict[tuple[str, float], list[float]] = {}
         nonpriv: list[float] = []
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), "repetitions"):
             rng = options.rng.spawn(f"rep/{rep}")
             train, test = train_test_split(data, 0.2, rng=rng.spawn("split"))
             part = vertical_by_sizes(train, parties=3)
@@ -210,7 +211,7 @@ def _table2(options: ReproOptions) -> ReproTable:
     for s, (paper_np, paper_fm) in PAPER_TABLE2.items():
         nonpriv: list[float] = []
         scores: dict[int, list[float]] = {}
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), f"s = {s}: repetitions"):
             rng = options.rng.spawn(f"s={s}/rep/{rep}")
             task = sparse_linear_regression(n, d, s, rng=rng.spawn("data"))
             train, test = train_test_split(task.data, 0.2, stratify=False, rng=rng.spawn("split"))

@@ -60,6 +60,7 @@ from mpdp.learning.functional_mechanism.objective import (
 )
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -171,8 +172,9 @@ class _FMEstimator(PrivateEstimator):
                                 fit_intercept=self.fit_intercept, row_l1=self.row_l1,
                                 epsilon=self.epsilon if self.bottom_up is None else None, bottom_up=self.bottom_up)
 
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike, *, progress: Progress = SILENT) -> Self:
+        """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once.
+        ``progress`` shows the simulated parties' phases and the secure products' bars (:mod:`mpdp.progress`)."""
 
         start = time.perf_counter()
         Xa, ya = self._check_features_labels(X, y)
@@ -184,7 +186,8 @@ class _FMEstimator(PrivateEstimator):
             Xa = np.hstack([Xa, np.ones((n, 1))])
         result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip,
                                  settings=self.settings or SolveSettings(), rng=self._fit_source(),
-                                 noise_rng=self.noise_rng, ledger=self.ledger, backend_options=self.backend_options)
+                                 noise_rng=self.noise_rng, ledger=self.ledger, backend_options=self.backend_options,
+                                 progress=progress)
         w = result.weights
         self.coef_ = w[:d]
         self.intercept_ = float(w[d]) if self.fit_intercept else 0.0
@@ -216,8 +219,8 @@ class FMLogisticRegression(LinearBinaryClassifier, _FMEstimator):
 
     _objective: FMObjective = "logistic"
 
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        super().fit(X, y)
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike, *, progress: Progress = SILENT) -> Self:
+        super().fit(X, y, progress=progress)
         self.classes_ = classes_of()
         return self
 

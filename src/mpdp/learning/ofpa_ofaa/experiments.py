@@ -142,7 +142,7 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
             plan.extend((setting, eps, m) for m in methods)
         views = {repr(setting): view for setting, view, _ in settings}
         values: dict[int, list[float]] = {k: [] for k in range(len(plan))}
-        for rep in range(reps):  # one partition per (setting, rep), shared by its budgets and methods
+        for rep in options.progress.iterate(range(reps), "repetitions"):  # one partition per (setting, rep)
             current: tuple[str, tuple[PreparedParties, FloatArray, FloatArray]] | None = None
             for k, (setting, eps, method) in enumerate(plan):
                 rng = options.rng.spawn(f"{setting}/rep/{rep}")
@@ -197,7 +197,8 @@ def _run(method: str) -> Callable[[RunConfig], RunReport]:
     def run(config: RunConfig) -> RunReport:
         settings = run_settings(method, config.options, config.epsilon)
         parties = config.party_data()
-        result = fit(parties, settings, rng=config.rng)
+        result = fit(parties, settings, rng=config.rng, progress=config.progress)
+        config.progress.phase("fitting the non-private baseline (the same rounds without noise) and evaluating")
         baseline = fit(parties, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
         Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
         spent = max(result.epsilon_spent.values())

@@ -66,6 +66,7 @@ from mpdp.learning.ofpa_ofaa.parties import (
     fixed_quadratic_mask,
     secure_weighted_average,
 )
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate", "fit", "one_hot_blocks", "prepare_parties",
@@ -238,9 +239,9 @@ def calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: Prepared
 
 
 def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings, *,
-        rng: RandomSource | None = None, normalise: bool = False) -> FitResult:
+        rng: RandomSource | None = None, normalise: bool = False, progress: Progress = SILENT) -> FitResult:
     """Run Algorithm 2 / 3 (or Algorithm 1 inside the loop) over ``parties`` (one Dataset each, or their
-    :func:`prepare_parties`)."""
+    :func:`prepare_parties`); ``progress`` shows a bar over the rounds."""
     rng = rng if rng is not None else RandomSource.fresh()
     start = time.perf_counter()
     prepared = parties if isinstance(parties, PreparedParties) else prepare_parties(parties, normalise=normalise)
@@ -261,7 +262,7 @@ def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings
     changes: list[float] = []
     converged = False
     rounds = 0
-    for rnd in range(settings.max_rounds):
+    for rnd in progress.iterate(range(settings.max_rounds), f"{settings.method} rounds", unit="round"):
         uploads = {}
         for o in owners:
             if settings.method != "none" and (rnd == 0 or settings.noise == "fresh"):
