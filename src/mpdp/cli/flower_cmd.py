@@ -8,10 +8,9 @@ The data, split, budget and ``--option`` flags are ``mpdp run``'s; the record pr
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from mpdp.cli.common import add_dataset_arguments, add_output_arguments, interactive, print_json
+from mpdp.cli.common import add_dataset_arguments, add_output_arguments, print_json, progress_of
 from mpdp.cli.run_cmd import build_config
 from mpdp.learning.registry import get_algorithm
 
@@ -52,14 +51,16 @@ def add_parser(subparsers: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from mpdp.flower.launcher import launch
 
+    progress = progress_of(args)
+    progress.phase(f"flower {args.algorithm}: loading the algorithm")
     algo = get_algorithm(args.algorithm)
     for name, default in (("partition", None), ("label_party", 0), ("fractions", None), ("anchor", None),
                           ("backend", None), ("data", None)):
         if not hasattr(args, name):  # mpdp run's flags that do not apply to a horizontal Flower run
             setattr(args, name, default)
     config = build_config(algo, args)
-    if interactive(args):
-        print(f"mpdp: starting a SuperLink and {config.parties + args.aggregators} SuperNodes", file=sys.stderr)
+    progress.phase(f"{algo.name}: starting a SuperLink and {config.parties + args.aggregators} SuperNodes "
+                   "(Flower), then running the rounds")
     record = launch(algo.name, config, seed=args.seed, tls=not args.insecure, max_dropouts=args.max_dropouts,
                     aggregators=args.aggregators, round_timeout=args.round_timeout, workdir=args.workdir)
     record["seed"] = args.seed
