@@ -41,8 +41,9 @@ T = TypeVar("T")
 
 
 class Bar:
-    """One bar: :meth:`update` advances it, :meth:`note` sets the text after it, :meth:`close` (or the end of
-    the ``with`` block) clears it. A bar of a silent :class:`Progress` does nothing."""
+    """One bar: :meth:`update` advances it, :meth:`note` sets the text after it, :meth:`refresh` redraws it,
+    :meth:`close` (or the end of the ``with`` block) clears it. A bar of a silent :class:`Progress` does
+    nothing."""
 
     __slots__ = ("_bar",)
 
@@ -57,6 +58,11 @@ class Bar:
         """Show ``text`` after the bar (e.g. the current epoch or the loss); redrawn with the next update."""
         if self._bar is not None:
             self._bar.set_postfix_str(text, refresh=False)
+
+    def refresh(self) -> None:
+        """Redraw now (the elapsed time of a bar that waits without advancing)."""
+        if self._bar is not None:
+            self._bar.refresh()
 
     def close(self) -> None:
         if self._bar is not None:

@@ -203,6 +203,7 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
             p.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=dict(env))  # noqa: S603
     bar = progress.bar("parties finished (each starts, connects to the others, runs its part)",
                        total=len(processes), unit="party")
+    drawn = time.perf_counter()
     try:
         running = {p.name: p for p in processes.values() if p.process is not None}
         while running:
@@ -212,6 +213,9 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
                     p.stderr = (p.config.parent / "stderr.txt").read_text("utf-8", "replace")
                     del running[name]
                     bar.update()
+            if time.perf_counter() - drawn >= 1.0:  # the elapsed time moves while every party still runs
+                bar.refresh()
+                drawn = time.perf_counter()
             if running and time.monotonic() > deadline:
                 late = ", ".join(sorted(running))
                 raise errors.PartyUnavailableError(
