@@ -44,7 +44,8 @@ def test_human_output_says_what_the_per_party_epsilon_means(capsys: pytest.Captu
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "per-party epsilon: party0" in out
-    assert "(towards each party (VPDP): no subsampling amplification" in out
+    assert "towards each party (VPDP): no subsampling amplification" in out
+    assert "(the total, epsilon " in out and "is towards whoever sees only the released result" in out
     assert "--option batching=disjoint bounds it by epochs" in out
     assert main([*argv, "--option", "batching=disjoint"]) == 0
     out = capsys.readouterr().out
