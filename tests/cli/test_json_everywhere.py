@@ -29,10 +29,9 @@ ERRORS: dict[str, list[str]] = {
     "datasets": ["show", "--dataset", "no-such-dataset"],
     "align": ["--data", "a={tmp}/a.csv", "--data", "b={tmp}/b.csv", "--id-column", "id"],
     "audit": ["no-such-audit"],
-    "flower": ["no-such-algorithm"],
 }
 
-#: command -> cheap successful invocations (the costly ones have their own tests: bench, party, launch, flower)
+#: command -> cheap successful invocations (the costly ones have their own tests: bench, party, launch)
 SUCCESSES: dict[str, list[list[str]]] = {
     "demo": [["--length", "3", "--seed", "1"]],
     "certs": [["--out", "{tmp}/certs", "--parties", "alice", "bob"]],

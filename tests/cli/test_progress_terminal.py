@@ -168,7 +168,7 @@ def test_bench_says_which_suite_it_runs() -> None:
 
 @pytest.mark.net
 def test_launch_announces_the_parties_before_waiting_for_them() -> None:
-    run = watch(["launch", "mpc-outp", "--dataset", "synthetic-logistic:n=300,d=3", "--seed", "1", "--json"])
+    run = watch(["launch", "ofaa", "--dataset", "synthetic-logistic:n=300,d=3", "--seed", "1", "--json"])
     check_start(run)
     starting = run.index(r"starting \d+ party processes")
     assert run.index(r"writing the folders") < starting < run.index(r"assembling the report")

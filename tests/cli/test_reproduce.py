@@ -16,6 +16,7 @@ TOY_MODULE = "tests.cli.toy_algorithms"
 @pytest.fixture
 def toys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "MODULES", (*registry.MODULES, TOY_MODULE))
+    monkeypatch.setattr(registry, "REPRODUCTION_MODULES", (*registry.REPRODUCTION_MODULES, TOY_MODULE))
 
 
 def test_list(toys: None, capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,7 +35,7 @@ __all__ = ["COMMANDS", "UsageError", "build_parser", "main"]
 COMMANDS: dict[str, str] = {
     name: f"mpdp.cli.{name}_cmd"
     for name in ("demo", "bench", "certs", "party", "run", "launch", "predict", "synthesize", "reproduce",
-                 "datasets", "align", "audit", "flower")
+                 "datasets", "align", "audit")
 }
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.registry import Curve, ReproRow, ReproTable
+from mpdp.learning.registry import ReproRow, ReproTable
+from mpdp.learning.spec.run import Curve
 
 __all__ = ["check_plot_target", "plot_curves", "plot_table", "table_axis"]
 

@@ -2,7 +2,7 @@
 
 Above :mod:`mpdp.learning` and below :mod:`mpdp.cli`:
 
-* :mod:`~mpdp.deploy.data`: a party's own data file and the public schema;
+* :mod:`~mpdp.datasets.holdings`: a party's own data file and the public schema;
 * :mod:`~mpdp.deploy.session`: a party's connections, the configuration handshake, its protocol runs;
 * :mod:`~mpdp.deploy.algorithms`: per algorithm, the parties, their public parameters and roles;
 * :mod:`~mpdp.deploy.party`: ``mpdp party --config`` for an ``"algorithm"``;

@@ -45,9 +45,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mpdp.datasets.holdings import PartyData, read_party_data, records_digest
 from mpdp.deploy.algorithms import deployment_for
-from mpdp.deploy.algorithms.base import PartyContext
-from mpdp.deploy.data import PartyData, read_party_data, records_digest
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (
@@ -59,6 +58,8 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
+from mpdp.learning.spec.deployment import PartyContext
+from mpdp.learning.spec.memory import encode_runs
 from mpdp.progress import SILENT, Progress
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
@@ -223,7 +224,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
             progress.phase(f"{name}: aligning its records with {', '.join(p for p in spec.parties if p != name)}")
             data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name), progress.scoped(name))
         progress.phase(f"{name}: running its part of {algorithm}")
-        deployment.run_party(PartyContext(name, shared, data, session, root, evaluation))
+        deployment.run_party(PartyContext(name, shared, data, session, root, evaluation, progress.scoped(name)))
     except BaseException as exc:
         if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
             # a party that fails before the protocol still tells the others, so they end now; they may be gone
@@ -254,7 +255,6 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         report.update(alignment.as_json())
         report["alignment"] = {"seconds": aligned_run.seconds, **aligned_run.traffic.as_dict()}
     if output is not None:
-        runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
-                 "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
+        runs = encode_runs(deployment, name, [r for r in session.runs if r is not aligned_run])
         output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
     return report

@@ -9,14 +9,13 @@ A :class:`PartySession` owns the local party's :class:`~mpdp.runtime.grpc_transp
    a difference is a :class:`~mpdp.errors.ConfigMismatchError` naming the peer and the keys that differ. The
    exchange is the first frame between each pair and is not counted as protocol traffic (it is reported
    apart, as set-up);
-3. runs the algorithm's protocol runs in order (:meth:`run`), each with a fresh
-   :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
+3. runs the algorithm's protocol runs in order (:meth:`~mpdp.runtime.steps.StepSession.run`), each with a
+   fresh :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
    exactly as :func:`~mpdp.runtime.run_protocol` gives it in memory, and records each run's result and traffic;
 4. tells every peer it finished (:meth:`finish`) or that it failed and why (:meth:`fail`), so no peer waits
    for it past that moment.
 
-Runs on one set of connections follow each other without interleaving: per-pair delivery is in order and every
-run consumes the messages it was sent, so the next run's first message is the next one each party reads.
+The runs are a :class:`~mpdp.runtime.steps.StepSession`'s, as in memory.
 """
 
 from __future__ import annotations
@@ -25,16 +24,15 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mpdp.errors import ConfigMismatchError, MalformedMessageError, explain
-from mpdp.randomness import RandomSource
 from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
-from mpdp.runtime.comm import Comm, PartyTraffic
 from mpdp.runtime.grpc_transport import GrpcTransport
+from mpdp.runtime.steps import StepSession
 
-__all__ = ["PartySession", "RunRecord", "canonical", "digest"]
+__all__ = ["PartySession", "canonical", "digest"]
 
 _HELLO = b"mpdp/deploy-hello/v1\n"
 
@@ -54,27 +52,12 @@ def _differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str
     return [k for k in keys if mine.get(k) != theirs.get(k)]
 
 
-class RunRecord:
-    """One protocol run of the local party: who took part, its result and what it sent."""
-
-    def __init__(self, parties: tuple[str, ...], result: Any, traffic: PartyTraffic, seconds: float,
-                 counted: bool = True) -> None:
-        self.parties = parties
-        self.result = result
-        self.traffic = traffic
-        self.seconds = seconds
-        self.counted = counted
-
-
-class PartySession:
+class PartySession(StepSession):
     """The local party's side of a deployment (see the module docstring)."""
 
     def __init__(self, transport: GrpcTransport, *, timeout: float, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+        super().__init__(transport.endpoint(transport.name), timeout=timeout, limits=limits)
         self.transport = transport
-        self.name = transport.name
-        self.timeout = float(timeout)
-        self.limits = limits
-        self.runs: list[RunRecord] = []
         self.setup_seconds = 0.0
         self.ready_at = 0.0  # wall-clock time (epoch seconds) the handshake completed: the first message may go
         #: the process's CPU seconds at that moment (interpreter, imports, its files, TLS): what start-up costs a
@@ -87,7 +70,7 @@ class PartySession:
         start = time.monotonic()
         self.transport.wait_ready()
         mine = canonical(shared)
-        endpoint = self.transport.endpoint(self.name)
+        endpoint = self.endpoint
         for peer in self.transport.peers:
             endpoint.send(peer, _HELLO + mine)
         for peer in self.transport.peers:
@@ -111,21 +94,6 @@ class PartySession:
         self.ready_at = time.time()
         self.ready_cpu = time.process_time()
         return self.setup_seconds
-
-    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
-            counted: bool = True) -> Any:
-        """Run the local party's ``role`` in a protocol among ``parties`` (canonical order); its random source
-        is ``root.spawn(name)``, as in memory.
-
-        ``counted=False`` marks messages the in-memory driver does not send because it holds every party in one
-        process (e.g. the model a central loop hands every owner): reported in the deployment's per-party
-        traffic, not in the algorithm's communication, which stays the in-memory run's."""
-        comm = Comm(self.transport.endpoint(self.name), tuple(parties), rng=root.spawn(self.name),
-                    timeout=self.timeout, limits=self.limits)
-        start = time.perf_counter()
-        result = role(comm)
-        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
-        return result
 
     def finish(self) -> None:
         """Tell the peers this party is done, then close the connections (peers' last frames land first)."""

@@ -7,7 +7,7 @@ file, ledger file), submits the app with ``flwr run`` and waits for it. It retur
 ``mpdp run`` with ``"engine": "flower"``, the model, the per-round survivors and the bytes each client
 exchanged. Every process it started is stopped on return, by process-group id.
 
-Equality with ``mpdp run``: with the same :class:`~mpdp.learning.registry.RunConfig` whose ``rng`` is
+Equality with ``mpdp run``: with the same :class:`~mpdp.learning.spec.run.RunConfig` whose ``rng`` is
 ``RandomSource.seeded(seed).spawn("algorithm")`` (what ``mpdp run --seed seed`` builds) and ``seed=seed``, the
 aggregators draw the same noise as the in-process run, so the model agrees up to fixed-point rounding of the
 clients' gradients (see :mod:`mpdp.flower`). The shares' masks and the sealing keys are fresh each round; they
@@ -31,8 +31,8 @@ from typing import Any
 
 from mpdp import errors
 from mpdp.errors import MpdpError, PartyUnavailableError, ProtocolAbortError
-from mpdp.flower.plans import APPS, check_algorithm, plan_run, result_record
-from mpdp.learning.registry import RunConfig
+from mpdp.flower.plans import app_module, check_algorithm, plan_run, result_record
+from mpdp.learning.spec.run import RunConfig
 
 __all__ = ["launch", "wait_for_port", "write_app"]
 
@@ -68,7 +68,7 @@ def write_app(directory: str | Path, algorithm: str) -> Path:
     package = out / "mpdp_flower_app"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text('"""Points Flower at mpdp\'s apps (mpdp must be installed)."""\n')
-    module = APPS[algorithm]
+    module = app_module(algorithm)
     (out / "pyproject.toml").write_text(f"""[build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"

@@ -12,6 +12,7 @@ from mpdp.errors import ParameterError, ShapeMismatchError
 from mpdp.learning import registry
 from mpdp.learning.pfds.evaluation import METHODS, Setting, evaluate_split
 from mpdp.learning.pfds.model import PFDSParams
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
@@ -73,19 +74,19 @@ def test_pfds_variants_through_the_registry() -> None:
     reports = {}
     for variant in (None, "paper"):
         options = base if variant is None else {**base, "variant": variant}
-        config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+        config = RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
                                     rng=RandomSource.seeded(11), options=options)
         reports[variant] = algo.run(config)
     assert reports[None].extra["variant"] == "mpdp" and reports["paper"].extra["variant"] == "paper"
     for report in reports.values():
         assert report.algorithm == "pfds" and report.epsilon_spent == pytest.approx(0.8, rel=1e-12)
         assert 0.0 <= report.metric.value <= 1.0
-    config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+    config = RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
                                 rng=RandomSource.seeded(12), options={**base, "variant": "best"})
     with pytest.raises(ParameterError, match="variant"):
         algo.run(config)
     with pytest.raises(ParameterError, match="variant"):
-        registry.algorithms()["np-agt"].run(registry.RunConfig(
+        registry.algorithms()["np-agt"].run(RunConfig(
             train=train, test=test, parties=4, epsilon=0.8, delta=0.0, rng=RandomSource.seeded(13),
             options={**base, "variant": "paper"}))
 
@@ -117,7 +118,7 @@ def test_explicit_row_split_replaces_the_anchor_split() -> None:
         evaluate_split(train, test, setting, methods=("np-agt",), rng=RandomSource.seeded(7), rows=rows[:2])
     algo = registry.algorithms()["np-agt"]
     options = {"h_max": 4, "t": 5, "p": 3, "max_leaves": 32}
-    reports = [algo.run(registry.RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
+    reports = [algo.run(RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
                                            rng=RandomSource.seeded(8), options=options, row_partition=rows,
                                            row_split=split)) for split in ("fractions", "default")]
     # the same seed: only the explicit split changes what the agents hold (a 10-row agent scores differently)

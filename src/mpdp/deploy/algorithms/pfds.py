@@ -31,8 +31,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.deploy.data import PartyData, attributes_from_schema, schema_of
+from mpdp.datasets.holdings import PartyData, attributes_from_schema, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
@@ -41,7 +40,8 @@ from mpdp.learning.pfds.experiments import result_key, run_setting
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams
 from mpdp.learning.pfds.schema import Schema
 from mpdp.learning.pfds.scoring import AgentEvaluation, DPPredSharer, LocalAgent
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.run import RunConfig
 
 __all__ = ["PfdsDeployment"]
 
@@ -61,8 +61,6 @@ def _schema(public: Mapping[str, Any]) -> Schema:
 
 
 class PfdsDeployment(AlgorithmDeployment):
-    algorithms = ("pfds", "pfds-s", "pfds-minus", "dp-pred", "np-agt")
-
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
         setting, loss = run_setting(algorithm, config)
         key = result_key(algorithm, setting)

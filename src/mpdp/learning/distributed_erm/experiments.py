@@ -58,25 +58,16 @@ from mpdp.learning.distributed_erm.mpc import (
     mpc_noise_samples,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, Evaluator, HorizontalParties
-from mpdp.learning.registry import (
-    Algorithm,
-    Curve,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 __all__ = [
-    "ALGORITHMS",
     "GRADIENT_METHODS",
     "METHODS",
     "OUTPUT_METHODS",
     "REPRODUCTIONS",
+    "RUNS",
     "Prepared",
     "RunSettings",
     "compare_methods",
@@ -521,26 +512,8 @@ def config_name(method: str, task: str) -> str:
     return method if task == "classification" else f"{method}-ridge"
 
 
-_SUMMARIES = {
-    "pathak": "Pathak et al.: securely averaged local models + in-MPC Laplace noise 2G/(n(1) lam eps)",
-    "local-outp": "each party releases its output-perturbed local model; average",
-    "local-objp": "each party releases its objective-perturbed local model (Chaudhuri Alg. 2); average",
-    "local-gradp": "T rounds of locally perturbed gradients, averaged in the clear (zCDP)",
-    "mpc-outp": "securely averaged local models + Laplace 2G/(m n(1) lam eps) generated inside MPC",
-    "mpc-gradp": "T rounds of securely averaged gradients; each aggregator adds exact Gaussian noise to its share "
-                 "before the only opening (zCDP)",
-}
-
-ALGORITHMS: tuple[Algorithm, ...] = tuple(
-    Algorithm(name=config_name(method, task), paper="003", partitioning="horizontal", task=task,
-              summary=_SUMMARIES[method] + (" (logistic regression)" if task == "classification"
-                                            else " (ridge regression, residual capped at G = 1)"),
-              run=_runner(method),
-              options={k: v for k, v in RUN_OPTIONS.items()
-                       if (k not in ("T", "eta", "accountant") or method in GRADIENT_METHODS)
-                       and (k != "aggregators" or method in ("pathak", "mpc-outp", "mpc-gradp"))})
-    for task in ("classification", "regression") for method in METHODS
-)
+#: ``mpdp run <method>`` and its ``-ridge`` form, by method (the drivers the specs name)
+RUNS: dict[str, Callable[[RunConfig], RunReport]] = {method: _runner(method) for method in METHODS}
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("003-table1", "Paper 003 Table 1: noise magnitudes of the six methods", reproduce_table1),
     Reproduction("003-fig1", "Paper 003 Figure 1 (Adult, logistic regression) as a table",

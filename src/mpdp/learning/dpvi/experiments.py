@@ -49,21 +49,12 @@ from mpdp.learning.dpvi.model import DPVI, VerticalDPVI, same_privacy_noise
 from mpdp.learning.dpvi.parties import NOISE_SOURCES
 from mpdp.learning.dpvi.privacy import ACCOUNTANTS
 from mpdp.learning.dpvi.training import BATCHING
-from mpdp.learning.registry import (
-    Algorithm,
-    Curve,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "OPTIONS", "REPRODUCTIONS", "RunPlan", "adult_partition"]
+__all__ = ["OPTIONS", "REPRODUCTIONS", "RunPlan", "adult_partition", "run"]
 
 OPTIONS: dict[str, str] = {
     "components": "mixture components K (default 10)",
@@ -171,7 +162,8 @@ class RunPlan:
                             **self.same(delta))
 
 
-def _run(config: RunConfig) -> RunReport:
+def run(config: RunConfig) -> RunReport:
+    """``mpdp run dpvi`` (the driver the spec names)."""
     start = time.perf_counter()
     rp = RunPlan.of(config)
     common, noise, renormalize, want_baseline, groups = rp.common, rp.noise, rp.renormalize, rp.baseline, rp.groups
@@ -310,10 +302,6 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
     return run
 
 
-ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("dpvi", "DP variational inference of a Beta/Categorical mixture, vertical partition, under MPC "
-              "(synthetic-data model)", "002", "vertical", "synthesis", _run, options=OPTIONS),
-)
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("002-fig2", "Paper 002 Figure 2: test NLL per epoch, MPC vs float vs no renormalization",

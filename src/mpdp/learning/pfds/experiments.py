@@ -37,20 +37,12 @@ from mpdp.learning.pfds.consistency import consistent_counts, integer_sizes, noi
 from mpdp.learning.pfds.evaluation import Setting, attribute_view, evaluate_split, loss_for
 from mpdp.learning.pfds.model import PFDSParams, Schema, features
 from mpdp.learning.pfds.tree import make_tree
-from mpdp.learning.registry import (
-    Algorithm,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "PAPER_TABLE2", "REPRODUCTIONS", "result_key", "run_setting"]
+__all__ = ["PAPER_TABLE2", "REPRODUCTIONS", "RUNS", "result_key", "run_setting"]
 
 #: Table 2's Census Income rows: (task, epsilon) -> {method: error}.
 PAPER_TABLE2: dict[tuple[str, float], dict[str, float]] = {
@@ -146,19 +138,9 @@ def _runner(method: str) -> Callable[[RunConfig], RunReport]:
     return run
 
 
-_SUMMARIES = {
-    "pfds": "PFDS: DP trees, consistent synthetic data labelled by the trees' vote, ERM on own + shared data "
-            "(variant=mpdp: shared weight and regulariser by CV on own records; variant=paper: the paper's fit)",
-    "pfds-s": "PFDS(s): each sharer labels its synthetic data with its own tree only",
-    "pfds-minus": "PFDS-: PFDS without the consistency (least-squares) step",
-    "dp-pred": "DP-Pred: objective perturbation / functional mechanism per sharer, majority vote or average",
-    "np-agt": "NP-Agt: each agent's non-private predictor on its own data (baseline, no privacy)",
-}
-ALGORITHMS: tuple[Algorithm, ...] = tuple(
-    Algorithm(name=name, summary=summary, paper="004", partitioning="horizontal", task="classification",
-              run=_runner(name), options=_OPTIONS)
-    for name, summary in _SUMMARIES.items()
-)
+#: ``mpdp run <method>`` (the drivers the specs name)
+RUNS: dict[str, Callable[[RunConfig], RunReport]] = {name: _runner(name) for name in
+                                                     ("pfds", "pfds-s", "pfds-minus", "dp-pred", "np-agt")}
 
 
 # -- mpdp reproduce 004-table2 -------------------------------------------------------------------------------------
