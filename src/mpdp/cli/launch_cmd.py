@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.cli.common import print_json, progress_of, show_warnings
-from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
+from mpdp.cli.run_cmd import add_run_arguments, build_run, human, name_parties, record_of
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec
@@ -151,6 +151,7 @@ def handle(args: argparse.Namespace) -> int:
         config, extra = build_run(algo, args)
         record = ENGINES[args.engine](algo, config, args)
         record.update(extra)
+        name_parties(record)
     if args.json:
         print_json(record)
     else:

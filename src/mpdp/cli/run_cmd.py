@@ -56,7 +56,8 @@ from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
-           "parse_options", "record_of", "split_source"]
+           "name_parties", "parse_options", "record_of",
+           "split_source"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -331,6 +332,12 @@ def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
     record.update(extra or {})
+    return name_parties(record)
+
+
+def name_parties(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``per_party_epsilon``'s ``party<k>`` keys renamed to the names of ``rows_per_party`` (the
+    k-th ``--data`` file's party), when the run had named party files: one party, one name in the record."""
     names = list(record.get("rows_per_party") or ())
     per_party = record.get("per_party_epsilon")
     if names and isinstance(per_party, dict) and sorted(per_party) == sorted(f"party{k}" for k in range(len(names))):
