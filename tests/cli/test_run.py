@@ -220,3 +220,12 @@ def test_csv_domain_inference_warns_on_stderr(toys: None, user_csv: Path, capsys
 def test_no_algorithm_given(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run"]) == 2
     assert "mpdp run --list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["dpvi", "pfds", "np-agt"])
+def test_fewer_parties_than_the_algorithm_needs_are_refused_before_it_runs(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    minimum = registry.get_algorithm(name).min_parties
+    assert minimum >= 2
+    assert main(["run", name, "--dataset", "synthetic-mixed:n=60", "--parties", "1"]) == 2
+    assert f"at least {minimum} data parties for {name}" in capsys.readouterr().err

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from mpdp.cli import main
 from mpdp.datasets import load_dataset
 from mpdp.datasets.holdings import PartyData, dataset_from_schema, read_party_data, schema_of, write_party_data
-from mpdp.deploy.network import NAMED, network_model
 from mpdp.deploy.session import canonical, digest
 from mpdp.errors import DatasetError, ShapeMismatchError
+from mpdp.runtime.network import NAMED, network_model
 
 finite = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False, width=64)
 

@@ -48,12 +48,12 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
-from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
+from mpdp.runtime.network import network_model
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
            "name_parties", "parse_options", "record_of",
@@ -430,19 +430,20 @@ def handle(args: argparse.Namespace) -> int:
         record["saved"] = save_run(args.save, report, config, record, args)
         if interactive(args):
             print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
-    if args.json:
-        print_json(record)
-    else:
-        print(human(record))
-    if args.plot:
+    if args.plot:  # before the record is printed: --json says where the plot went (null: no curve to plot)
+        record["plot"] = None
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)
         else:
             from mpdp.cli.plotting import plot_curves
 
             progress.phase(f"{algo.name}: plotting to {args.plot}")
-            out = plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}")
-            if interactive(args):
-                print(f"mpdp: plot written to {out}", file=sys.stderr)
+            record["plot"] = str(plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}"))
+    if args.json:
+        print_json(record)
+    else:
+        print(human(record))
+        if record.get("plot") and interactive(args):
+            print(f"mpdp: plot written to {record['plot']}", file=sys.stderr)
     return 0
 

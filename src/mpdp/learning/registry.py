@@ -15,27 +15,23 @@ the Flower apps, the audits, the savable models, the docs) is derived from the s
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec
-from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = [
     "MODULES",
     "REPRODUCTION_MODULES",
-    "Curve",
-    "Metric",
+    "ReproFigure",
     "ReproOptions",
     "ReproRow",
     "ReproTable",
     "Reproduction",
-    "RunConfig",
-    "RunReport",
     "algorithms",
     "get_algorithm",
     "get_reproduction",
@@ -100,10 +96,31 @@ class ReproTable:
 
 
 @dataclass(frozen=True)
+class ReproFigure:
+    """How ``mpdp reproduce --plot`` lays a table out the way the paper's figure does.
+
+    Every field is optional; what is left out is inferred from the rows (:mod:`mpdp.cli.repro_layout`). Each
+    metric always gets its own panels (one quantity per y axis).
+
+    ``x``: the setting on the horizontal axis. A numeric one draws lines (a row whose value there is not a
+    number, e.g. ``None`` or ``"any"``, is drawn as a horizontal line: the same at every x); a categorical one
+    draws one row of dots per category. ``series``: the settings whose values name the lines (the legend).
+    ``panels``: settings that split each metric into small multiples, e.g. ``("m",)``. ``labels``: axis labels
+    with their units, by setting key or metric name, e.g. ``{"epsilon": "privacy budget ε"}``.
+    """
+
+    x: str | None = None
+    series: tuple[str, ...] | None = None
+    panels: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Reproduction:
     id: str  # e.g. "000-table3"
     title: str
     run: Callable[[ReproOptions], ReproTable]
+    figure: ReproFigure = field(default_factory=ReproFigure)  # how ``--plot`` draws the table
 
 
 def _modules(names: tuple[str, ...], attribute: str) -> Iterator[tuple[str, Any]]:

@@ -116,11 +116,10 @@ def test_explicit_row_split_replaces_the_anchor_split() -> None:
     assert result.extra["agents_with_data"] == 3
     with pytest.raises(ShapeMismatchError, match="one per agent"):
         evaluate_split(train, test, setting, methods=("np-agt",), rng=RandomSource.seeded(7), rows=rows[:2])
-    algo = registry.algorithms()["np-agt"]
-    options = {"h_max": 4, "t": 5, "p": 3, "max_leaves": 32}
+    algo = registry.algorithms()["np-agt"]  # trains no trees: the tree options are not its options
     reports = [algo.run(RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
-                                           rng=RandomSource.seeded(8), options=options, row_partition=rows,
-                                           row_split=split)) for split in ("fractions", "default")]
+                                  rng=RandomSource.seeded(8), row_partition=rows, row_split=split))
+               for split in ("fractions", "default")]
     # the same seed: only the explicit split changes what the agents hold (a 10-row agent scores differently)
     assert reports[0].metric.value != reports[1].metric.value
 
@@ -131,3 +130,26 @@ def test_np_agt_cv_baseline_spends_nothing_and_scores() -> None:
     assert result.epsilon_spent["np-agt-cv"] == 0.0
     for loss in ("logistic", "svm"):
         assert 0.0 <= result.errors[("np-agt-cv", loss)] <= 1.0
+
+
+@pytest.mark.parametrize(("method", "key"), [("pfds", "pfds-mpdp"), ("pfds-s", "pfds-s"), ("pfds-minus", "pfds-minus"),
+                                             ("dp-pred", "dp-pred"), ("np-agt", "np-agt")])
+def test_the_reproductions_draw_what_mpdp_run_draws(method: str, key: str) -> None:
+    """004-table2's split evaluation and `mpdp run` run the same agents from the same random sources: under one
+    seed they report the same error, per-agent spend and traffic."""
+    from mpdp.learning.pfds.model import params_for
+    from mpdp.learning.pfds.spec import SETTINGS, Method
+
+    train, test = _split()
+    spec = registry.algorithms()[method]
+    given = {"eval_agents": 2, **({"h_max": 4, "t": 5, "p": 3, "max_leaves": 32} if method.startswith("pfds") else {})}
+    settings = SETTINGS[Method(method)].from_options(given)
+    report = spec.run(RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0, rng=RandomSource.seeded(14),
+                                settings=settings))
+    setting = Setting(agents=4, epsilon=0.8, params=params_for(settings, len(train.attributes)), eval_agents=2)
+    result = evaluate_split(train, test, setting, methods=(key,), losses=("logistic",), rng=RandomSource.seeded(14))
+    assert report.metric.value == result.errors[(key, "logistic")]
+    spent = result.per_party[f"{method}/logistic" if method == "dp-pred" else key]
+    charged = report.per_party_epsilon
+    assert charged is not None and charged == {n: pytest.approx(spent.get(n, 0.0), rel=1e-12) for n in charged}
+    assert report.communication == result.communication

@@ -39,7 +39,7 @@ SPECS: tuple[AlgorithmSpec, ...] = (
         name="dpvi", paper="002", partitioning="vertical", task="synthesis", settings=DPVIRunSettings,
         summary="DP variational inference of a Beta/Categorical mixture, vertical partition, under MPC "
                 "(synthetic-data model)",
-        driver=Ref("mpdp.learning.dpvi.experiments:run"), min_parties=1,
+        driver=Ref("mpdp.learning.dpvi.experiments:run"), min_parties=2,
         roles=(RoleInfo("party0 .. party{P-1}", "one per attribute holder (--parties, --partition)",
                         "holds its attributes' values for every record; computes its factors and statistics"),
                RoleInfo("dealer", "1", "deals the MPC's correlated randomness"),

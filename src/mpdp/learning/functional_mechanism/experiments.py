@@ -30,7 +30,7 @@ from mpdp.errors import ParameterError, explain
 from mpdp.learning.erm import LogisticLoss, Objective, add_intercept, solve, to_pm1
 from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
 from mpdp.learning.functional_mechanism.release import SolveSettings
-from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
@@ -233,13 +233,20 @@ def _table2(options: ReproOptions) -> ReproTable:
 run_logistic = _run("logistic")
 run_linear = _run("linear")
 
+_BY_EPSILON = ReproFigure(x="epsilon", series=("method",))
+
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("000-table3", "Paper 000 Table 3: logistic regression accuracy on Adult",
                  _adult_table("000-table3", "Paper 000 Table 3: logistic regression accuracy on Adult", "logistic",
-                              "income", PAPER_TABLE3)),
-    Reproduction("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data", _table2),
+                              "income", PAPER_TABLE3), _BY_EPSILON),
+    Reproduction("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data", _table2,
+                 ReproFigure(x="s", series=("method", "parties"),
+                             labels={"s": "sparsity s of the synthetic data",
+                                     "mse": "test mean squared error (y in [-1, 1])"})),
     Reproduction("000-table1", "Paper 000 Table 1 substitute: linear regression MSE on Adult (hours-per-week)",
                  _adult_table("000-table1", "Paper 000 Table 1 substitute: linear regression MSE on Adult "
-                              "(hours-per-week)", "linear", "hours-per-week", None)),
+                              "(hours-per-week)", "linear", "hours-per-week", None),
+                 ReproFigure(x="epsilon", series=("method",),
+                             labels={"mse": "test MSE (hours-per-week scaled to [-1, 1])"})),
 )
 

@@ -42,7 +42,7 @@ class OfpaOfaaClassifier(LinearBinaryClassifier):
     ``classes_``, ``epsilon_spent_`` (per owner), ``rounds_``, ``communication_``.
     """
 
-    def __init__(self, method: str = Method.OFPA, epsilon: float = 0.8, *, parties: int = 3,
+    def __init__(self, method: str = Method.OFPA.value, epsilon: float = 0.8, *, parties: int = 3,
                  lam: float = _DEFAULTS.lam, eta: float = _DEFAULTS.eta, max_rounds: int = _DEFAULTS.max_rounds,
                  noise: str = _DEFAULTS.noise, clip: bool = False,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None,

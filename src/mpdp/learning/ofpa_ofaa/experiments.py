@@ -48,7 +48,7 @@ from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, fit, prepare_parties, prepare_rows
 from mpdp.learning.ofpa_ofaa.parties import Method
-from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.randomness import RandomSource
 
 __all__ = ["REPRODUCTIONS", "first_attributes"]
@@ -172,9 +172,14 @@ _FIG3 = "Paper 001 Figure 3: misclassification vs cardinality (eps = 0.8) on Adu
 _FIG4 = "Paper 001 Figure 4: misclassification vs dimensionality (eps = 0.8) on Adult"
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
-    Reproduction("001-fig2", _FIG2, _table("001-fig2", _FIG2, [({}, _whole, e) for e in EPSILONS])),
+    Reproduction("001-fig2", _FIG2, _table("001-fig2", _FIG2, [({}, _whole, e) for e in EPSILONS]),
+                 ReproFigure(x="epsilon", series=("method",))),
     Reproduction("001-fig3", _FIG3, _table("001-fig3", _FIG3, [({"sampling_rate": r}, _sample(r), 0.8)
-                                                                for r in (0.2, 0.4, 0.6, 0.8, 1.0)])),
+                                                                for r in (0.2, 0.4, 0.6, 0.8, 1.0)]),
+                 ReproFigure(x="sampling_rate", series=("method",),
+                             labels={"sampling_rate": "sampling rate (fraction of Adult's records)"})),
     Reproduction("001-fig4", _FIG4, _table("001-fig4", _FIG4, [({"attributes": k}, _attrs(k), 0.8)
-                                                                for k in (4, 6, 8, 10, 12, 14)])),
+                                                                for k in (4, 6, 8, 10, 12, 14)]),
+                 ReproFigure(x="attributes", series=("method",),
+                             labels={"attributes": "attributes used (the first k of Adult's 14)"})),
 )

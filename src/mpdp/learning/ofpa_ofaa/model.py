@@ -31,7 +31,7 @@ Sensitivities and where the paper's are loose: :mod:`mpdp.dp.sensitivities.ofpa_
 
 References
 ----------
-Du, Li, Li, ``001_5578a5cbeaca8b44.txt``, Algorithms 1-3; Chaudhuri, Monteleoni, Sarwate, JMLR 2011.
+Du, Li, Li (paper 001, SecureComm 2018), Algorithms 1-3; Chaudhuri, Monteleoni, Sarwate, JMLR 2011.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class OfpaOfaaSettings:
     of the uploaded parameters for secure aggregation.
     """
 
-    method: str = Method.OFPA
+    method: str = Method.OFPA.value
     epsilon: float = 0.8
     lam: float = _DEFAULTS.lam
     eta: float = _DEFAULTS.eta

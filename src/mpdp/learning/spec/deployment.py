@@ -134,7 +134,7 @@ class AlgorithmDeployment(ABC):
                outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport | None:
         """The run's report from every party's protocol runs (their results decoded), computed by the analyst
         who holds the test data (launcher side, and the in-memory engine's). None: the algorithm's own driver
-        assembles it from the parties' results instead (:func:`~mpdp.learning.spec.memory.replayed_driver`)."""
+        assembles it, its protocol runs answered by the parties' results (the launcher's replay)."""
         _ = (config, plan, outcomes)
         return None
 

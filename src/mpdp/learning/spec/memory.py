@@ -79,6 +79,8 @@ def run_parties(deployment: AlgorithmDeployment, config: RunConfig, plan: Deploy
 
         return run
 
+    names = ", ".join(plan.parties[:6]) + (", ..." if len(plan.parties) > 6 else "")
+    config.progress.phase(f"running its {len(plan.parties)} parties ({names}) in this process")
     done = run_programs({name: program(name) for name in plan.parties}, rng=root, **options)
     return {name: decode_runs(deployment, name, decode(done[name]), shared) for name in plan.parties}
 
