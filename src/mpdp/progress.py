@@ -1,7 +1,7 @@
 """Progress of long computations, for a person watching a terminal: phase lines and bars on stderr.
 
 A :class:`Progress` is handed down explicitly, never read from a global: the CLI builds one per command
-(:meth:`Progress.for_terminal`) and passes it on, in :class:`~mpdp.learning.registry.RunConfig` and
+(:meth:`Progress.for_terminal`) and passes it on, in :class:`~mpdp.learning.spec.run.RunConfig` and
 :class:`~mpdp.learning.registry.ReproOptions`, to the launcher and the audits, and as the ``progress=``
 argument of long-running functions (training loops, secure products, the record alignment). Every such argument
 defaults to :data:`SILENT`, whose methods do nothing.
