@@ -43,6 +43,12 @@ def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]
     return record
 
 
+def _error(capsys: pytest.CaptureFixture[str]) -> str:
+    """The error a --json run printed: its one JSON object on stdout, as ``Type: message``."""
+    error = json.loads(capsys.readouterr().out)["error"]
+    return f"{error['type']}: {error['message']}"
+
+
 COMMON = ["--label", "y", "--bounds", "x1=-2:2,x2=-2:2,x3=-2:2", "--epsilon", "1", "--seed", "3", "--json"]
 
 
@@ -65,9 +71,11 @@ def test_a_run_on_shuffled_overlapping_files_equals_the_run_on_pre_aligned_rows(
     plain = write_table(files["folder"] / algorithm / "alice+bob.csv", header, rows)
     reference = _json(capsys, ["run", algorithm, "--dataset", str(plain), "--partition", "x1,x2;x3",
                                "--label-party", "1", *COMMON, *task])
-    for key in ("metric", "non_private", "epsilon_spent", "per_party_epsilon", "train_rows", "test_rows",
-                "partition", "dataset"):
+    for key in ("metric", "non_private", "epsilon_spent", "train_rows", "test_rows", "partition", "dataset"):
         assert aligned[key] == reference[key], key
+    # the same guarantees, each party under the one name the record gives it (its --data name)
+    assert aligned["per_party_epsilon"] == {"alice": reference["per_party_epsilon"]["party0"],
+                                            "bob": reference["per_party_epsilon"]["party1"]}
     assert aligned["communication"] == reference["communication"]
 
 
@@ -99,13 +107,13 @@ def test_run_refuses_party_files_where_they_do_not_apply(capsys: pytest.CaptureF
                                                          files: dict[str, Path], tmp_path: Path) -> None:
     data = ["--data", f"alice={files['alice']}", "--data", f"bob={files['bob']}", "--id-column", "id"]
     assert main(["run", "ofpa", *data, *COMMON]) == 2
-    assert "only for vertical algorithms" in capsys.readouterr().err
+    assert "only for vertical algorithms" in _error(capsys)
     assert main(["run", "fm-logistic", *data, "--partition", "x1;x2", *COMMON]) == 2
-    assert "no --partition with --data" in capsys.readouterr().err
+    assert "no --partition with --data" in _error(capsys)
     assert main(["run", "fm-logistic", *data, "--label", "nope", "--json"]) == 2
-    assert "a column of exactly one party's file" in capsys.readouterr().err
+    assert "a column of exactly one party's file" in _error(capsys)
     dup = tmp_path / "dup.csv"
     dup.write_text("id,x3,y\nc0100,1,0\nC0100 ,0.5,1\n" + "".join(f"c{i:04d},0,1\n" for i in range(101, 200)))
     assert main(["run", "fm-logistic", "--data", f"alice={files['alice']}", "--data", f"bob={dup}",
                  "--id-column", "id", *COMMON]) == 2
-    assert "DuplicateIdError" in capsys.readouterr().err
+    assert "DuplicateIdError" in _error(capsys)

@@ -52,7 +52,7 @@ def test_dropped_rows_reach_the_json_and_the_warning(toys: None, tmp_path: Path,
     assert "dropped 3 of 40 rows with missing values (lines 2, 3, 4;" in captured.err
     assert toy_algorithms.SEEN[-1].train.attribute_names == ("age", "city", "score")  # customer is no feature
     assert main(run(csv(tmp_path, blanks=3), "--missing", "error")) == 2
-    assert "lines 2, 3, 4" in capsys.readouterr().err
+    assert "lines 2, 3, 4" in json.loads(capsys.readouterr().out)["error"]["message"]  # --json: the error too
 
 
 def test_an_undeclared_identifier_is_excluded_with_a_warning(toys: None, tmp_path: Path,
@@ -68,7 +68,7 @@ def test_a_typo_in_a_numeric_column_is_refused(toys: None, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     for extra in ([], ["--numeric", "score"]):
         assert main(run(csv(tmp_path, typo=True), "--id-column", "customer", *extra)) == 2
-        err = capsys.readouterr().err
+        err = json.loads(capsys.readouterr().out)["error"]["message"]  # --json: one object, for an error too
         assert "score" in err and "line 9 'abc'" in err and "--categorical score" in err
 
 

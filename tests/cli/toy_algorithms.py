@@ -17,7 +17,6 @@ import numpy as np
 from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
 from mpdp.learning.spec import AlgorithmSpec, Ref, Settings, option
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
-from mpdp.progress import progress_bar
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.runtime import run_protocol
 
@@ -46,7 +45,7 @@ def run_vertical(config: RunConfig) -> RunReport:
     w = _least_squares(config.train.X, config.train.y)
     accuracy = float(np.mean((_predict(w, config.test.X) > 0.5) == config.test.y))
     curve = [0.5]
-    for _ in progress_bar(range(3), desc="toy", enabled=config.progress):
+    for _ in config.progress.iterate(range(3), "toy"):
         curve.append(0.5 * (curve[-1] + accuracy))
     return RunReport(
         algorithm="toy-vertical", dataset=config.train.name, parties=config.parties, epsilon=config.epsilon,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mpdp.audit.core import AuditResult, Sampler, Score, audit
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = ["AuditCase", "CaseBuilder"]
@@ -27,10 +28,10 @@ class AuditCase:
     description: str = ""
 
     def run(self, *, samples: int | None = None, confidence: float = 0.95,
-            rng: RandomSource | None = None) -> AuditResult:
+            rng: RandomSource | None = None, progress: Progress = SILENT) -> AuditResult:
         return audit(self.sampler, self.d0, self.d1, claimed_epsilon=self.claimed_epsilon, delta=self.delta,
                      samples=samples or self.samples, confidence=confidence, score=self.score, rng=rng,
-                     name=self.name)
+                     name=self.name, progress=progress)
 
 
 CaseBuilder = Callable[[bool], AuditCase]

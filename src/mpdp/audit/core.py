@@ -39,10 +39,12 @@ import numpy.typing as npt
 from scipy.stats import beta as beta_dist
 
 from mpdp.errors import ParameterError, explain
+from mpdp.progress import SILENT, Bar, Progress
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
     "AuditResult",
+    "BatchedSampler",
     "Sampler",
     "Score",
     "audit",
@@ -217,19 +219,22 @@ def audit(
     score: Score | None = None,
     rng: RandomSource | None = None,
     name: str = "mechanism",
+    progress: Progress = SILENT,
 ) -> AuditResult:
     """Certify a lower bound on the epsilon of ``sampler`` from ``samples`` runs on each of ``d0``, ``d1``.
 
     ``d0`` and ``d1`` must be neighbours under the mechanism's definition (the adapters check it); the bound
     holds with probability ``confidence`` whatever the selection found. Raises :class:`ParameterError` when
-    ``samples`` is too small for any bound above ``claimed_epsilon`` at this confidence.
+    ``samples`` is too small for any bound above ``claimed_epsilon`` at this confidence. ``progress`` shows a
+    bar over the ``2 samples`` runs (advanced per run for a :class:`BatchedSampler`, per side otherwise).
     """
     _check(claimed_epsilon, delta, samples, confidence)
     source = resolve(rng)
     alpha = 1.0 - confidence
     start = time.perf_counter()
-    out0 = _as_matrix(sampler(d0, samples, source.spawn("d0")), samples, "d0")
-    out1 = _as_matrix(sampler(d1, samples, source.spawn("d1")), samples, "d1")
+    with progress.bar("samples (D0, then D1)", total=2 * samples, unit="run") as bar:
+        out0 = _as_matrix(_draw(sampler, d0, samples, source.spawn("d0"), bar), samples, "d0")
+        out1 = _as_matrix(_draw(sampler, d1, samples, source.spawn("d1"), bar), samples, "d1")
     half = samples // 2
     select0, hold0 = out0[:half], out0[half: 2 * half]
     select1, hold1 = out1[:half], out1[half: 2 * half]
@@ -247,11 +252,31 @@ def audit(
                        details)
 
 
-def batched(run: Callable[[Any, RandomSource], Any]) -> Sampler:
-    """A batch sampler from a single-run release ``run(dataset, rng)`` (one fresh stream per run)."""
+class BatchedSampler:
+    """A batch sampler from a single-run release ``run(dataset, rng)`` (one fresh stream per run); see
+    :func:`batched`. Called with a ``bar``, it advances it after every run."""
 
-    def sampler(dataset: Any, n: int, rng: RandomSource) -> FloatArray:
-        rows = [np.asarray(run(dataset, rng.spawn(f"run/{i}")), dtype=np.float64).ravel() for i in range(n)]
+    def __init__(self, run: Callable[[Any, RandomSource], Any]) -> None:
+        self.run = run
+
+    def __call__(self, dataset: Any, n: int, rng: RandomSource, bar: Bar | None = None) -> FloatArray:
+        rows = []
+        for i in range(n):
+            rows.append(np.asarray(self.run(dataset, rng.spawn(f"run/{i}")), dtype=np.float64).ravel())
+            if bar is not None:
+                bar.update()
         return np.stack(rows)
 
-    return sampler
+
+def batched(run: Callable[[Any, RandomSource], Any]) -> Sampler:
+    """A batch sampler from a single-run release ``run(dataset, rng)`` (one fresh stream per run)."""
+    return BatchedSampler(run)
+
+
+def _draw(sampler: Sampler, dataset: Any, n: int, rng: RandomSource, bar: Bar) -> Any:
+    """``n`` outputs on ``dataset``; the bar advances per run where the sampler draws run by run."""
+    if isinstance(sampler, BatchedSampler):
+        return sampler(dataset, n, rng, bar)
+    out = sampler(dataset, n, rng)
+    bar.update(n)
+    return out

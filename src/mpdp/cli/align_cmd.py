@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from mpdp.cli.common import add_output_arguments, print_json, rng_from_args, show_warnings
+from mpdp.cli.common import add_output_arguments, print_json, progress_of, rng_from_args, show_warnings
 from mpdp.cli.party_data import add_party_data_arguments, align_tables, alignment_record, read_tables
 from mpdp.datasets.party_files import write_table
 
@@ -33,10 +33,14 @@ def add_parser(subparsers: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    progress = progress_of(args)
+    progress.phase("align: reading " + ", ".join(f"{party}'s {path}" for party, path in args.data))
     tables = read_tables(args)
     with show_warnings():
         result, run = align_tables(tables, rng=rng_from_args(args).spawn("alignment"),
-                                   min_intersection=args.min_intersection, case_sensitive=args.case_sensitive_ids)
+                                   min_intersection=args.min_intersection, case_sensitive=args.case_sensitive_ids,
+                                   progress=progress)
+    progress.phase(f"align: writing each party's aligned file to {args.out}")
     files = {}
     for table in tables:
         rows = result[table.party].rows.tolist()

@@ -13,7 +13,7 @@ import warnings
 from typing import Any
 
 from mpdp.audit.registry import AUDITS, build
-from mpdp.cli.common import add_output_arguments, print_json, rng_from_args, table
+from mpdp.cli.common import add_output_arguments, print_json, progress_of, rng_from_args, table
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
 
 
@@ -32,20 +32,27 @@ def add_parser(subparsers: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     if args.list:
-        print("\n".join(AUDITS))
+        if args.json:
+            print_json({"audits": [{"name": name, "paper": entry.paper, "quick_samples": entry.quick_samples}
+                                   for name, entry in AUDITS.items()]})
+        else:
+            print("\n".join(AUDITS))
         return 0
     if args.all == (args.name is not None):
         raise ParameterError(explain("audit selection", args.name, "one NAME or --all (not both, not neither)",
                                      "run `mpdp audit --all` or `mpdp audit discrete-laplace`"))
     selected = list(AUDITS) if args.all else [args.name]
     rng = rng_from_args(args)
+    progress = progress_of(args)
     results = []
-    for name in selected:
+    for k, name in enumerate(selected, 1):
+        progress.phase(f"audit {k} of {len(selected)}: {name}" + (" (broken variant)" if args.broken else ""))
         case = build(name, broken=args.broken)
         samples = args.samples or (AUDITS[name].quick_samples if args.quick else None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)
-            results.append(case.run(samples=samples, confidence=args.confidence, rng=rng.spawn(name)))
+            results.append(case.run(samples=samples, confidence=args.confidence, rng=rng.spawn(name),
+                                    progress=progress.scoped(name)))
         if not args.json and not args.quiet:
             r = results[-1]
             print(f"{r.name}: lower bound {r.lower_bound:.3f} vs claimed {r.claimed_epsilon:.3f} ({r.seconds:.1f} s)")

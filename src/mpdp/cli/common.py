@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -16,14 +17,17 @@ import numpy as np
 from mpdp.datasets.catalog import DATASETS, load_dataset
 from mpdp.datasets.csvfile import parse_bounds_spec, parse_categories_spec
 from mpdp.datasets.dataset import Dataset
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = [
     "add_dataset_arguments",
     "add_output_arguments",
+    "error_record",
     "jsonable",
     "load_from_args",
     "print_json",
+    "progress_of",
     "reporter",
     "rng_from_args",
     "show_warnings",
@@ -64,8 +68,10 @@ def add_dataset_arguments(parser: argparse.ArgumentParser, *, default: str | Non
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print one JSON object (no progress bars)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or status messages")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object on stdout, for an error too (progress, if a terminal shows "
+                             "it, stays on stderr)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, phase lines or status messages")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed for a reproducible run (experiments only: anyone with the seed knows the noise)")
 
@@ -75,8 +81,15 @@ def rng_from_args(args: argparse.Namespace) -> RandomSource:
 
 
 def interactive(args: argparse.Namespace) -> bool:
-    """Progress bars and status lines: on unless ``--quiet`` or ``--json``."""
+    """Status lines (where a file was written, what was dropped): on unless ``--quiet`` or ``--json``."""
     return not (getattr(args, "quiet", False) or getattr(args, "json", False))
+
+
+def progress_of(args: argparse.Namespace) -> Progress:
+    """The command's progress reporter (:func:`mpdp.cli.main` builds it: phase lines and bars on stderr when
+    stderr is a terminal and not ``--quiet``), or a silent one for a namespace built elsewhere."""
+    progress = getattr(args, "progress", None)
+    return progress if isinstance(progress, Progress) else SILENT
 
 
 def reporter(args: argparse.Namespace) -> Callable[[str], None] | None:
@@ -130,6 +143,30 @@ def jsonable(value: Any) -> Any:
 
 def print_json(record: Any) -> None:
     print(json.dumps(jsonable(record), allow_nan=False))
+
+
+#: the message :func:`mpdp.errors.explain` words: "<field>: received <value>, expected <what>. Fix: <how>"
+_EXPLAINED = re.compile(r"(?P<field>.*?): received (?P<received>.*?), expected (?P<expected>.*?)\. Fix: (?P<fix>.*)",
+                        re.DOTALL)
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    """The JSON object a command prints for ``exc`` under ``--json``: ``{"error": {"type", "message", ...}}``
+    with ``field``, ``expected`` and ``fix`` when the message was worded by :func:`mpdp.errors.explain`, the
+    exception's notes under ``notes``, and for a usage error the command's ``--help`` as the fix."""
+    message = str(exc)
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": message}
+    found = _EXPLAINED.search(message)
+    if found:
+        error.update(field=found["field"], expected=found["expected"], fix=found["fix"])
+    elif type(exc).__name__ == "UsageError":
+        error["fix"] = f"see `{getattr(exc, 'prog', 'mpdp')} --help`"
+    elif isinstance(exc, KeyboardInterrupt):
+        error["message"] = "interrupted"
+    notes = getattr(exc, "__notes__", None)
+    if notes:
+        error["notes"] = [str(n) for n in notes]
+    return {"error": error}
 
 
 def table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mpdp.cli.common import print_json, show_warnings
-from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
+from mpdp.cli.common import print_json, progress_of, show_warnings
+from mpdp.cli.run_cmd import add_run_arguments, build_run, human, name_parties, record_of
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec
@@ -69,7 +69,8 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
         if not value > 0:
             raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
     outcome = launch(algo.name, config, algo.run, seed=args.seed, timeout=args.timeout,
-                     connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None)
+                     connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None,
+                     progress=progress_of(args).scoped(algo.name))
     record = record_of(outcome.report, outcome.config, args)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
                         "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
@@ -102,6 +103,7 @@ def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespa
         raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
             from exc
     start = time.perf_counter()
+    progress_of(args).phase(f"{algo.name}: starting a SuperLink and {config.parties + 2} SuperNodes (Flower)")
     record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
                     connect_timeout=args.connect_timeout, workdir=args.keep, tls=not args.insecure,
                     max_dropouts=args.max_dropouts)
@@ -137,6 +139,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.save:
         raise ParameterError(explain("--save", args.save, "no --save with launch (the launcher does not hold the "
                                      "released model)", "save from `mpdp run` with the same --seed"))
+    progress_of(args).phase(f"launch {args.algorithm}: loading the algorithm")
     algo = get_algorithm(args.algorithm)
     if args.engine != "flower" and (args.max_dropouts or args.insecure):
         raise ParameterError(explain("--max-dropouts/--insecure", args.max_dropouts or args.insecure,
@@ -148,6 +151,7 @@ def handle(args: argparse.Namespace) -> int:
         config, extra = build_run(algo, args)
         record = ENGINES[args.engine](algo, config, args)
         record.update(extra)
+        name_parties(record)
     if args.json:
         print_json(record)
     else:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.catalog import PartySetup, build_role, load_input
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
@@ -42,11 +43,61 @@ from mpdp.runtime.certs import credentials_from_config
 __all__ = ["add_parser", "handle", "load_config", "to_jsonable"]
 
 
+#: ``mpdp party --help``'s account of the configuration file (the module docstrings of this module and of
+#: :mod:`mpdp.deploy.party` give the full one)
+CONFIG_HELP = """\
+The configuration file (JSON; relative paths are relative to the file) takes one of two forms.
+
+A party of a learning algorithm ("algorithm": a name of `mpdp launch --list`):
+
+  {
+    "algorithm": "fm-logistic",
+    "parties": {"party0": "10.0.0.1:7001", "party1": "10.0.0.2:7001", "server": "10.0.0.3:7001"},
+    "shared": "shared.json",        the section every party must hold identically (parameters, schema,
+                                    who holds which columns and rows); `mpdp launch --keep DIR` writes one
+    "certs": "certs/party0",        ca.pem, party0.pem, party0.key (`mpdp certs --split`)
+    "data": "party0.csv",           this party's own file only
+    "ledger": {"path": "party0.ledger.json", "epsilon": 1.0, "delta": 0.0},
+    "timeout": 120, "connect_timeout": 30,
+    "seed": 7                       tests and demos only: seeds every party's randomness
+  }
+
+  optional: "alignment" and "id_column" (align the parties' records privately first), "evaluation" (the
+  held-out records a scoring party is handed).
+
+A party of a low-level protocol ("protocol": inner-product, aggregation, secure-sum):
+
+  {
+    "protocol": "secure-sum",
+    "parties": {"alice": "127.0.0.1:50051", "bob": "127.0.0.1:50052", "carol": "127.0.0.1:50053"},
+    "certs": "certs/",              from `mpdp certs --out certs --parties alice bob carol`
+    "inputs": {"alice": "alice.npy", "bob": {"synthetic": {"seed": 1, "shape": [1000]}}},
+    "params": {},
+    "timeout": 120, "connect_timeout": 30
+  }
+
+Instead of "certs" a party may give "tls": {"ca": ..., "cert": ..., "key": ...}. One file can serve every
+party: pick the local one with --name (or give "party": NAME in the file). Every party's file must name the
+same parties at the same addresses.
+
+More: docs/deployment.md (the Deployment page of the documentation site), `mpdp launch --keep DIR` for a
+complete set of folders to copy to each organisation, and the docstrings of mpdp.cli.party_cmd and
+mpdp.deploy.party.
+"""
+
+
 def add_parser(subparsers: Any) -> None:
-    parser = subparsers.add_parser("party", help="run one party of a protocol over the network (gRPC, mutual TLS)")
-    parser.add_argument("--config", required=True, help="JSON configuration shared by the parties")
+    parser = subparsers.add_parser(
+        "party", help="run one party of a protocol or a learning algorithm over the network (gRPC, mutual TLS)",
+        description="Run one party, in this process, of a learning algorithm or a low-level protocol, talking to "
+                    "the other parties over gRPC with mutual TLS. It prints its result, traffic and timing (--json: "
+                    "one object) and exits 0; on failure it names the error and the party at fault and exits 2.",
+        epilog=CONFIG_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", required=True, metavar="CONFIG.json",
+                        help="this party's JSON configuration (format below)")
     parser.add_argument("--name", default=None, help="the local party (default: the config's \"party\")")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object, for an error too")
+    parser.add_argument("--quiet", action="store_true", help="no phase lines on a terminal")
     parser.add_argument("--output", default=None, help=argparse.SUPPRESS)  # the launcher's result file
     parser.set_defaults(handler=handle)
 
@@ -105,6 +156,9 @@ def handle(args: argparse.Namespace) -> int:
         from mpdp.runtime.grpc_transport import GrpcTransport, run_network_party
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
+    # main's reporter (mpdp.cli.common.progress_of, not imported: a party starts without the other commands' imports)
+    progress: Progress = getattr(args, "progress", SILENT)
+    progress.phase(f"party: reading {args.config}")
     config = load_config(args.config)
     name = args.name or config.get("party")
     parties: dict[str, str] = config["parties"]
@@ -114,7 +168,8 @@ def handle(args: argparse.Namespace) -> int:
     if "algorithm" in config:
         from mpdp.deploy.party import run_algorithm_party
 
-        report = run_algorithm_party(config, name, base, Path(args.output) if args.output else None)
+        report = run_algorithm_party(config, name, base, Path(args.output) if args.output else None,
+                                     progress=progress)
         if args.json:
             print(json.dumps(report))
         else:
@@ -139,6 +194,8 @@ def handle(args: argparse.Namespace) -> int:
     transport = GrpcTransport(name, parties, credentials_from_config(config, name, base),
                               connect_timeout=float(config.get("connect_timeout", 30.0)),
                               send_timeout=float(config.get("timeout", 120.0)))
+    progress.phase(f"{name}: connecting to {', '.join(p for p in parties if p != name)} (up to "
+                   f"{transport.connect_timeout:g} s) and running {config['protocol']}")
     result, traffic, seconds = run_network_party(transport, role, rng=rng,
                                                  timeout=float(config.get("timeout", 120.0)))
     report = {"party": name, "protocol": config["protocol"], "result": to_jsonable(result),

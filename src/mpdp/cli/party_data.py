@@ -19,6 +19,7 @@ from mpdp.datasets.catalog import load_dataset
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.party_files import PartyTable, joined_rows, parse_data_spec, read_party_table, write_table
 from mpdp.errors import ParameterError, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.alignment import Alignment, simulate_alignment
 from mpdp.randomness import RandomSource
 from mpdp.runtime import ProtocolRun
@@ -65,10 +66,12 @@ def read_tables(args: argparse.Namespace) -> list[PartyTable]:
 
 
 def align_tables(tables: list[PartyTable], *, rng: RandomSource, min_intersection: int = 100,
-                 case_sensitive: bool = False) -> tuple[dict[str, Alignment], ProtocolRun[Any]]:
-    """Run the alignment between the tables' parties (first table leads), each seeing only its own ids."""
+                 case_sensitive: bool = False, progress: Progress = SILENT,
+                 ) -> tuple[dict[str, Alignment], ProtocolRun[Any]]:
+    """Run the alignment between the tables' parties (first table leads), each seeing only its own ids;
+    ``progress`` shows the leader's steps."""
     return simulate_alignment({t.party: t.ids for t in tables}, min_intersection=min_intersection,
-                              case_sensitive=case_sensitive, rng=rng)
+                              case_sensitive=case_sensitive, rng=rng, progress=progress)
 
 
 def alignment_record(result: dict[str, Alignment], run: ProtocolRun[Any], min_intersection: int) -> dict[str, Any]:
@@ -90,7 +93,8 @@ class AlignedData:
     record: dict[str, Any]
 
 
-def load_aligned_dataset(args: argparse.Namespace, rng: RandomSource, data_rng: RandomSource) -> AlignedData:
+def load_aligned_dataset(args: argparse.Namespace, rng: RandomSource, data_rng: RandomSource, *,
+                         progress: Progress = SILENT) -> AlignedData:
     """Read, align and join the ``--data`` files, then load them as ``--dataset`` CSVs are loaded
     (``--label``, ``--categorical``, ``--bounds``, ... apply); one column group per party."""
     if args.label is None:
@@ -102,7 +106,7 @@ def load_aligned_dataset(args: argparse.Namespace, rng: RandomSource, data_rng: 
         raise ParameterError(explain("--label", args.label, "a column of exactly one party's file",
                                      f"columns: {({t.party: list(t.columns) for t in tables})}"))
     result, run = align_tables(tables, rng=rng, min_intersection=args.min_intersection,
-                               case_sensitive=args.case_sensitive_ids)
+                               case_sensitive=args.case_sensitive_ids, progress=progress)
     header, rows = joined_rows(tables, {p: a.rows for p, a in result.items()})
     with tempfile.TemporaryDirectory(prefix="mpdp-aligned-") as folder:
         path = write_table(Path(folder) / ("+".join(t.party for t in tables) + ".csv"), header, rows)

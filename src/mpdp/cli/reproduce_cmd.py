@@ -16,7 +16,15 @@ import sys
 import time
 from typing import Any
 
-from mpdp.cli.common import add_output_arguments, interactive, print_json, rng_from_args, show_warnings, table
+from mpdp.cli.common import (
+    add_output_arguments,
+    interactive,
+    print_json,
+    progress_of,
+    rng_from_args,
+    show_warnings,
+    table,
+)
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import ReproOptions, ReproTable, get_reproduction, reproductions
 
@@ -27,7 +35,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "reproduce", help="rerun a paper's table or figure, printing the paper's numbers beside ours",
         description="Rerun a paper's table or figure; ids are the paper prefix and the table, e.g. 000-table3.")
-    parser.add_argument("table", nargs="?", metavar="ID", help="reproduction id (see --list)")
+    parser.add_argument("reproduction", nargs="?", metavar="ID",
+                        help="reproduction id: paper prefix and table or figure, e.g. 000-table3 (see --list)")
     parser.add_argument("--list", action="store_true", help="list the registered reproductions and exit")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run in seconds")
     parser.add_argument("--repetitions", "--runs", type=int, default=None, help="repetitions (default: the paper's)")
@@ -70,20 +79,23 @@ def _list(as_json: bool) -> int:
 def handle(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
-    if not args.table:
+    progress = progress_of(args)
+    if not args.reproduction:
         raise ParameterError(explain("reproduction id", None, "an id such as 000-table3",
                                      "run `mpdp reproduce --list` to see them"))
+    progress.phase(f"reproduce {args.reproduction}: loading the paper's experiment")
     for name in ("repetitions", "folds"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ParameterError(explain(f"--{name}", value, ">= 1", f"pass --{name} 1 or more"))
-    repro = get_reproduction(args.table)
+    repro = get_reproduction(args.reproduction)
     if args.plot:
         from mpdp.cli.plotting import check_plot_target
 
         check_plot_target(args.plot)
     options = ReproOptions(rng=rng_from_args(args), repetitions=args.repetitions, quick=args.quick,
-                           progress=interactive(args), folds=args.folds)
+                           progress=progress.scoped(repro.id), folds=args.folds)
+    progress.phase(f"reproduce {repro.id}: {repro.title}" + (" (quick)" if args.quick else ""))
     start = time.perf_counter()
     with show_warnings():
         result = repro.run(options)
@@ -96,6 +108,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.plot:
         from mpdp.cli.plotting import plot_table
 
+        progress.phase(f"reproduce {repro.id}: plotting to {args.plot}")
         plot = str(plot_table(result, args.plot, repro.figure))
     if args.json:
         record = result.as_json()

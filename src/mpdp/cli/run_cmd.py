@@ -4,7 +4,14 @@ The command loads the data (:func:`mpdp.datasets.load_dataset`), splits off a st
 the parties (a column partition for vertical algorithms, a party count for horizontal ones), calls
 ``spec.run(RunConfig)`` and prints the :class:`~mpdp.learning.spec.run.RunReport` (one JSON object with
 ``--json``). Randomness: ``--seed`` seeds everything (data generation, split, the algorithm's keys and
-noise, each from its own child stream); without it every draw is fresh OS entropy.
+noise, each from its own child stream); without it every draw is fresh OS entropy. The draws that decide
+which records train and test and which party holds which rows (synthetic data, the test split, the parties'
+rows) come from the *split seed*: ``--split-seed``, else ``--seed``, else a number drawn from the run's fresh
+source; it is always reported (``split_seed``), so ``--split-seed N`` reruns on the same split with fresh
+noise (the non-private baseline, fitted on that split, then repeats too).
+
+With a terminal on stderr the run prints its phases (loading, alignment, training, baseline) and the
+algorithm's bars there (:mod:`mpdp.progress`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from mpdp.cli.common import (
     interactive,
     load_from_args,
     print_json,
+    progress_of,
     rng_from_args,
     show_warnings,
     table,
@@ -48,7 +56,8 @@ from mpdp.randomness import RandomSource
 from mpdp.runtime.network import network_model
 
 __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
-           "parse_options", "record_of"]
+           "name_parties", "parse_options", "record_of",
+           "split_source"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -115,6 +124,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                          help="privacy parameter delta (default 1e-5; pure-DP algorithms spend 0)")
     parties.add_argument("--backend", help="secure-computation backend, where the algorithm offers a choice")
     parties.add_argument("--test-fraction", type=float, default=0.2, help="held-out test share (default 0.2)")
+    parties.add_argument("--split-seed", type=int, default=None, metavar="N",
+                         help="seed of the data's random draws only (synthetic data, test split, parties' rows): "
+                              "the same split as an earlier run that reported it, with fresh noise (default: "
+                              "--seed, else a fresh number, reported as split_seed)")
     parties.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                          help="algorithm-specific setting (repeatable), e.g. --option T=100")
     add_party_data_arguments(parser, id_column=False)
@@ -174,8 +187,23 @@ def _check_party_files(algo: AlgorithmSpec, args: argparse.Namespace) -> None:
                                      "drop --parties"))
 
 
+def split_source(args: argparse.Namespace, rng: RandomSource) -> tuple[RandomSource, int]:
+    """The source of the data's draws (synthetic data, test split, parties' rows) and the split seed it comes
+    from: ``--split-seed``, else ``--seed`` (so a seeded run draws exactly what ``rng`` would), else a number
+    drawn from ``rng``'s own child stream ``"split-seed"``."""
+    seed = getattr(args, "split_seed", None)
+    if seed is None:
+        seed = args.seed
+    if seed is None:
+        seed = rng.spawn("split-seed").randbelow(1 << 32)
+    if seed < 0:
+        raise ParameterError(explain("--split-seed", seed, "an integer >= 0", "pass e.g. --split-seed 7"))
+    return RandomSource.seeded(seed), int(seed)
+
+
 def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
-    """The run's configuration and what the report adds (the alignment's fields, with --data)."""
+    """The run's configuration and what the report adds: the split seed, the algorithm's summary and, with
+    --data, the alignment's fields."""
     _check_privacy(args.epsilon, args.delta)
     if algo.backends and args.backend is not None and args.backend not in algo.backends:
         raise ParameterError(explain("--backend", args.backend, f"one of {list(algo.backends)} for {algo.name}",
@@ -192,16 +220,21 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
                                      f"only for horizontal algorithms ({algo.name} is vertical)",
                                      "drop them; use --partition for column splits"))
     settings = parse_options(args.option, algo)
+    progress = progress_of(args)
     rng = rng_from_args(args)
+    data_rng, split_seed = split_source(args, rng)
     aligned: AlignedData | None = None
     if args.data:
         _check_party_files(algo, args)
-        aligned = load_aligned_dataset(args, rng.spawn("alignment"), rng.spawn("data"))
+        progress.phase(f"{algo.name}: aligning the records of {', '.join(n for n, _ in args.data)} privately "
+                       "(PSI)")
+        aligned = load_aligned_dataset(args, rng.spawn("alignment"), data_rng.spawn("data"), progress=progress)
         data = aligned.data
     else:
-        data = load_from_args(args, rng.spawn("data"))
+        progress.phase(f"{algo.name}: loading {args.dataset}")
+        data = load_from_args(args, data_rng.spawn("data"))
     _check_task(algo, data)
-    train, test = train_test_split(data, args.test_fraction, rng=rng.spawn("split"))
+    train, test = train_test_split(data, args.test_fraction, rng=data_rng.spawn("split"))
     partition: tuple[tuple[str, ...], ...] | None = None
     row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
     label_party = args.label_party
@@ -210,16 +243,20 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
                 else _vertical_partition(train, args))
         parties, partition, label_party = part.parties, part.as_config(), part.label_party
     else:
-        rows = _row_partition(train, args, rng.spawn("rows"), algo)
+        rows = _row_partition(train, args, data_rng.spawn("rows"), algo)
         parties, row_partition = len(rows.indices), rows.indices
     algo.check_parties(parties)
+    progress.phase(f"{algo.name}: {train.n:,} training and {test.n:,} test rows (split seed {split_seed}), "
+                   f"{parties} parties")
     config = RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                        rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
                        label_party=label_party if algo.partitioning == "vertical" else 0,
                        settings=settings,
-                       progress=interactive(args), row_partition=row_partition,
+                       progress=progress.scoped(algo.name), row_partition=row_partition,
                        row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
-    return algo.configure(config), (aligned.record if aligned else {})
+    extra: dict[str, Any] = {"split_seed": split_seed, "summary": algo.summary}
+    extra.update(aligned.record if aligned else {})
+    return algo.configure(config), extra
 
 
 def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource,
@@ -278,7 +315,10 @@ def list_text(specs: Iterable[AlgorithmSpec]) -> str:
 def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
               extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The JSON object ``mpdp run`` prints for ``report`` (``mpdp launch`` adds its deployment to it); ``extra``:
-    what the data's loading adds (the record alignment's fields, with ``--data``)."""
+    what :func:`build_run` adds (the split seed, the summary, the alignment's fields with ``--data``).
+
+    With ``--data`` the parties carry the user's names: ``per_party_epsilon``'s ``party<k>`` keys become the
+    names of ``rows_per_party`` (the k-th ``--data`` file's party), so one party has one name in the record."""
     if not isinstance(report, RunReport):
         raise ParameterError(explain("algorithm result", type(report).__name__, "a RunReport",
                                      "fix the algorithm's run function"))
@@ -292,7 +332,38 @@ def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
     record.update(extra or {})
+    return name_parties(record)
+
+
+def name_parties(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``per_party_epsilon``'s ``party<k>`` keys renamed to the names of ``rows_per_party`` (the
+    k-th ``--data`` file's party), when the run had named party files: one party, one name in the record."""
+    names = list(record.get("rows_per_party") or ())
+    per_party = record.get("per_party_epsilon")
+    if names and isinstance(per_party, dict) and sorted(per_party) == sorted(f"party{k}" for k in range(len(names))):
+        record["per_party_epsilon"] = {names[k]: per_party[f"party{k}"] for k in range(len(names))}
     return record
+
+
+def _per_party(record: Mapping[str, Any]) -> list[str]:
+    """The text lines of the per-party guarantees: by party, or by party size (``n_j=<rows>`` keys, paper
+    003, where every party of a size gets the same epsilon), and what they mean beside the total."""
+    per_party: Mapping[str, float] = record.get("per_party_epsilon") or {}
+    if not per_party:
+        return []
+    if all(k.startswith("n_j=") for k in per_party):
+        text = "; ".join(f"{v:g} for each party of {int(k[4:]):,} rows" for k, v in per_party.items())
+        lines = [f"  per-party epsilon: {text}"]
+    else:
+        lines = ["  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in per_party.items())]
+    note = record.get("per_party_note")  # what the per-party figure means, where the algorithm says
+    if max(per_party.values()) > 1.01 * record["epsilon_spent"]:  # one line: why a party's figure exceeds the total
+        lines.append(f"    (the total, epsilon {record['epsilon_spent']:g}, is towards whoever sees only the released "
+                     "result; a party's figure is towards that party, which sees more during the run"
+                     + (f": {note})" if note else ")"))
+    elif note:
+        lines.append(f"    ({note})")
+    return lines
 
 
 def human(record: Mapping[str, Any]) -> str:
@@ -301,11 +372,19 @@ def human(record: Mapping[str, Any]) -> str:
             else f"{m['name']} = {m['value']}"
 
     comm = record["communication"]
-    lines = [
-        f"{record['algorithm']} on {record['dataset']} with {record['parties']} parties",
+    title = f"{record['algorithm']} on {record['dataset']} with {record['parties']} parties"
+    summary = record.get("summary")
+    lines = [f"{title}: {summary}" if summary else title]
+    split = record.get("split_seed")
+    data = f"  data:    {record['train_rows']:,} training rows, {record['test_rows']:,} test rows"
+    if split is not None:
+        data += (f"; random split, seed {split} (--split-seed {split} repeats it: the non-private baseline is "
+                 "fitted on this split and changes with it)")
+    lines += [
+        data,
         f"  privacy: epsilon {record['epsilon_spent']:g} of {record['epsilon']:g}, "
         f"delta {record['delta_spent']:g} of {record['delta']:g}",
-        f"  result:  {metric(record['metric'])}   (non-private: {metric(record['non_private'])})",
+        f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])})",
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
         f"{comm.get('rounds', 0):,} rounds;  {record['seconds']:.2f} s",
     ]
@@ -318,10 +397,7 @@ def human(record: Mapping[str, Any]) -> str:
         lines.append(f"  network {net['model']}: modelled {net['modelled_seconds']:.2f} s (compute "
                      f"{net['compute_seconds']:.2f} + latency {net['latency_seconds']:.2f} + transfer "
                      f"{net['transfer_seconds']:.2f})")
-    if record.get("per_party_epsilon"):
-        lines.append("  per-party epsilon: " + ", ".join(f"{k} {v:g}" for k, v in record["per_party_epsilon"].items()))
-        if record.get("per_party_note"):  # what the per-party figure means, where the algorithm says
-            lines.append(f"    ({record['per_party_note']})")
+    lines += _per_party(record)
     return "\n".join(lines)
 
 
@@ -330,6 +406,8 @@ def handle(args: argparse.Namespace) -> int:
         return _list(args.json)
     if not args.algorithm:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp run --list` to see them"))
+    progress = progress_of(args)
+    progress.phase(f"run {args.algorithm}: loading the algorithm")
     algo = get_algorithm(args.algorithm)
     if args.save:  # refused before any budget is spent
         from mpdp.cli.release_io import check_savable
@@ -341,6 +419,7 @@ def handle(args: argparse.Namespace) -> int:
         check_plot_target(args.plot)
     with show_warnings():
         config, extra = build_run(algo, args)
+        progress.phase(f"{algo.name}: training (paper {algo.paper}, {config.parties} {algo.partitioning} parties)")
         report = algo.run(config)
     record = record_of(report, config, args, extra)
     if args.network is not None:
@@ -358,6 +437,7 @@ def handle(args: argparse.Namespace) -> int:
         else:
             from mpdp.cli.plotting import plot_curves
 
+            progress.phase(f"{algo.name}: plotting to {args.plot}")
             record["plot"] = str(plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}"))
     if args.json:
         print_json(record)
@@ -366,3 +446,4 @@ def handle(args: argparse.Namespace) -> int:
         if record.get("plot") and interactive(args):
             print(f"mpdp: plot written to {record['plot']}", file=sys.stderr)
     return 0
+

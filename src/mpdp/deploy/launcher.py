@@ -41,6 +41,7 @@ from mpdp.learning.registry import get_algorithm
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, shared_parameters
 from mpdp.learning.spec.memory import decode_runs
 from mpdp.learning.spec.run import RunConfig, RunReport
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.codec import decode
@@ -185,14 +186,18 @@ def _failure(processes: Mapping[str, PartyProcess]) -> BaseException:
 
 
 def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
-                   env: Mapping[str, str]) -> tuple[float, float]:
-    """Start every party, wait for all; ``(wall seconds, epoch time of the start)``."""
+                   env: Mapping[str, str], progress: Progress = SILENT) -> tuple[float, float]:
+    """Start every party, wait for all (``progress``: a bar over the parties that ended); ``(wall seconds, epoch
+    time of the start)``."""
     start, started = time.perf_counter(), time.time()
     for p in processes.values():
         with (p.config.parent / "stderr.txt").open("wb") as log:  # a file: a chatty party never blocks on a pipe
             command = [*_python_command(), "party", "--config", str(p.config), "--name", p.name,
                        "--output", str(p.output)]  # this interpreter and paths this launcher wrote
             p.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=dict(env))  # noqa: S603
+    bar = progress.bar("parties finished (each starts, connects to the others, runs its part)",
+                       total=len(processes), unit="party")
+    drawn = time.perf_counter()
     try:
         running = {p.name: p for p in processes.values() if p.process is not None}
         while running:
@@ -201,6 +206,10 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
                     p.ended = time.perf_counter()
                     p.stderr = (p.config.parent / "stderr.txt").read_text("utf-8", "replace")
                     del running[name]
+                    bar.update()
+            if time.perf_counter() - drawn >= 1.0:  # the elapsed time moves while every party still runs
+                bar.refresh()
+                drawn = time.perf_counter()
             if running and time.monotonic() > deadline:
                 late = ", ".join(sorted(running))
                 raise errors.PartyUnavailableError(
@@ -208,6 +217,7 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
                     "the run is legitimately slow")
             time.sleep(0.02)
     finally:
+        bar.close()
         for p in processes.values():  # only the processes this launcher started, by their own handles
             if p.process is not None and p.process.poll() is None:
                 p.process.send_signal(signal.SIGKILL)
@@ -259,11 +269,12 @@ class _Delegate:
 
 def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunReport], *, seed: int | None,
            timeout: float = 120.0, connect_timeout: float = 30.0, keep: Path | None = None,
-           overrides: Mapping[str, Mapping[str, Any]] | None = None) -> LaunchResult:
+           overrides: Mapping[str, Mapping[str, Any]] | None = None, progress: Progress = SILENT) -> LaunchResult:
     """Run ``algorithm`` with one process per party (module docstring); ``driver`` is ``Algorithm.run``.
 
     ``keep``: write the party folders there and leave them (default: a temporary folder, removed).
     ``overrides``: per-party configuration entries to change (tests inject faults this way).
+    ``progress``: a phase line per step and a bar over the parties while they run.
     """
     deployment = deployment_for(algorithm)
     config = deployment.prepare(get_algorithm(algorithm).configure(config))
@@ -271,11 +282,14 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
     root = Path(tempfile.mkdtemp(prefix="mpdp-launch-")) if keep is None else keep
     root.mkdir(parents=True, exist_ok=True)
     try:
+        progress.phase(f"writing the folders of {len(plan.parties)} parties (data, certificates, ledgers) to {root}")
         processes = prepare_folders(root, algorithm, plan, epsilon=config.epsilon, delta=config.delta, seed=seed,
                                     timeout=timeout, connect_timeout=connect_timeout, overrides=overrides)
         env = party_environment(len(processes))
         deadline = time.monotonic() + connect_timeout + 4 * timeout + 30.0
-        wall, started = _run_processes(processes, deadline, env)
+        progress.phase(f"starting {len(processes)} party processes ({', '.join(processes)}) over gRPC with mutual "
+                       f"TLS; each waits up to {connect_timeout:g} s for the others")
+        wall, started = _run_processes(processes, deadline, env, progress)
         if any(p.process is not None and p.process.returncode != 0 for p in processes.values()):
             raise _failure(processes)
         outputs: dict[str, list[dict[str, Any]]] = {}
@@ -284,6 +298,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
             body = decode(p.output.read_bytes())
             outputs[p.name] = list(body["runs"])
             reports[p.name] = json.loads(body["report"])
+        progress.phase("assembling the report from the parties' results")
         shared = shared_parameters(plan)
         outcomes = {name: decode_runs(deployment, name, runs, shared) for name, runs in outputs.items()}
         report = deployment.report(config, plan, outcomes)

@@ -60,6 +60,7 @@ from mpdp.errors import (
 )
 from mpdp.learning.spec.deployment import PartyContext
 from mpdp.learning.spec.memory import encode_runs
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
@@ -149,13 +150,14 @@ def _evaluation_data(config: Mapping[str, Any], name: str, base: Path,
 
 
 def _align(session: PartySession, data: PartyData | None, spec: AlignmentSpec, seed: int | None,
-           holding: Mapping[str, Any] | None) -> tuple[PartyData | None, Alignment]:
+           holding: Mapping[str, Any] | None, progress: Progress = SILENT) -> tuple[PartyData | None, Alignment]:
     """Run the alignment with the other data parties and keep this party's aligned rows, in the agreed order."""
     if data is None or data.ids is None:
         raise ParameterError(explain(f"data of {session.name}", None, "its own file with an id column",
                                      "give every aligning party \"data\" and \"id_column\""))
     ids = data.ids
-    result: Alignment = session.run(lambda comm: align(comm, ids, spec), protocol_root(seed, ["alignment"]),
+    result: Alignment = session.run(lambda comm: align(comm, ids, spec, progress=progress),
+                                    protocol_root(seed, ["alignment"]),
                                     spec.parties, counted=False)
     kept = data.take(result.rows)
     if holding is not None and holding.get("rows") is not None and kept.n != int(holding["rows"]):
@@ -179,9 +181,10 @@ def _ledger(config: Mapping[str, Any], name: str, base: Path) -> PrivacyLedger |
 
 
 def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
-                        output: Path | None = None) -> dict[str, Any]:
+                        output: Path | None = None, progress: Progress = SILENT) -> dict[str, Any]:
     """Run party ``name`` of ``config["algorithm"]`` over gRPC/mTLS; returns its report (and writes the
-    launcher's result file to ``output``)."""
+    launcher's result file to ``output``). ``progress`` prints a phase line per step (reading the data,
+    waiting for the other parties, aligning, running its part)."""
     from mpdp.runtime.grpc_transport import GrpcTransport
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -207,16 +210,21 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     aligning = spec is not None and name in spec.parties
     alignment: Alignment | None = None
     try:
+        progress.phase(f"{name}: reading its data and opening its ledger")
         data = _own_data(config, name, base, shared, aligning)
         evaluation = _evaluation_data(config, name, base, shared)
         ledger = _ledger(config, name, base)
         cost = deployment.cost(shared, name)
         if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
             ledger.spend(cost, label=f"{algorithm}/{name}")
+        progress.phase(f"{name}: waiting for {', '.join(p for p in parties if p != name)} (up to "
+                       f"{transport.connect_timeout:g} s) and comparing the shared configuration")
         session.start(section)
         if spec is not None and aligning:  # before training: the data parties match their records privately
-            data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name))
-        deployment.run_party(PartyContext(name, shared, data, session, root, evaluation))
+            progress.phase(f"{name}: aligning its records with {', '.join(p for p in spec.parties if p != name)}")
+            data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name), progress.scoped(name))
+        progress.phase(f"{name}: running its part of {algorithm}")
+        deployment.run_party(PartyContext(name, shared, data, session, root, evaluation, progress.scoped(name)))
     except BaseException as exc:
         if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
             # a party that fails before the protocol still tells the others, so they end now; they may be gone
@@ -226,6 +234,7 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         session.fail(exc)
         raise
     session.finish()
+    progress.phase(f"{name}: done")
     spent = None if ledger is None else {"epsilon": float(ledger.spent.epsilon), "delta": float(ledger.spent.delta),
                                          "path": str(ledger.path)}
     counted = [r for r in session.runs if r.counted]

@@ -21,6 +21,7 @@ from typing import Any
 
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = [
@@ -53,12 +54,15 @@ REPRODUCTION_MODULES: tuple[str, ...] = tuple(m.rpartition(".")[0] + ".experimen
 
 @dataclass(frozen=True)
 class ReproOptions:
-    """``mpdp reproduce`` switches: repetitions, a quick mode for CI and notebooks, progress, randomness."""
+    """``mpdp reproduce`` switches: repetitions, a quick mode for CI and notebooks, progress, randomness.
+
+    ``progress`` (:mod:`mpdp.progress`; silent by default) shows a bar over the reproduction's repetitions and
+    settings."""
 
     rng: RandomSource
     repetitions: int | None = None  # None: the paper's count
     quick: bool = False  # small sizes so a run takes seconds (CI, notebooks)
-    progress: bool = False
+    progress: Progress = SILENT
     folds: int | None = None
 
 

@@ -42,7 +42,8 @@ def test_human_output_says_what_the_per_party_epsilon_means(capsys: pytest.Captu
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "per-party epsilon: party0" in out
-    assert "(towards each party (VPDP): no subsampling amplification" in out
+    assert "towards each party (VPDP): no subsampling amplification" in out
+    assert "(the total, epsilon " in out and "is towards whoever sees only the released result" in out
     assert "--option batching=disjoint bounds it by epochs" in out
     assert main([*argv, "--option", "batching=disjoint"]) == 0
     out = capsys.readouterr().out
@@ -52,9 +53,9 @@ def test_human_output_says_what_the_per_party_epsilon_means(capsys: pytest.Captu
 def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--option", "noise=tee", "--json"]
     assert main(argv) == 2
-    assert "noise" in capsys.readouterr().err
+    assert "noise" in json.loads(capsys.readouterr().out)["error"]["field"]  # --json: the error is the object
     assert main([*argv[:-2], "runner=threads", "--json"]) == 2
-    assert "runner" in capsys.readouterr().err
+    assert "runner" in json.loads(capsys.readouterr().out)["error"]["field"]
 
 
 def test_figure2_quick_on_a_small_adult(adult: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,9 +56,14 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = ["EncryptedArray", "decrypt", "decrypt_ints", "encrypt"]
+
+
+#: Ciphertexts made per batch by :func:`encrypt` (randomizers drawn per batch; a progress bar advances per batch).
+ENCRYPT_BATCH = 512
 
 
 def _grid(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -241,18 +246,18 @@ class EncryptedArray:
             raise ShapeMismatchError(explain("weights shape", w.shape, str(self.shape), "pass one weight per entry"))
         return self._left_matmul(w.reshape(1, -1), codec).reshape_scalar()
 
-    def left_matmul(self, W: Any, codec: FixedPoint) -> EncryptedArray:
+    def left_matmul(self, W: Any, codec: FixedPoint, *, progress: Progress = SILENT) -> EncryptedArray:
         """W @ a for a plaintext matrix W (m x rows): one multi-exponentiation per output ciphertext.
 
         For a 2-D array (packed rows allowed) the result is (m, cols); for a 1-D unpacked array of length L,
-        W is (m, L) and the result is (m,).
+        W is (m, L) and the result is (m,). ``progress`` shows a bar advanced per output ciphertext.
         """
         w = codec.encode(W)
         if w.ndim != 2:
             raise ShapeMismatchError(explain("W", w.shape, "a 2-D matrix", "pass W with shape (m, rows)"))
-        return self._left_matmul(w, codec)
+        return self._left_matmul(w, codec, progress)
 
-    def _left_matmul(self, w: npt.NDArray[Any], codec: FixedPoint) -> EncryptedArray:
+    def _left_matmul(self, w: npt.NDArray[Any], codec: FixedPoint, progress: Progress = SILENT) -> EncryptedArray:
         n2 = self.public_key.n2
         if self.ndim == 2:
             rows = self.shape[0]
@@ -261,10 +266,12 @@ class EncryptedArray:
             bound = max(1, rows) * self.bound * codec.bound
             self._check_capacity(bound)
             out = np.empty((w.shape[0], self.ciphertexts.shape[1]), dtype=object)
-            for b in range(self.ciphertexts.shape[1]):
-                bases = self.ciphertexts[:, b].tolist()
-                for i in range(w.shape[0]):
-                    out[i, b] = multiexp(bases, w[i], n2)
+            with progress.bar("multi-exponentiations", total=out.size, unit="ct") as bar:
+                for b in range(self.ciphertexts.shape[1]):
+                    bases = self.ciphertexts[:, b].tolist()
+                    for i in range(w.shape[0]):
+                        out[i, b] = multiexp(bases, w[i], n2)
+                        bar.update()
             shape: tuple[int, ...] = (w.shape[0], self.shape[1])
         elif self.ndim == 1:
             self._require_unpacked("a matrix-vector product")
@@ -275,8 +282,10 @@ class EncryptedArray:
             self._check_capacity(bound)
             bases = self.ciphertexts.reshape(-1).tolist()
             out = np.empty((1, w.shape[0]), dtype=object)
-            for i in range(w.shape[0]):
-                out[0, i] = multiexp(bases, w[i], n2)
+            with progress.bar("multi-exponentiations", total=out.size, unit="ct") as bar:
+                for i in range(w.shape[0]):
+                    out[0, i] = multiexp(bases, w[i], n2)
+                    bar.update()
             shape = (w.shape[0],)
         else:
             raise ShapeMismatchError(explain("array", self.shape, "a 1-D or 2-D array", "reshape it"))
@@ -480,6 +489,7 @@ def encrypt(
     packing: Packing | None = None,
     randomizer: Randomizer | None = None,
     rng: RandomSource | None = None,
+    progress: Progress = SILENT,
 ) -> EncryptedArray:
     """Encrypt a scalar, vector or matrix of reals with a public fixed-point ``codec``.
 
@@ -499,6 +509,9 @@ def encrypt(
         :class:`StandardRandomizer` on ``rng``. The key owner should pass ``CrtRandomizer(private_key)``.
     rng:
         Used only for the default randomizer.
+    progress:
+        Shows a bar over the ciphertexts. They are made in batches of :data:`ENCRYPT_BATCH`, each drawing its
+        randomizers from ``randomizer`` in turn, whether or not a bar is shown.
     """
     ints = codec.encode(values)
     if ints.ndim > 2:
@@ -518,13 +531,17 @@ def encrypt(
         plain = grid.astype(object)
     source = StandardRandomizer(public_key, rng=rng) if randomizer is None else randomizer
     _check_randomizer(source, public_key)
-    rho = source.draw(int(plain.size))
     n, n2 = public_key.n, public_key.n2
     out = np.empty(plain.shape, dtype=object)
-    # (1 + m n) mod n^2 for signed |m| < n/2 is 1 + m n (+ n^2 if negative): no reduction of m needed.
-    out.reshape(-1)[:] = [
-        (1 + int(m) * n + (n2 if m < 0 else 0)) * r % n2 for m, r in zip(plain.reshape(-1).tolist(), rho, strict=True)
-    ]
+    flat, values = out.reshape(-1), plain.reshape(-1).tolist()
+    with progress.bar("encrypting", total=len(values), unit="ct") as bar:
+        for start in range(0, len(values), ENCRYPT_BATCH):
+            batch = values[start:start + ENCRYPT_BATCH]
+            rho = source.draw(len(batch))
+            # (1 + m n) mod n^2 for signed |m| < n/2 is 1 + m n (+ n^2 if negative): no reduction of m needed.
+            flat[start:start + len(batch)] = [(1 + int(m) * n + (n2 if m < 0 else 0)) * r % n2
+                                              for m, r in zip(batch, rho, strict=True)]
+            bar.update(len(batch))
     return EncryptedArray(public_key, out, tuple(ints.shape), packing=packing, frac_bits=codec.frac_bits,
                           bound=codec.bound)
 

@@ -60,6 +60,7 @@ from mpdp.learning.distributed_erm.common import (
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
 from mpdp.learning.distributed_erm.spec import Method
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm
 
@@ -186,10 +187,12 @@ def local_gradp_party_role(problem: ERMProblem, group: PartyGroup, cal: Gaussian
     return role
 
 
-def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPerturbation) -> Any:
-    """The aggregator of Local Grad P: averages the parties' noisy gradients in the clear each step."""
+def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPerturbation,
+                       progress: Progress = SILENT) -> Any:
+    """The aggregator of Local Grad P: averages the parties' noisy gradients in the clear each step
+    (``progress``: a bar over the iterations)."""
     def server(comm: Comm) -> None:
-        for _ in range(settings.iterations):
+        for _ in progress.iterate(range(settings.iterations), "iterations"):
             rows = comm.gather(names, label="noisy-gradients")
             mean = sum((np.asarray(r).sum(axis=0) for r in rows.values()), np.zeros(d)) / m
             comm.broadcast(mean, label="mean-gradient", to=names)

@@ -131,7 +131,7 @@ class ERMDeployment(AlgorithmDeployment):
     def run_party(self, ctx: PartyContext) -> None:
         schedule = schedule_of(ctx.public)
         group = self._group(ctx, schedule) if ctx.name in schedule.clients else None
-        ctx.session.run(schedule.role(ctx.name, group), ctx.root, schedule.parties)
+        ctx.session.run(schedule.role(ctx.name, group, ctx.progress), ctx.root, schedule.parties)
 
     @staticmethod
     def _group(ctx: PartyContext, schedule: Schedule) -> PartyGroup:

@@ -275,7 +275,7 @@ def reproduce_figure(figure_id: str, data: FigureData, options: ReproOptions) ->
                  "(eps, delta)-DP, 003 Corollary 3.5); output-perturbation methods do not iterate (flat lines).")
     ev = prepared.evaluator
     rows.append(ReproRow({"method": "non-private theta*"}, f"test {ev.metric_name}", None, ev.metric_star, 0.0, 1))
-    for m in data.party_counts:
+    for m in options.progress.iterate(data.party_counts, "party counts"):
         results: dict[str, list[dict[str, Any]]] = {method: [] for method in METHODS}
         for r in range(reps):
             rng = options.rng.spawn(f"{figure_id}/m={m}/rep={r}")

@@ -65,6 +65,7 @@ from mpdp.errors import MalformedMessageError, ParameterError, explain
 from mpdp.learning.distributed_erm.common import Cohort, GaussianCalibration, GradientPerturbation, gd_step
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
 from mpdp.learning.distributed_erm.spec import Method
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     AggregatorShare,
@@ -280,14 +281,17 @@ def gradp_party_role(problem: ERMProblem, spec: AggregationSpec, group: PartyGro
 
 
 def gradp_aggregator_role(problem: ERMProblem, spec: AggregationSpec, setup: MPCSetup, noise: InMPCNoise,
-                          settings: GradientPerturbation, m: int, names: list[str]) -> Callable[[Comm], None]:
+                          settings: GradientPerturbation, m: int, names: list[str],
+                          progress: Progress = SILENT) -> Callable[[Comm], None]:
     """An aggregator of MPC Grad P: each iteration adds its exact discrete Gaussian to its share of the sum and
-    opens it; the server sends the noisy mean gradient to the data parties ``names``."""
+    opens it; the server sends the noisy mean gradient to the data parties ``names``. The server shows
+    ``progress``'s bar over the iterations."""
     d = spec.dim
 
     def role(comm: Comm) -> None:
         server = spec.server
-        for _ in range(settings.iterations):
+        shown = progress if comm.name == server else SILENT
+        for _ in shown.iterate(range(settings.iterations), "iterations"):
             share = aggregation_server(comm, spec) if comm.name == server else aggregation_aggregator(comm, spec)
             if not isinstance(share, AggregatorShare):  # pragma: no cover - reveal=False always returns shares
                 raise ParameterError(explain("aggregation", type(share).__name__, "shares", "use reveal=False"))

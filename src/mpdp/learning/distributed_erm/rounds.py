@@ -83,6 +83,7 @@ from mpdp.learning.distributed_erm.spec import (
     MPCOneShotSettings,
 )
 from mpdp.learning.spec.memory import ALGORITHM_LABEL
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.protocols.noise import MPC_LAPLACE_TV
 from mpdp.randomness import RandomSource, resolve
@@ -210,8 +211,9 @@ class Schedule:
         return output_noise_scale(self.method, self.problem, self.m, self.n_min, self.d, self.perturbation.epsilon,
                                   self.setup)
 
-    def role(self, name: str, group: PartyGroup | None) -> Any:
-        """The role party ``name`` plays (``group``: its records, for a data party)."""
+    def role(self, name: str, group: PartyGroup | None, progress: Progress = SILENT) -> Any:
+        """The role party ``name`` plays (``group``: its records, for a data party); ``progress``: where the
+        party that takes the gradient steps (the server, or the opening aggregator) shows them."""
         problem, setup, d, names = self.problem, self.setup, self.d, self.names
         if name in self.clients:
             if group is None:
@@ -229,14 +231,14 @@ class Schedule:
             raise ParameterError(explain("party", name, f"one of {list(self.parties)}", "use the plan's party names"))
         if name == SERVER:
             if self.method == Method.LOCAL_GRADP:
-                return local_gradp_server(names, self.m, d, self.gradient_settings)
+                return local_gradp_server(names, self.m, d, self.gradient_settings, progress)
             return average_at_server(names, self.m, "release")
         if name == DEALER:
             return TrustedDealer(DEALER, parties=setup.names)
         if self.method == Method.MPC_GRADP:
             spec = setup.spec_for(dict(self.clients), d, problem.G)
             noise = InMPCNoise("gaussian", self.calibration.sigma)
-            return gradp_aggregator_role(problem, spec, setup, noise, self.gradient_settings, self.m, names)
+            return gradp_aggregator_role(problem, spec, setup, noise, self.gradient_settings, self.m, names, progress)
         spec = setup.spec_for(dict(self.clients), d, problem.G / problem.lam)
         return outp_aggregator_role(spec, self.laplace_scale, names)
 

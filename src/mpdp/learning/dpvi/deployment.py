@@ -42,6 +42,7 @@ from mpdp.learning.dpvi.spec import DPVIRunSettings, batch_size_for, settings_of
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
 from mpdp.learning.spec.memory import memory_root
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
+from mpdp.progress import SILENT
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.runtime.mixed import can_fork
@@ -154,7 +155,8 @@ class DpviDeployment(AlgorithmDeployment):
             if ctx.data is None:
                 raise ParameterError(explain(f"data of {ctx.name}", None, "its attributes' values",
                                              "give it its data file"))
-            role = DataParty(ctx.name, setup, ctx.data.X)
+            first = ctx.name == setup.parties[0]  # every party steps together: one bar is enough
+            role = DataParty(ctx.name, setup, ctx.data.X, progress=ctx.progress if first else SILENT)
         elif ctx.name == setup.dealer:
             role = TrustedDealer(setup.dealer, parties=setup.parties)
         else:

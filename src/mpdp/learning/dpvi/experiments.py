@@ -91,7 +91,7 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
         epochs = 2 if options.quick else PAPER_EPOCHS
         curves: dict[str, list[list[float]]] = {m: [] for m in methods}
         zs: dict[str, list[float]] = {m: [] for m in methods}
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), "repetitions"):
             rng = options.rng.spawn(f"rep/{rep}")
             train, test = _adult(ReproOptions(rng=rng, quick=options.quick))
             setting: dict[str, Any] = {"components": DEFAULTS.components, "epochs": epochs,
@@ -101,15 +101,16 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
                       "public_seed": rng.spawn("public").bytes(32)}
             root = rng.spawn("root")
             for method in methods:
+                shown = options.progress.scoped(method)
                 if method == "float":
-                    model: DPVI | VerticalDPVI = DPVI(rng=root, **common).fit(train)
+                    model: DPVI | VerticalDPVI = DPVI(rng=root, **common).fit(train, progress=shown)
                 elif method in EMULATED:
                     emulated = EMULATED[method](adult_partition(train))
-                    model = DPVI(rng=root, responsibilities=emulated, **common).fit(train)
+                    model = DPVI(rng=root, responsibilities=emulated, **common).fit(train, progress=shown)
                 else:
                     precision = GradientPrecision(renormalize=method == "mpc")
                     model = VerticalDPVI(precision=precision, noise=noise, rng=root, **common)
-                    model.fit(train, adult_partition(train))
+                    model.fit(train, adult_partition(train), progress=shown)
                 curves[method].append(model.nll_per_epoch(test))
                 zs[method].append(model.privacy_.noise_multiplier)
         rows = []

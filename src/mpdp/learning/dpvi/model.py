@@ -63,6 +63,7 @@ from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, DPVIRunSettings, batc
 from mpdp.learning.dpvi.training import BatchPlan, DPVISettings, FloatStep, Trace, train
 from mpdp.learning.dpvi.variational import AdamSettings, MeanFieldGaussian
 from mpdp.learning.estimator import PrivateEstimator
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import run_protocol
@@ -358,9 +359,9 @@ class VerticalDPVI(_Base):
     communication_: dict[str, int]
     setup_: VerticalSetup
 
-    def fit(self, data: Dataset, partition: Sequence[Sequence[str]]) -> Self:
+    def fit(self, data: Dataset, partition: Sequence[Sequence[str]], *, progress: Progress = SILENT) -> Self:
         """Train on ``data`` split between parties by attribute names (``partition[j]``: party ``j``'s features;
-        the label, if modelled, goes with the group that names it)."""
+        the label, if modelled, goes with the group that names it). ``progress`` shows a bar over the steps."""
         start = time.perf_counter()
         model = self._model_for(data)
         setup, privacy = self.setup_for(model, data.n, partition)
@@ -371,7 +372,7 @@ class VerticalDPVI(_Base):
         if unknown:
             raise ParameterError(explain("party_ledgers", sorted(unknown), f"names among {names}", "key them by party"))
         self._charge(privacy, party_ledgers)
-        protocol = roles(setup, values)
+        protocol = roles(setup, values, progress=progress)
         forked = tuple(n for n in protocol if n not in names) if self.fork_services else ()
         if forked and not can_fork():
             raise ParameterError(explain("fork_services", True, "a fit from a process running one thread",
@@ -457,7 +458,8 @@ class DPVI(_Base):
         self.responsibilities = responsibilities
         self._validate()
 
-    def fit(self, data: Dataset) -> Self:
+    def fit(self, data: Dataset, *, progress: Progress = SILENT) -> Self:
+        """Train on ``data`` (one holder); ``progress`` shows a bar over the steps."""
         start = time.perf_counter()
         model = self._model_for(data)
         settings = self.settings_for(data.n)
@@ -478,7 +480,7 @@ class DPVI(_Base):
         # initialisation, minibatches and eta: the holder's own randomness, or an agreed public seed (then the run
         # visits the same minibatches with the same samples as a VerticalDPVI with that seed)
         public = RandomSource.seeded(self.public_seed) if self.public_seed is not None else root.spawn("public")
-        self.posterior_, self.trace_ = train(model, settings, plan, step, rng=public)
+        self.posterior_, self.trace_ = train(model, settings, plan, step, rng=public, progress=progress)
         self.model_ = model
         self.source_ = data
         self.privacy_ = privacy

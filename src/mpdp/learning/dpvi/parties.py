@@ -34,6 +34,7 @@ from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchErro
 from mpdp.learning.dpvi.mixture import FeatureBlock, MixtureModel
 from mpdp.learning.dpvi.training import BatchPlan, DPVISettings, Trace, train
 from mpdp.learning.dpvi.variational import MeanFieldGaussian
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.mixture_gradient import (
     UNRENORMALIZED_SHIFT,
     GradientPrecision,
@@ -205,10 +206,14 @@ class DataParty(Party):
         The public agreement.
     values:
         This party's raw attribute values, ``(n, len(its features))``, in its feature order.
+    progress:
+        This party's terminal (:mod:`mpdp.progress`): a bar over the training steps.
     """
 
-    def __init__(self, name: str, setup: VerticalSetup, values: npt.ArrayLike) -> None:
+    def __init__(self, name: str, setup: VerticalSetup, values: npt.ArrayLike, *,
+                 progress: Progress = SILENT) -> None:
         super().__init__(name)
+        self.progress = progress
         if name not in setup.parties:
             raise ParameterError(explain("name", name, f"one of {setup.parties}", "name a data party of the setup"))
         # Its own copy of the public agreement (equal to ``setup``): the theta-derived tables the model caches
@@ -239,7 +244,8 @@ class DataParty(Party):
                 # a dealer in its own process computes them while the parties compute this step)
                 return self.secure_step(session, provider, theta, batch, next_batch_size=following[0])
 
-            posterior, trace = train(setup.model, setup.settings, setup.plan, step, rng=public, ahead=tell)
+            posterior, trace = train(setup.model, setup.settings, setup.plan, step, rng=public, ahead=tell,
+                                     progress=self.progress)
         if setup.noise == "trusted" and self.index == 0 and setup.settings.noise_multiplier > 0:
             comm.send(setup.noise_party, {"dim": 0, "bits": 64}, label=_NOISE_REQUEST)  # tell the noise party to stop
         return PartyOutcome(posterior, trace)
@@ -376,15 +382,18 @@ class NoiseParty(Party):
             steps += 1
 
 
-def roles(setup: VerticalSetup, values: Sequence[npt.ArrayLike]) -> dict[str, Party]:
+def roles(setup: VerticalSetup, values: Sequence[npt.ArrayLike], *,
+          progress: Progress = SILENT) -> dict[str, Party]:
     """The protocol's roles: one :class:`DataParty` per holder (``values[j]`` its columns), the dealer and,
-    for ``noise="trusted"``, the noise party."""
+    for ``noise="trusted"``, the noise party. ``progress`` goes to the first data party (every party steps
+    together)."""
     from mpdp.protocols.mpc import TrustedDealer
 
     if len(values) != len(setup.parties):
         raise ShapeMismatchError(explain("values", len(values), f"{len(setup.parties)} column blocks",
                                          "pass each party's attribute values"))
-    out: dict[str, Party] = {name: DataParty(name, setup, v) for name, v in zip(setup.parties, values, strict=True)}
+    out: dict[str, Party] = {name: DataParty(name, setup, v, progress=progress.scoped(name) if j == 0 else SILENT)
+                             for j, (name, v) in enumerate(zip(setup.parties, values, strict=True))}
     out[setup.dealer] = TrustedDealer(setup.dealer, parties=setup.parties)
     if setup.noise == "trusted" and setup.settings.noise_multiplier > 0:
         out[setup.noise_party] = NoiseParty(setup)

@@ -35,6 +35,7 @@ from mpdp.learning.dpvi.emulation import PartitionedResponsibilities
 from mpdp.learning.dpvi.features import EncodedBlock
 from mpdp.learning.dpvi.mixture import FeatureBlock, MixtureModel
 from mpdp.learning.dpvi.variational import Adam, AdamSettings, MeanFieldGaussian
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = ["BATCHING", "BatchPlan", "DPVISettings", "FloatStep", "Trace", "per_example_gradients", "train"]
@@ -162,8 +163,10 @@ class Trace:
 
 def train(model: MixtureModel, settings: DPVISettings, plan: BatchPlan, step: Step, *,
           rng: RandomSource, on_epoch: Callable[[int, MeanFieldGaussian], None] | None = None,
-          ahead: Callable[[int | None], None] | None = None) -> tuple[MeanFieldGaussian, Trace]:
+          ahead: Callable[[int | None], None] | None = None,
+          progress: Progress = SILENT) -> tuple[MeanFieldGaussian, Trace]:
     """Run DPVI; ``rng`` is *public* randomness (initialisation, minibatches, ``eta``), the same at every party.
+    ``progress`` shows a bar over the steps.
 
     ``ahead``, if given, is told the size of the minibatch after the one about to be stepped (``None`` before
     the last step), just before each step: the MPC parties request that step's correlations during this one
@@ -179,7 +182,9 @@ def train(model: MixtureModel, settings: DPVISettings, plan: BatchPlan, step: St
     # each minibatch with the size of the one after it (None after the last): the same stream, one step early
     batches, later = itertools.tee(plan.batches(rng.spawn("batches")))
     next_sizes = itertools.chain((int(b.size) for b in itertools.islice(later, 1, None)), [None])
-    for t, (batch, upcoming) in enumerate(zip(batches, next_sizes, strict=True)):
+    steps = progress.iterate(zip(batches, next_sizes, strict=True), f"steps ({plan.epochs} epochs)", total=plan.steps,
+                             unit="step")
+    for t, (batch, upcoming) in enumerate(steps):
         theta, eta = posterior.draw(etas)
         if ahead is not None:
             ahead(upcoming)

@@ -114,7 +114,7 @@ class FMDeployment(AlgorithmDeployment):
         if ctx.name == SERVER:
             settings = self.public_settings(public)
             solve = SolveSettings(ridge_factor=settings.ridge, trim_factor=settings.trim_factor())
-            ctx.session.run(FMServer(plan, solve, backend=backend), ctx.root, names)
+            ctx.session.run(FMServer(plan, solve, backend=backend, progress=ctx.progress), ctx.root, names)
             return
         if ctx.data is None:
             raise ParameterError(explain(f"data of {ctx.name}", None, "its columns", "give it its data file"))
@@ -123,7 +123,8 @@ class FMDeployment(AlgorithmDeployment):
         X = ctx.data.X
         if self.public_settings(public).intercept and k == label:  # the public constant column of the label party
             X = np.hstack([X, np.ones((X.shape[0], 1))])
-        role = FMDataParty(ctx.name, k, X, ctx.data.y if k == label else None, label_party=label, backend=backend)
+        role = FMDataParty(ctx.name, k, X, ctx.data.y if k == label else None, label_party=label, backend=backend,
+                           progress=ctx.progress)
 
         def holder(comm: Comm) -> dict[str, Any]:  # the model it received and how long each phase took
             return {"weights": role.run(comm), "timings": dict(role.timings)}

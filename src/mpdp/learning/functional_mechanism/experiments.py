@@ -60,7 +60,7 @@ def _adult_table(table_id: str, title: str, objective: FMObjective, target: str,
         metric = "accuracy" if objective == "logistic" else "mse"
         scores: dict[tuple[str, float], list[float]] = {}
         nonpriv: list[float] = []
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), "repetitions"):
             rng = options.rng.spawn(f"rep/{rep}")
             train, test = train_test_split(data, 0.2, rng=rng.spawn("split"))
             part = vertical_by_sizes(train, parties=3)
@@ -103,7 +103,7 @@ def _table2(options: ReproOptions) -> ReproTable:
     for s, (paper_np, paper_fm) in PAPER_TABLE2.items():
         nonpriv: list[float] = []
         scores: dict[int, list[float]] = {}
-        for rep in range(reps):
+        for rep in options.progress.iterate(range(reps), f"s = {s}: repetitions"):
             rng = options.rng.spawn(f"s={s}/rep/{rep}")
             task = sparse_linear_regression(n, d, s, rng=rng.spawn("data"))
             train, test = train_test_split(task.data, 0.2, stratify=False, rng=rng.spawn("split"))

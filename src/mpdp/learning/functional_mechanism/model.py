@@ -64,6 +64,7 @@ from mpdp.learning.functional_mechanism.objective import (
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
 from mpdp.learning.functional_mechanism.spec import SETTINGS, FMSettings
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -195,8 +196,9 @@ class _FMEstimator(PrivateEstimator):
                                 fit_intercept=self.spec_settings().intercept, row_l1=self.row_l1,
                                 epsilon=self.epsilon if self.bottom_up is None else None, bottom_up=self.bottom_up)
 
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike, *, progress: Progress = SILENT) -> Self:
+        """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once.
+        ``progress`` shows the simulated parties' phases and the secure products' bars (:mod:`mpdp.progress`)."""
 
         start = time.perf_counter()
         options = self.spec_settings()
@@ -210,7 +212,8 @@ class _FMEstimator(PrivateEstimator):
         solve = SolveSettings(ridge_factor=options.ridge, trim_factor=options.trim_factor())
         result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip, settings=solve,
                                  rng=self._fit_source(), noise_rng=self.noise_rng, ledger=self.ledger,
-                                 party_ledgers=self.party_ledgers, backend_options=self.backend_options)
+                                 party_ledgers=self.party_ledgers, backend_options=self.backend_options,
+                                 progress=progress)
         return self.adopt(result, d, seconds=time.perf_counter() - start)
 
     def adopt(self, result: FMResult, d: int, *, seconds: float = 0.0) -> Self:

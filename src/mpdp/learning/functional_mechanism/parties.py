@@ -67,6 +67,7 @@ from mpdp.learning.functional_mechanism.objective import (
     quadratic_weight,
 )
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.party import Party, run_protocol
@@ -206,12 +207,14 @@ class FMDataParty(Party):
         Root of this party's noise streams; default ``comm.rng.spawn("fm-noise")``.
     ledger:
         Charged with this party's own guarantee ``eps^(k)`` before it releases anything.
+    progress:
+        This party's terminal (:mod:`mpdp.progress`): its phases and the secure products' bars.
     """
 
     def __init__(self, name: str, index: int, X: npt.ArrayLike, y: npt.ArrayLike | None = None, *,
                  label_party: int = 0, ids: npt.ArrayLike | None = None, clip: bool = False, backend: str = "shares",
                  backend_options: Mapping[str, Any] | None = None, noise_rng: RandomSource | None = None,
-                 ledger: BudgetSpender | None = None) -> None:
+                 ledger: BudgetSpender | None = None, progress: Progress = SILENT) -> None:
         super().__init__(name)
         self.index = int(index)
         self.label_party = int(label_party)
@@ -224,6 +227,7 @@ class FMDataParty(Party):
         self.backend_options = dict(backend_options or {})
         self._noise_rng = noise_rng
         self.ledger = ledger
+        self.progress = progress
         self.timings: dict[str, float] = {}  # seconds per phase of the last run (local, cross, noise)
         self._keys: Any = None
         self._key_rng: RandomSource | None = None
@@ -260,6 +264,7 @@ class FMDataParty(Party):
         from mpdp.protocols.inner_product import cross_product
 
         q = quadratic_weight(plan.objective)
+        self.progress.phase(f"computing its own coefficients ({Xk.shape[0]:,} rows, {Xk.shape[1]} columns)")
         t0 = time.perf_counter()
         Xk = plan.round_features(Xk)  # the grid the secure products encode on; local blocks use it too
         units: dict[Block, Any] = {}
@@ -287,7 +292,9 @@ class FMDataParty(Party):
             else:
                 mine = Xk
             keys = self._paillier_keys(spec) if k == pair.left else None
-            out = cross_product(comm, mine, spec, keys=keys)
+            other = party_name(pair.right if k == pair.left else pair.left)
+            self.progress.phase(f"cross-party product with {other} ({self.backend})")
+            out = cross_product(comm, mine, spec, keys=keys, progress=self.progress)
             if out is None or out.share is None:
                 raise ParameterError(explain(f"product of parties {pair.left} and {pair.right}", None,
                                              "an additive share", "run the product without reveal_to"))
@@ -298,6 +305,7 @@ class FMDataParty(Party):
                 units[block] = (cross_units_real(plan, block, part_share) if real
                                 else cross_units(plan, block, part_share, out.scale_bits))
         t2 = time.perf_counter()
+        self.progress.phase("adding its noise and releasing its coefficients to the server")
         noise = PartyNoise(plan, self._noise_rng if self._noise_rng is not None else comm.rng.spawn("fm-noise"))
         # 1-d on the wire (the codec carries 0-d arrays as plain ints); the server reshapes by the plan.
         release = {block_key(b): np.atleast_1d(add_noise(plan, k, b, u, noise)) for b, u in units.items()}
@@ -324,6 +332,7 @@ class FMDataParty(Party):
         if self._keys is None:
             from mpdp.crypto.paillier import generate_keypair
 
+            self.progress.phase(f"generating a {spec.backend.key_bits}-bit Paillier key")
             self._keys = generate_keypair(spec.backend.key_bits, rng=self._key_rng,
                                           insecure_for_tests=spec.backend.insecure_for_tests)
         return self._keys
@@ -346,8 +355,10 @@ class FMServer(Party):
     """The honest-but-curious server: sends the plan, aggregates the noisy coefficients, solves, releases."""
 
     def __init__(self, plan: FMPlan, settings: SolveSettings | None = None, name: str = SERVER, *,
-                 backend: str = "shares", backend_options: Mapping[str, Any] | None = None) -> None:
+                 backend: str = "shares", backend_options: Mapping[str, Any] | None = None,
+                 progress: Progress = SILENT) -> None:
         super().__init__(name)
+        self.progress = progress
         self.plan = plan
         self.settings = settings or SolveSettings()
         self.backend = _check_backend(backend)
@@ -375,7 +386,9 @@ class FMServer(Party):
 
             for pair in pair_products(plan):
                 cross_product(comm, None, product_spec(plan, pair, self.backend, self.backend_options))
+        self.progress.phase("waiting for the parties' noisy coefficients")
         releases = comm.gather(names, label="release")
+        self.progress.phase("solving the noisy objective")
         t1 = time.perf_counter()
         totals: dict[Block, Any] = {}
         keys = {block_key(b): b for b in plan.groups}
@@ -411,7 +424,8 @@ def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayL
                     noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
                     party_ledgers: Mapping[str, BudgetSpender] | None = None,
                     backend_options: Mapping[str, Any] | None = None,
-                    ids: Sequence[npt.ArrayLike] | None = None, timeout: float = PEER_TIMEOUT) -> FMResult:
+                    ids: Sequence[npt.ArrayLike] | None = None, timeout: float = PEER_TIMEOUT,
+                    progress: Progress = SILENT) -> FMResult:
     """Run every party's role and the server over the in-memory transport (a simulation of a deployment).
 
     ``blocks[k]`` is party k's columns; ``y`` goes to the label party only. Before any party starts, ``ledger``
@@ -448,8 +462,9 @@ def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayL
             party_name(k), k, blocks[k], y if k == plan.partition.label_party else None,
             label_party=plan.partition.label_party, ids=None if ids is None else ids[k], clip=clip,
             backend=backend, backend_options=backend_options,
-            noise_rng=noise_rng)
-    roles[SERVER] = FMServer(plan, settings, backend=backend, backend_options=backend_options)
+            noise_rng=noise_rng, progress=progress.scoped(party_name(k)))
+    roles[SERVER] = FMServer(plan, settings, backend=backend, backend_options=backend_options,
+                             progress=progress.scoped(SERVER))
     start = time.perf_counter()
     run = run_protocol(roles, rng=root, timeout=timeout)
     result: FMResult = run.results[SERVER]

@@ -89,7 +89,7 @@ class OfpaDeployment(AlgorithmDeployment):
         dim = len(ctx.public["schema"]["features"]) + 1
         spec = average_spec(sorted(owners), dim, bound=settings.bound, count_bound=int(ctx.public["count_bound"]))
         owner = self._owner(ctx, settings, dim) if ctx.name in owners else None
-        run_rounds(ctx.session, ctx.name, owners, spec, settings, ctx.root, dim, owner)
+        run_rounds(ctx.session, ctx.name, owners, spec, settings, ctx.root, dim, owner, ctx.progress)
 
     @staticmethod
     def _owner(ctx: PartyContext, settings: OfpaOfaaSettings, dim: int) -> DataOwner:

@@ -126,7 +126,7 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
             plan.extend((setting, eps, m) for m in methods)
         views = {repr(setting): view for setting, view, _ in settings}
         values: dict[int, list[float]] = {k: [] for k in range(len(plan))}
-        for rep in range(reps):  # one partition per (setting, rep), shared by its budgets and methods
+        for rep in options.progress.iterate(range(reps), "repetitions"):  # one partition per (setting, rep)
             current: tuple[str, tuple[PreparedParties, FloatArray, FloatArray]] | None = None
             for k, (setting, eps, method) in enumerate(plan):
                 rng = options.rng.spawn(f"{setting}/rep/{rep}")

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, Method, upload
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     aggregation_aggregator,
@@ -114,12 +115,15 @@ class RoundsOutcome:
 
 
 def run_rounds(session: Runner, name: str, owners: Sequence[str], spec: AggregationSpec, settings: RoundSettings,
-               root: RandomSource, dim: int, owner: DataOwner | None = None) -> RoundsOutcome:
-    """Party ``name``'s rounds (module docstring); ``owner`` is its :class:`DataOwner` when it is a data owner."""
+               root: RandomSource, dim: int, owner: DataOwner | None = None,
+               progress: Progress = SILENT) -> RoundsOutcome:
+    """Party ``name``'s rounds (module docstring); ``owner`` is its :class:`DataOwner` when it is a data owner.
+    The server shows ``progress``'s bar over the rounds."""
     parties = order(owners)
     theta: FloatArray = np.zeros(dim)
     outcome = RoundsOutcome()
-    for rnd in range(settings.max_rounds):
+    shown = progress if name == SERVER else SILENT
+    for rnd in shown.iterate(range(settings.max_rounds), "rounds", unit="round"):
         step = root.spawn(round_label(rnd))
         result: Any
         if owner is not None:

@@ -46,6 +46,7 @@ from mpdp.learning.pfds.schema import Schema
 from mpdp.learning.pfds.scoring import LOSSES, AgentEvaluation, DPPredSharer, LocalAgent, error_of, loss_for
 from mpdp.learning.pfds.spec import SHARING, Method, agent_cost
 from mpdp.learning.pfds.tree import PrivateTree
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime import ProtocolRun, run_protocol
 
@@ -232,8 +233,10 @@ def split_agents(train: Dataset, setting: Setting, rng: RandomSource,
 
 def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: Sequence[str] = METHODS,
                    losses: Sequence[str] = ("logistic", "svm"), rng: RandomSource,
-                   rows: Sequence[npt.NDArray[np.int64]] | None = None) -> SplitResult:
+                   rows: Sequence[npt.NDArray[np.int64]] | None = None,
+                   progress: Progress = SILENT) -> SplitResult:
     """Run the methods on one train/test split (module docstring); errors are misclassification or MSE.
+    ``progress`` prints a phase line per protocol run.
 
     ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split.
 
@@ -268,6 +271,7 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
         return AgentEvaluation(test_values, y_test, tuple(losses), fits)
 
     def run(label: str, roles: dict[str, Any]) -> ProtocolRun[Any]:
+        progress.phase(f"running {label} among {len(roles)} agents ({len(sharers)} sharing)")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # experiments use seeded sources on purpose
             return run_protocol(roles, rng=rng.spawn(label))

@@ -39,6 +39,7 @@ from mpdp.learning.pfds.model import Schema, params_for
 from mpdp.learning.pfds.spec import Method, PFDSSettings
 from mpdp.learning.pfds.tree import make_tree
 from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = ["PAPER_TABLE2", "REPRODUCTIONS", "fidelity", "reproduce_fig3", "reproduce_table2"]
@@ -96,7 +97,9 @@ def reproduce_table2(options: ReproOptions) -> ReproTable:
         for eps in (1.0, 0.5, 0.1):
             for run in range(runs):
                 rng = options.rng.spawn(f"{label}/{eps}/{run}")
-                for fold, (train, test) in enumerate(_splits(data, folds, rng.spawn("folds"))):
+                splits = options.progress.iterate(_splits(data, folds, rng.spawn("folds")),
+                                                  f"{label}, eps = {eps}, run {run + 1} of {runs}: folds")
+                for fold, (train, test) in enumerate(splits):
                     setting = Setting(agents=agents, epsilon=eps, eval_agents=eval_agents)
                     result = evaluate_split(train, test, setting, methods=methods, losses=losses,
                                             rng=rng.spawn(f"fold {fold}"))
@@ -138,8 +141,10 @@ def reproduce_table2(options: ReproOptions) -> ReproTable:
 
 # -- mpdp reproduce 004-fig3 -------------------------------------------------------------------------------------
 def fidelity(data: Dataset, *, agents: int, h_values: tuple[int, ...], epsilon: float, repeats: int,
-             evaluated: int, rng: RandomSource) -> dict[tuple[int, str], dict[str, list[float]]]:
-    """Figure 3: per agent, log10 size error, histogram distance and seconds, for PFDS and PFDS-."""
+             evaluated: int, rng: RandomSource,
+             progress: Progress = SILENT) -> dict[tuple[int, str], dict[str, list[float]]]:
+    """Figure 3: per agent, log10 size error, histogram distance and seconds, for PFDS and PFDS- (``progress``:
+    a bar over the agents of each depth)."""
     schema = Schema(data.attributes, "classification" if data.task == "classification" else "regression")
     part = horizontal_by_anchors(data, "age" if "age" in data.attribute_names else data.attribute_names[0],
                                  agents, rng=rng.spawn("partition"))
@@ -147,7 +152,7 @@ def fidelity(data: Dataset, *, agents: int, h_values: tuple[int, ...], epsilon: 
     out: dict[tuple[int, str], dict[str, list[float]]] = {}
     for h_max in h_values:
         params = params_for(PFDSSettings(h_max=h_max), len(schema.attributes))
-        for k in chosen:
+        for k in progress.iterate(chosen, f"h_max = {h_max}: agents"):
             d = part.party(k)
             values, labels = attribute_view(d)
             for optimize in (True, False):
@@ -184,7 +189,7 @@ def reproduce_fig3(options: ReproOptions) -> ReproTable:
         data = data.rows(np.sort(options.rng.spawn("adult subsample").permutation(data.n)[:3000]))
     cells = fidelity(data, agents=10 if quick else 100, h_values=(4, 6, 8) if quick else (2, 4, 6, 8),
                      epsilon=1.0, repeats=10 if quick else 50, evaluated=3 if quick else 20,
-                     rng=options.rng.spawn("fig3"))
+                     rng=options.rng.spawn("fig3"), progress=options.progress)
     rows = [ReproRow(setting={"h_max": h, "method": str(method)}, metric=metric, paper=None,
                      ours_mean=float(np.mean(v)), ours_std=float(np.std(v)), repetitions=len(v))
             for (h, method), metrics in cells.items() for metric, v in metrics.items()]

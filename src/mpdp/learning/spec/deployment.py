@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from mpdp.datasets.holdings import PartyData, records_digest
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.learning.spec.run import RunConfig, RunReport
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.steps import RunRecord
@@ -85,7 +86,8 @@ def shared_parameters(plan: DeployPlan) -> dict[str, Any]:
 class PartyContext:
     """What the local party's process holds: its name, the public parameters, its own data, its session,
     the root of its protocol random sources and, where the algorithm scores parties on held-out records, those
-    records (checked against the digest in the public parameters)."""
+    records (checked against the digest in the public parameters). ``progress`` is the party's terminal
+    (:mod:`mpdp.progress`): an algorithm shows its rounds there (from one of its parties in memory)."""
 
     name: str
     public: Mapping[str, Any]
@@ -93,6 +95,7 @@ class PartyContext:
     session: StepRunner
     root: RandomSource
     evaluation: PartyData | None = None
+    progress: Progress = SILENT
 
 
 class AlgorithmDeployment(ABC):

@@ -74,11 +74,13 @@ def run_parties(deployment: AlgorithmDeployment, config: RunConfig, plan: Deploy
     def program(name: str) -> Callable[[StepSession], bytes]:
         def run(session: StepSession) -> bytes:
             deployment.run_party(PartyContext(name, shared, plan.data.get(name), session, root,
-                                              plan.evaluation.get(name)))
+                                              plan.evaluation.get(name), config.progress.scoped(name)))
             return encode(encode_runs(deployment, name, session.runs))  # the wire form a deployed party writes
 
         return run
 
+    names = ", ".join(plan.parties[:6]) + (", ..." if len(plan.parties) > 6 else "")
+    config.progress.phase(f"running its {len(plan.parties)} parties ({names}) in this process")
     done = run_programs({name: program(name) for name in plan.parties}, rng=root, **options)
     return {name: decode_runs(deployment, name, decode(done[name]), shared) for name in plan.parties}
 

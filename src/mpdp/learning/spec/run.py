@@ -18,6 +18,7 @@ from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_equal
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec.options import Settings
+from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
 __all__ = ["Curve", "Metric", "RunConfig", "RunReport"]
@@ -83,6 +84,9 @@ class RunConfig:
     checked by its spec (:meth:`~mpdp.learning.spec.AlgorithmSpec.settings_from`); ``options`` is their plain
     form (every option whose value is not None), for the record and for code that reads options by name.
 
+    ``progress`` reports the run's phases and loops on the terminal (:mod:`mpdp.progress`; silent by default):
+    an algorithm passes it to its long-running parts (secure products, training rounds, epochs, iterations).
+
     ``row_partition`` (horizontal algorithms) lists, per party, its row indices into ``train`` (the CLI's
     ``--fractions 40,30,10`` or ``--anchor age``; an equal random split by default); :meth:`party_data`
     gives the parties' datasets. It is None when the caller leaves the split to the algorithm.
@@ -98,7 +102,7 @@ class RunConfig:
     partition: tuple[tuple[str, ...], ...] | None = None
     label_party: int = 0
     options: Mapping[str, Any] = field(default_factory=dict)
-    progress: bool = False
+    progress: Progress = SILENT
     row_partition: tuple[npt.NDArray[np.int64], ...] | None = None
     #: How ``row_partition`` was made: ``"default"`` (the CLI's equal split, which an algorithm whose paper
     #: prescribes its own split may replace), or the user's explicit ``"fractions"`` / ``"anchor"``, which it

@@ -18,6 +18,10 @@ is the same value whoever applied the keys in whichever order, and nobody can co
 
 Cost: each party hashes its own ``n_i`` identifiers and exponentiates ``sum_j n_j`` elements; it sends
 ``32 sum_j n_j`` bytes (about), in ``k + 2`` rounds. The leader also validates the ``k - 1`` lists it receives.
+
+A party given a ``progress`` reporter (:mod:`mpdp.progress`) prints a phase line per step and a bar over the
+elements it hashes and exponentiates, processed then in batches of :data:`BATCH` (the same bytes as one call:
+every element is hashed and exponentiated on its own).
 """
 
 from __future__ import annotations
@@ -40,11 +44,15 @@ from mpdp.errors import (
     ProtocolAbortError,
     explain,
 )
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.alignment.ids import check_ids
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm, Party, ProtocolRun, run_protocol
 
-__all__ = ["DOMAIN", "Alignment", "AlignmentParty", "AlignmentSpec", "align", "simulate_alignment"]
+__all__ = ["BATCH", "DOMAIN", "Alignment", "AlignmentParty", "AlignmentSpec", "align", "simulate_alignment"]
+
+#: Elements per batch of the group operations when a terminal shows their progress.
+BATCH = 8192
 
 DOMAIN = b"mpdp/alignment/ristretto255/v1"
 """Domain separation of the hash to the group: no other use of ``H`` in mpdp shares it."""
@@ -162,8 +170,34 @@ def _check_batch(batch: Any, count: int, what: str) -> bytes:
     return batch
 
 
-def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec) -> Alignment:
-    """This party's side of the alignment (every party, the leader included, calls it with its own ids).
+def _keyed(points: bytes | Sequence[bytes], key: bytes, spec: AlignmentSpec, progress: Progress, desc: str,
+           what: str = "points") -> bytes:
+    """``points`` (group elements, or identifiers to hash first) raised to ``key``: in one call, or batch by
+    batch with a bar when ``progress`` shows one."""
+    hashing = not isinstance(points, bytes)
+    width = 1 if hashing else ELEMENT_BYTES  # items of ``points`` per element
+    n = len(points) // width
+
+    def run(first: int, last: int) -> bytes:
+        part = points[first * width:last * width]
+        group = hash_to_group(part, domain=DOMAIN, workers=spec.workers) if not isinstance(part, bytes) else part
+        where = what if (first, last) == (0, n) else f"{what} from element {first}"
+        return exponentiate(group, key, workers=spec.workers, what=where)
+
+    if not progress.enabled or n <= BATCH:
+        return run(0, n)
+    out = []
+    with progress.bar(desc, total=n, unit="id") as bar:
+        for first in range(0, n, BATCH):
+            last = min(first + BATCH, n)
+            out.append(run(first, last))
+            bar.update(last - first)
+    return b"".join(out)
+
+
+def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec, *, progress: Progress = SILENT) -> Alignment:
+    """This party's side of the alignment (every party, the leader included, calls it with its own ids);
+    ``progress`` reports its steps.
 
     Raises :class:`~mpdp.errors.DuplicateIdError` or :class:`~mpdp.errors.DatasetError` for unusable ids
     (before sending anything), :class:`~mpdp.errors.InvalidGroupElementError` or
@@ -189,8 +223,8 @@ def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec) -> Alignment:
                       PrivacyLeakWarning, stacklevel=2)
     key = random_scalar(comm.rng)
     shuffle = comm.rng.permutation(n)
-    current = exponentiate(hash_to_group([normal[j] for j in shuffle.tolist()], domain=DOMAIN, workers=spec.workers),
-                           key, workers=spec.workers)
+    progress.phase(f"alignment: hashing and keying {n:,} ids ({len(parties)} parties)")
+    current = _keyed([normal[j] for j in shuffle.tolist()], key, spec, progress, "own ids")
     k, i = len(parties), parties.index(me)
     nxt, prv = parties[(i + 1) % k], parties[(i - 1) % k]
     for hop in range(1, k):
@@ -198,8 +232,10 @@ def align(comm: Comm, ids: Sequence[str], spec: AlignmentSpec) -> Alignment:
         owner = parties[(i - hop) % k]
         what = f"{owner}'s list from {prv} (hop {hop})"
         received = _check_batch(comm.recv(prv, label=f"psi-hop{hop}"), sizes[owner], what)
-        current = exponentiate(received, key, workers=spec.workers, what=what)
+        progress.phase(f"alignment: keying {owner}'s {sizes[owner]:,} ids (hop {hop} of {k - 1})")
+        current = _keyed(received, key, spec, progress, f"{owner}'s ids", what)
     if me == spec.leader:
+        progress.phase("alignment: intersecting the keyed lists")
         mine = _leader(comm, spec, sizes, current)
     else:
         comm.send(spec.leader, current, label="psi-full")
@@ -271,25 +307,30 @@ class AlignmentParty(Party):
     """A party holding one id column: ``run(comm)`` aligns it with the others' and returns its
     :class:`Alignment` (usable as a role of :func:`~mpdp.runtime.run_protocol`, ``mpdp party`` or a launcher)."""
 
-    def __init__(self, name: str, ids: Sequence[str], spec: AlignmentSpec) -> None:
+    def __init__(self, name: str, ids: Sequence[str], spec: AlignmentSpec, *, progress: Progress = SILENT) -> None:
         super().__init__(name)
         if name not in spec.parties:
             raise ParameterError(explain("name", name, f"one of {spec.parties}", "add the party to the spec"))
         self._ids = ids
         self.spec = spec
+        self.progress = progress
 
     def run(self, comm: Comm) -> Alignment:
-        return align(comm, self._ids, self.spec)
+        return align(comm, self._ids, self.spec, progress=self.progress)
 
 
 def simulate_alignment(ids: Mapping[str, Sequence[str]], *, min_intersection: int = 100,
                        case_sensitive: bool = False, rng: RandomSource | None = None, workers: int | None = None,
-                       timeout: float = 600.0) -> tuple[dict[str, Alignment], ProtocolRun[Any]]:
+                       timeout: float = 600.0, progress: Progress = SILENT,
+                       ) -> tuple[dict[str, Alignment], ProtocolRun[Any]]:
     """Align the id columns of every party in memory (one thread per party); the first party leads.
 
-    Returns every party's :class:`Alignment` and the run (traffic, seconds).
+    Returns every party's :class:`Alignment` and the run (traffic, seconds). ``progress`` shows the leader's
+    steps (the others run the same steps alongside).
     """
     spec = AlignmentSpec(parties=tuple(ids), min_intersection=min_intersection, case_sensitive=case_sensitive,
                          workers=workers)
-    run = run_protocol({p: AlignmentParty(p, column, spec) for p, column in ids.items()}, rng=rng, timeout=timeout)
+    leader = spec.parties[0]
+    run = run_protocol({p: AlignmentParty(p, column, spec, progress=progress.scoped(p) if p == leader else SILENT)
+                        for p, column in ids.items()}, rng=rng, timeout=timeout)
     return dict(run.results), run

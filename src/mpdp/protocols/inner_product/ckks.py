@@ -57,6 +57,7 @@ import numpy.typing as npt
 from mpdp.crypto.ckks import CkksContext, CkksParameters, CkksVector
 from mpdp.crypto.ckks.dots import PlainColumns, masked_dots, masked_slot_products
 from mpdp.errors import MalformedMessageError, ParameterError, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.inner_product.ckks_parameters import PARAMETERS, SLOT_PERIOD, mask_span, scale_bits
 from mpdp.protocols.inner_product.spec import CkksBackend, CrossProduct, CrossProductSpec
 from mpdp.runtime.comm import Comm
@@ -114,9 +115,11 @@ def _reply(raw: Any, ctx: CkksContext, length: int, sender: str) -> npt.NDArray[
     return vector.decrypt()
 
 
-def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any = None) -> CrossProduct:
+def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any = None, *,
+                progress: Progress = SILENT) -> CrossProduct:
     """This holder's side of a CKKS ``X^T Y`` (``m`` its checked matrix; ``keys`` the left's :class:`CkksKeys`,
-    generated when None): the protocol of the module docstring."""
+    generated when None): the protocol of the module docstring. ``progress`` shows a phase line per step and
+    a bar over the columns encrypted (left) or multiplied (right)."""
     backend = spec.backend
     if not isinstance(backend, CkksBackend):
         raise ParameterError(explain("backend", type(backend).__name__, "CkksBackend", "use cross_product"))
@@ -132,8 +135,11 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
                                          "pass keys=new_context(galois_keys=True) or None"))
         ctx = own.context
         factor = 2.0 ** -_scale_bits(spec, backend)
-        columns = [CkksVector.encrypt(ctx, m[:, i] * factor).to_wire() for i in range(spec.left_cols)]
+        progress.phase(f"encrypting {spec.left_cols} columns of {spec.rows:,} rows for {spec.right} (CKKS)")
+        columns = [CkksVector.encrypt(ctx, m[:, i] * factor).to_wire()
+                   for i in progress.iterate(range(spec.left_cols), "encrypting", unit="col")]
         comm.send(spec.right, {"context": own.public, "columns": columns}, label="ip.ckks")
+        progress.phase(f"waiting for {spec.right}'s encrypted products")
         reply = comm.recv(spec.right, label="ip.ckks")
         if not isinstance(reply, list) or len(reply) != spec.left_cols * spec.right_cols:
             raise MalformedMessageError(explain(f"products from {spec.right}", type(reply).__name__,
@@ -164,6 +170,8 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
         if any(v.length != spec.rows or v.depth_used for v in enc):
             raise MalformedMessageError(explain(f"ciphertexts from {spec.left}", [v.length for v in enc],
                                                 f"fresh vectors of {spec.rows} rows", "out of step"))
+        progress.phase(f"multiplying {spec.left}'s {spec.left_cols} encrypted columns by {spec.right_cols} columns "
+                       f"of {spec.rows:,} rows (CKKS)")
         plain = PlainColumns(ctx, m)  # each of this party's columns encoded once, for every received column
         if spec.reveal_to == spec.left:
             zero = np.zeros(spec.right_cols)
@@ -173,7 +181,7 @@ def ckks_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], 
         span = mask_span(backend.mask_bits)
         masks = (2 * comm.rng.random((spec.left_cols, spec.right_cols)) - 1) * span  # the masks R
         out = []
-        for i in range(spec.left_cols):
+        for i in progress.iterate(range(spec.left_cols), f"products for {spec.left}", unit="col"):
             out.extend(masked_slot_products(enc[i], plain, _slot_masks(comm, masks[i], ctx.params.slots)))
         comm.send(spec.left, out, label="ip.ckks")
         share = -masks * 2.0 ** _scale_bits(spec, backend)

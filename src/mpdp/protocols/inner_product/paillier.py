@@ -32,6 +32,7 @@ from mpdp.crypto.paillier import (
     generate_keypair,
 )
 from mpdp.errors import KeyMismatchError, MalformedMessageError, ParameterError, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.inner_product.ring_output import finish
 from mpdp.protocols.inner_product.spec import CrossProduct, CrossProductSpec, PaillierBackend
 from mpdp.runtime.comm import Comm
@@ -40,11 +41,12 @@ __all__ = ["paillier_holder"]
 
 
 def paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float64], keys: Any,
-                     real: bool = False) -> CrossProduct:
+                     real: bool = False, *, progress: Progress = SILENT) -> CrossProduct:
     """This holder's side of a Paillier ``X^T Y`` (``m`` its checked matrix; ``keys`` the left's key pair or
     ``(pk, sk, pool)``, generated when None): the protocol of the module docstring. ``real``: return real-valued
     additive shares (float64, scale 0) instead of ring shares, for :func:`~mpdp.protocols.inner_product.
-    cross_product_share`."""
+    cross_product_share`. ``progress`` shows a phase line per step and bars over the encryption (left) and the
+    multi-exponentiations (right), the two long steps."""
     backend = spec.backend
     if not isinstance(backend, PaillierBackend):
         raise ParameterError(explain("backend", type(backend).__name__, "PaillierBackend", "use cross_product"))
@@ -57,6 +59,7 @@ def paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float6
     if comm.name == spec.left:
         pool = None
         if keys is None:
+            progress.phase(f"generating a {backend.key_bits}-bit Paillier key")
             pk, sk = generate_keypair(backend.key_bits, rng=comm.rng, insecure_for_tests=backend.insecure_for_tests)
         elif len(keys) == 3:  # (pk, sk, randomizers precomputed offline, e.g. a RandomizerPool)
             pk, sk, pool = keys
@@ -70,8 +73,10 @@ def paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float6
                                           mask_bits=mask_bits if mask else 0) if backend.packing else None
         randomizer = pool if pool is not None else (CrtRandomizer(sk, rng=comm.rng) if backend.randomizer == "crt"
                                                     else FixedBaseRandomizer(pk, rng=comm.rng))
-        enc = encrypt(pk, m, codec, packing=packing, randomizer=randomizer)
+        progress.phase(f"encrypting {spec.rows:,} rows of {spec.left_cols} columns for {spec.right} (Paillier)")
+        enc = encrypt(pk, m, codec, packing=packing, randomizer=randomizer, progress=progress)
         comm.send(spec.right, {"key": pk.to_wire(), "x": enc}, label="ip.paillier")
+        progress.phase(f"waiting for {spec.right}'s encrypted product")
         reply = comm.recv(spec.right, label="ip.paillier")
         product = EncryptedArray.from_wire(reply, pk)
         if product.shape != (spec.right_cols, spec.left_cols):
@@ -95,7 +100,9 @@ def paillier_holder(comm: Comm, spec: CrossProductSpec, m: npt.NDArray[np.float6
         if enc.shape != (spec.rows, spec.left_cols):
             raise MalformedMessageError(explain(f"ciphertexts from {spec.left}", enc.shape,
                                                 str((spec.rows, spec.left_cols)), "the peer is out of step"))
-        product = enc.left_matmul(m.T, codec)  # Enc(Y^T X): one multi-exponentiation per output ciphertext
+        progress.phase(f"computing Enc(Y^T X) for {spec.left}: {spec.right_cols} columns against {spec.rows:,} "
+                       "encrypted rows (Paillier multi-exponentiations)")
+        product = enc.left_matmul(m.T, codec, progress=progress)  # one multi-exponentiation per output
         r: Any = None
         if mask:
             product, r = product.add_mask(mask_bits, rng=comm.rng)

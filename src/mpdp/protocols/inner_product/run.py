@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring import RingArray
 from mpdp.errors import DomainError, MalformedMessageError, ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.progress import SILENT, Progress
 from mpdp.protocols.inner_product.paillier import paillier_holder
 from mpdp.protocols.inner_product.ring_output import check_ring
 from mpdp.protocols.inner_product.shares import shares_dealer, shares_holder
@@ -43,7 +44,8 @@ def _as_matrix(data: Any, rows: int, cols: int, bound: float, who: str) -> npt.N
     return m
 
 
-def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = None) -> CrossProduct | None:
+def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = None,
+                  progress: Progress = SILENT) -> CrossProduct | None:
     """This party's side of ``X^T Y``: ``left`` passes X, ``right`` passes Y, the dealer passes None.
 
     ``keys`` (left): a Paillier ``(public_key, private_key)`` pair, or ``(public_key, private_key, pool)`` with
@@ -51,6 +53,7 @@ def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = 
     encryption is then one multiplication per ciphertext), or CKKS keys
     (:func:`mpdp.protocols.inner_product.ckks.new_context`), to reuse instead of generating them per run.
     ``data`` may be 1-D (n,) for a vector. Returns this holder's :class:`CrossProduct` (None at the dealer).
+    ``progress`` shows this holder's steps and, for the encrypted backends, bars over their long loops.
     """
     backend = spec.backend
     if isinstance(backend, SharesBackend) and comm.name == backend.dealer:
@@ -66,10 +69,10 @@ def cross_product(comm: Comm, data: Any, spec: CrossProductSpec, *, keys: Any = 
     if isinstance(backend, SharesBackend):
         return shares_holder(comm, spec, m)
     if isinstance(backend, PaillierBackend):
-        return paillier_holder(comm, spec, m, keys)
+        return paillier_holder(comm, spec, m, keys, progress=progress)
     from mpdp.protocols.inner_product.ckks import ckks_holder  # loads TenSEAL, so only when a CKKS product runs
 
-    return ckks_holder(comm, spec, m, keys)
+    return ckks_holder(comm, spec, m, keys, progress=progress)
 
 
 def cross_product_share(comm: Comm, peer: str, mine: Any, *, left: bool, backend: str = "shares",
