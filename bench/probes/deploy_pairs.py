@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     memory, launched = [], []
     for _ in range(args.pairs):
         memory.append(_cold_memory_run(run_argv))
-        outcome = launch(args.algorithm, config, algo.run, seed=7, timeout=600.0)
+        outcome = launch(args.algorithm, config, seed=7, timeout=600.0)
         launched.append(max(r["protocol_seconds"] for r in outcome.parties.values()))
     print(f"{args.algorithm}: in memory {[round(v, 3) for v in memory]} s")
     print(f"{args.algorithm}: launched  {[round(v, 3) for v in launched]} s")

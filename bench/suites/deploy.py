@@ -90,14 +90,14 @@ def run(quick: bool = False) -> list[BenchResult]:
         args = build_parser().parse_args(["run", name, *data, "--seed", "7", "--quiet", *extra])
         config = deployment_for(name).prepare(build_config(algo, args))
         memory = algo.run(dataclasses.replace(config))
-        outcome = launch(name, config, algo.run, seed=7, timeout=600.0)
+        outcome = launch(name, config, seed=7, timeout=600.0)
         memory_times = [memory.seconds]
         launch_times = [max(r["protocol_seconds"] for r in outcome.parties.values())]
         if not quick and memory.seconds < _SHORT:  # short runs: medians, each memory run cold like each party
             memory_times = [_cold_memory_run(["run", name, *data, "--seed", "7", "--quiet", *extra])
                             for _ in range(_REPEATS)]
             while len(launch_times) < _REPEATS:
-                again = launch(name, config, algo.run, seed=7, timeout=600.0)
+                again = launch(name, config, seed=7, timeout=600.0)
                 launch_times.append(max(r["protocol_seconds"] for r in again.parties.values()))
         protocol = statistics.median(launch_times)
         sent = {p: r["communication"]["bytes_sent"] for p, r in outcome.parties.items()}

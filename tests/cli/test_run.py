@@ -229,3 +229,14 @@ def test_fewer_parties_than_the_algorithm_needs_are_refused_before_it_runs(
     assert minimum >= 2
     assert main(["run", name, "--dataset", "synthetic-mixed:n=60", "--parties", "1"]) == 2
     assert f"at least {minimum} data parties for {name}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["ofaa", "fm-linear"])
+def test_the_record_times_the_runs_phases_under_fixed_names(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = "synthetic-mixed:n=120" + (",task=regression" if name == "fm-linear" else "")
+    record = run_json(capsys, ["run", name, "--dataset", dataset, "--seed", "1", "--json"])
+    phases = record["phases"]
+    assert list(phases) == ["load", "train", "baseline", "evaluate"]  # no --data: nothing aligned
+    assert all(v >= 0 for v in phases.values()) and phases["train"] > 0
+    assert record["seconds"] == pytest.approx(sum(phases.values()))
+    assert record["metric"]["split"] == "test"

@@ -57,9 +57,8 @@ def test_parties_align_their_own_files_then_train_as_in_memory(tmp_path: Path) -
         path.parent.mkdir()
         write_party_data(path, _unaligned(own, 15 + 5 * k, f"only{name}-", rng), id_column="id")
         overrides[name].update(data=str(path), id_column="id")
-    algo = get_algorithm("fm-logistic")
-    memory = algo.run(_config())
-    result = launch("fm-logistic", _config(), algo.run, seed=5, timeout=60.0, connect_timeout=60.0,
+    memory = get_algorithm("fm-logistic").run(_config())
+    result = launch("fm-logistic", _config(), seed=5, timeout=60.0, connect_timeout=60.0,
                     overrides=overrides)
     launched = result.report
     # the records' agreed order differs from the training set's: sums agree up to float rounding
@@ -79,8 +78,7 @@ def test_parties_align_their_own_files_then_train_as_in_memory(tmp_path: Path) -
 
 def test_a_party_without_the_agreed_alignment_is_named() -> None:
     """The alignment is part of the compared shared section: a party whose file differs is named."""
-    algo = get_algorithm("fm-logistic")
     spec = {"parties": ["party0", "party1"]}
     overrides: dict[str, dict[str, Any]] = {"server": {"alignment": spec}}  # the data parties' files lack it
     with pytest.raises(ConfigMismatchError, match=r"server.*on \['alignment'\]|on \['alignment'\].*server"):
-        launch("fm-logistic", _config(), algo.run, seed=5, timeout=20.0, connect_timeout=60.0, overrides=overrides)
+        launch("fm-logistic", _config(), seed=5, timeout=20.0, connect_timeout=60.0, overrides=overrides)

@@ -81,9 +81,8 @@ def _config(algorithm: str, argv: list[str]) -> Any:
 
 def _launch(algorithm: str, overrides: dict[str, dict[str, Any]], *, argv: list[str] | None = None,
             timeout: float = 20.0) -> float:
-    algo = get_algorithm(algorithm)
     start = time.monotonic()
-    launch(algorithm, _config(algorithm, argv or []), algo.run, seed=5, timeout=timeout, connect_timeout=60.0,
+    launch(algorithm, _config(algorithm, argv or []), seed=5, timeout=timeout, connect_timeout=60.0,
            overrides=overrides)
     return time.monotonic() - start
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,8 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
+                extra: Mapping[str, Any]) -> dict[str, Any]:
     """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
@@ -68,10 +69,10 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
     for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
         if not value > 0:
             raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
-    outcome = launch(algo.name, config, algo.run, seed=args.seed, timeout=args.timeout,
+    outcome = launch(algo.name, config, seed=args.seed, timeout=args.timeout,
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None,
                      progress=progress_of(args).scoped(algo.name))
-    record = record_of(outcome.report, outcome.config, args)
+    record = record_of(outcome.report, outcome.config, args, extra)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
                         "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
                         "bytes_sent": r["communication"]["bytes_sent"],
@@ -80,7 +81,7 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
                                          "messages": r["communication"]["coordination_messages"]},
                         "ledger": r["ledger"]}
                  for name, r in outcome.parties.items()}
-    record["seconds"] = max(r["protocol_seconds"] for r in outcome.parties.values())
+    compute = max(r["protocol_seconds"] for r in outcome.parties.values())  # the slowest party's protocol
     record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",
                             "wall_seconds": outcome.wall_seconds,
                             "startup_seconds": outcome.startup_seconds,
@@ -89,12 +90,13 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
                             "folder": None if outcome.folder is None else str(outcome.folder),
                             "per_party": per_party}
     if args.network is not None:
-        record["network"] = args.network.model(record["seconds"], record["communication"],
+        record["network"] = args.network.model(compute, record["communication"],
                                                {n: p["bytes_sent"] for n, p in per_party.items()})
     return record
 
 
-def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
+                  extra: Mapping[str, Any]) -> dict[str, Any]:
     """The Flower engine (extra ``flower``): a SuperLink, one SuperNode per data party and two aggregator
     SuperNodes on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`); ``--timeout`` is a round's."""
     try:
@@ -103,21 +105,28 @@ def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespa
         raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
             from exc
     start = time.perf_counter()
-    progress_of(args).phase(f"{algo.name}: starting a SuperLink and {config.parties + 2} SuperNodes (Flower)")
+    aggregators = int(getattr(config.settings, "aggregators", 2))
+    progress_of(args).phase(f"{algo.name}: starting a SuperLink and {config.parties + aggregators} SuperNodes "
+                            "(Flower)")
     record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
                     connect_timeout=args.connect_timeout, workdir=args.keep, tls=not args.insecure,
                     max_dropouts=args.max_dropouts)
+    wall = time.perf_counter() - start
+    phases = dict(extra.get("phases", {}))
+    record.update({k: v for k, v in extra.items() if k != "phases"})
     record["seed"] = args.seed
-    record["deployment"] = {"processes": config.parties + 2 + 1, "transport": "flower-https", "engine": "flower",
-                            "wall_seconds": time.perf_counter() - start, "startup_seconds": None,
+    record["phases"] = {**phases, "train": wall}
+    record["seconds"] = sum(record["phases"].values())
+    record["deployment"] = {"processes": config.parties + aggregators + 1, "transport": "flower-https",
+                            "engine": "flower", "wall_seconds": wall, "startup_seconds": None,
                             "startup_cpu_seconds": None, "per_party": {}}
     if args.network is not None:
-        record["network"] = args.network.model(record["seconds"], record["communication"])
+        record["network"] = args.network.model(float(record["flower_seconds"]), record["communication"])
     return record
 
 
-#: --engine choice -> (algorithm, config, args) -> the printed record
-ENGINES: dict[str, Callable[[AlgorithmSpec, RunConfig, argparse.Namespace], dict[str, Any]]] = {
+#: --engine choice -> (algorithm, config, args, what build_run adds) -> the printed record
+ENGINES: dict[str, Callable[[AlgorithmSpec, RunConfig, argparse.Namespace, Mapping[str, Any]], dict[str, Any]]] = {
     "grpc": launch_grpc, "flower": launch_flower}
 
 
@@ -149,9 +158,7 @@ def handle(args: argparse.Namespace) -> int:
                                      f"{[e for e in algo.engines() if e in ENGINES]}", "run `mpdp launch --list`"))
     with show_warnings():
         config, extra = build_run(algo, args)
-        record = ENGINES[args.engine](algo, config, args)
-        record.update(extra)
-        name_parties(record)
+        record = name_parties(ENGINES[args.engine](algo, config, args, extra))
     if args.json:
         print_json(record)
     else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -51,7 +52,7 @@ from mpdp.datasets.splits import train_test_split
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
-from mpdp.learning.spec.run import RunConfig, RunReport
+from mpdp.learning.spec.run import PHASES, RunConfig, RunReport, timed
 from mpdp.randomness import RandomSource
 from mpdp.runtime.network import network_model
 
@@ -224,11 +225,14 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
     rng = rng_from_args(args)
     data_rng, split_seed = split_source(args, rng)
     aligned: AlignedData | None = None
+    phases: dict[str, float] = {}
+    start = time.perf_counter()
     if args.data:
         _check_party_files(algo, args)
         progress.phase(f"{algo.name}: aligning the records of {', '.join(n for n, _ in args.data)} privately "
                        "(PSI)")
-        aligned = load_aligned_dataset(args, rng.spawn("alignment"), data_rng.spawn("data"), progress=progress)
+        with timed(phases, "align"):  # reading the files is part of it: each party reads its own
+            aligned = load_aligned_dataset(args, rng.spawn("alignment"), data_rng.spawn("data"), progress=progress)
         data = aligned.data
     else:
         progress.phase(f"{algo.name}: loading {args.dataset}")
@@ -254,7 +258,8 @@ def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig,
                        settings=settings,
                        progress=progress.scoped(algo.name), row_partition=row_partition,
                        row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
-    extra: dict[str, Any] = {"split_seed": split_seed, "summary": algo.summary}
+    phases["load"] = time.perf_counter() - start - phases.get("align", 0.0)
+    extra: dict[str, Any] = {"split_seed": split_seed, "summary": algo.summary, "phases": phases}
     extra.update(aligned.record if aligned else {})
     return algo.configure(config), extra
 
@@ -331,7 +336,11 @@ def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
-    record.update(extra or {})
+    extra = dict(extra or {})
+    phases = {**extra.pop("phases", {}), **record["phases"]}  # the data's phases (build_run), then the run's
+    record.update(extra)
+    record["phases"] = {name: phases[name] for name in PHASES if name in phases}
+    record["seconds"] = sum(record["phases"].values())  # the run's wall time, its phases added up
     return name_parties(record)
 
 
@@ -386,7 +395,9 @@ def human(record: Mapping[str, Any]) -> str:
         f"delta {record['delta_spent']:g} of {record['delta']:g}",
         f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])})",
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
-        f"{comm.get('rounds', 0):,} rounds;  {record['seconds']:.2f} s",
+        f"{comm.get('rounds', 0):,} rounds",
+        f"  time:    {record['seconds']:.2f} s ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in record.get("phases", {}).items()) + ")",
     ]
     if record.get("aligned_rows") is not None:
         sizes = ", ".join(f"{k} {v:,}" for k, v in record["rows_per_party"].items())
@@ -423,7 +434,7 @@ def handle(args: argparse.Namespace) -> int:
         report = algo.run(config)
     record = record_of(report, config, args, extra)
     if args.network is not None:
-        record["network"] = args.network.model(record["seconds"], record["communication"])
+        record["network"] = args.network.model(record["phases"].get("train", 0.0), record["communication"])
     if args.save:
         from mpdp.cli.release_io import save_run
 

@@ -9,11 +9,11 @@
 2. starts ``mpdp party --config <party>/config.json --name <party>`` for every party on free 127.0.0.1
    ports and waits for all of them (a party that fails makes the others end; the first genuine failure is
    raised here as the same error type, naming the party);
-3. runs the algorithm's own driver (``Algorithm.run(config)``, exactly what ``mpdp run`` calls) with its
-   protocol runs delegated (:func:`~mpdp.runtime.party.delegated_runs`) to the results the processes
-   returned, so the report (metric, privacy spent, traffic) is assembled by the same code from the parties'
-   real outputs. What the driver computes outside its protocols (the non-private reference, the evaluation on
-   the test set) runs here, in the launcher, which plays the analyst who holds the test data.
+3. assembles the report from the parties' results with the deployment's ``report`` (what ``mpdp run`` calls on
+   the same parties run in memory, :mod:`mpdp.learning.spec.memory`), so the metric, the privacy spent and the
+   traffic come from the parties' real outputs. What the report computes outside the protocol (the
+   non-private reference, the evaluation on the test set) runs here, in the launcher, which plays the analyst
+   who holds the test data.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,17 +35,14 @@ from typing import Any
 from mpdp import errors
 from mpdp.datasets.holdings import dump_json, write_party_data
 from mpdp.deploy.algorithms import deployment_for
-from mpdp.errors import ProtocolError, explain
+from mpdp.errors import ProtocolError
 from mpdp.learning.registry import get_algorithm
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, shared_parameters
-from mpdp.learning.spec.memory import decode_runs
+from mpdp.learning.spec.deployment import DeployPlan, shared_parameters
+from mpdp.learning.spec.memory import assemble_report, decode_runs
 from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.progress import SILENT, Progress
-from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.codec import decode
-from mpdp.runtime.comm import PartyTraffic
-from mpdp.runtime.party import ProtocolRun, Role, delegated_runs, run_protocol
 
 __all__ = ["LaunchResult", "PartyProcess", "free_ports", "launch", "party_environment", "prepare_folders"]
 
@@ -225,52 +221,10 @@ def _run_processes(processes: Mapping[str, PartyProcess], deadline: float,
     return time.perf_counter() - start, started
 
 
-class _Delegate:
-    """Hands the driver's protocol runs, in order, the results the party processes recorded."""
-
-    def __init__(self, deployment: AlgorithmDeployment, public: Mapping[str, Any],
-                 outputs: Mapping[str, list[dict[str, Any]]]) -> None:
-        self.deployment = deployment
-        self.public = public
-        self.queues = {name: deque(runs) for name, runs in outputs.items()}
-        self.runs = 0
-
-    def __call__(self, roles: Mapping[str, Role], rng: RandomSource) -> ProtocolRun[Any]:
-        names = tuple(roles)
-        if self.deployment.reference_in_memory and not any(self.queues.values()):
-            with delegated_runs(None):  # the driver's reference runs, after every deployed one
-                return run_protocol(roles, rng=rng)
-        results: dict[str, Any] = {}
-        traffic: dict[str, PartyTraffic] = {}
-        for name in names:
-            queue = self.queues.get(name)
-            if not queue:
-                raise ProtocolError(explain(f"protocol run {self.runs} of the driver", names,
-                                            f"a run {name} took part in", "the deployment's parties ran fewer "
-                                            "protocols than the driver: fix its run_party"))
-            run = queue.popleft()
-            if tuple(run["parties"]) != names:
-                raise ProtocolError(explain(f"protocol run {self.runs} at {name}", run["parties"], str(list(names)),
-                                            "run the deployment's protocols in the driver's order"))
-            results[name] = self.deployment.decode(name, run["result"], self.public)
-            t = run["traffic"]
-            traffic[name] = PartyTraffic(bytes_sent=t["bytes_sent"], bytes_received=t["bytes_received"],
-                                         messages_sent=t["messages_sent"], messages_received=t["messages_received"],
-                                         rounds=t["rounds"])
-        self.runs += 1
-        return ProtocolRun(results=results, traffic=traffic, seconds=0.0)
-
-    def check_consumed(self) -> None:
-        left = {name: len(q) for name, q in self.queues.items() if q}
-        if left:
-            raise ProtocolError(explain("protocol runs the driver did not ask for", left, "none",
-                                        "the deployment ran more protocols than the driver: fix its run_party"))
-
-
-def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunReport], *, seed: int | None,
+def launch(algorithm: str, config: RunConfig, *, seed: int | None,
            timeout: float = 120.0, connect_timeout: float = 30.0, keep: Path | None = None,
            overrides: Mapping[str, Mapping[str, Any]] | None = None, progress: Progress = SILENT) -> LaunchResult:
-    """Run ``algorithm`` with one process per party (module docstring); ``driver`` is ``Algorithm.run``.
+    """Run ``algorithm`` with one process per party (module docstring).
 
     ``keep``: write the party folders there and leave them (default: a temporary folder, removed).
     ``overrides``: per-party configuration entries to change (tests inject faults this way).
@@ -301,14 +255,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
         progress.phase("assembling the report from the parties' results")
         shared = shared_parameters(plan)
         outcomes = {name: decode_runs(deployment, name, runs, shared) for name, runs in outputs.items()}
-        report = deployment.report(config, plan, outcomes)
-        if report is None:  # the algorithm's own driver, its protocol runs answered by the parties' results
-            delegate = _Delegate(deployment, dict(plan.public),
-                                 {name: [r for r in runs if r.get("counted", True)] for name, runs in outputs.items()})
-            with delegated_runs(delegate):
-                report = driver(config)
-            delegate.check_consumed()
-            deployment.check(report, delegate.runs)
+        report = assemble_report(deployment, config, plan, outcomes, {"train": wall})
         startup = max(r["ready_at"] for r in reports.values()) - started
         return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None)
     finally:

@@ -18,11 +18,9 @@ receives, nothing else: the same role runs in a thread here and in its own proce
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -34,7 +32,7 @@ from mpdp.runtime.cooperative import CooperativeTransport, run_cooperative
 from mpdp.runtime.placement import one_blas_thread, party_threads_on_one_cpu, pin_this_thread
 from mpdp.runtime.transport import InMemoryTransport, Transport
 
-__all__ = ["Party", "ProtocolRun", "Role", "delegated_runs", "run_party", "run_protocol"]
+__all__ = ["Party", "ProtocolRun", "Role", "run_party", "run_protocol"]
 
 T = TypeVar("T")
 
@@ -90,27 +88,6 @@ class ProtocolRun(Generic[T]):
     def communication(self) -> dict[str, int]:
         """``{"bytes", "messages", "rounds"}`` as the CLI's JSON reports them."""
         return {"bytes": self.bytes, "messages": self.messages, "rounds": self.rounds}
-
-
-#: ``(roles, root rng) -> ProtocolRun``: where :func:`run_protocol` sends its runs inside :func:`delegated_runs`.
-Delegate = Callable[[Mapping[str, "Role"], RandomSource], "ProtocolRun[Any]"]
-_DELEGATE: contextvars.ContextVar[Delegate | None] = contextvars.ContextVar("mpdp_run_delegate", default=None)
-
-
-@contextlib.contextmanager
-def delegated_runs(delegate: Delegate | None) -> Iterator[None]:
-    """Inside the block, :func:`run_protocol` hands each run's roles and root random source to ``delegate``
-    instead of running them, and returns what it returns (``None``: runs execute here again, e.g. inside a
-    delegate that runs some of them itself).
-
-    For a caller whose parties ran elsewhere (their own processes, :mod:`mpdp.deploy`): the algorithm's own
-    driver code then assembles its report from those parties' results, as it does from an in-memory run.
-    """
-    token = _DELEGATE.set(delegate)
-    try:
-        yield
-    finally:
-        _DELEGATE.reset(token)
 
 
 def run_party(
@@ -209,9 +186,6 @@ def run_protocol(
         raise ParameterError(explain("transport", transport, "None with processes=True",
                                      "drop transport=: forked parties talk over their own socketpairs"))
     root = resolve(rng)
-    delegate = _DELEGATE.get()
-    if delegate is not None:
-        return delegate(roles, root)
 
     def run_one(name: str, over: Transport) -> tuple[Any, PartyTraffic]:
         return run_party(name, roles[name], over, rng=root.spawn(name), timeout=timeout, limits=limits)

@@ -137,7 +137,7 @@ def test_deployed_ledgers_hold_the_memory_runs_costs(tmp_path: Path) -> None:
     from mpdp.deploy.launcher import launch
 
     memory = get_algorithm(NAME).run(_config())
-    launched = launch(NAME, _config(), get_algorithm(NAME).run, seed=5, timeout=60.0, connect_timeout=60.0,
+    launched = launch(NAME, _config(), seed=5, timeout=60.0, connect_timeout=60.0,
                       keep=tmp_path)
     for party, epsilon in memory.per_party_epsilon.items():
         (entry,) = PrivacyLedger.open(tmp_path / party / "ledger.json").entries

@@ -125,7 +125,7 @@ def test_deployed_ledgers_hold_the_memory_runs_costs(name: str, tmp_path: Path) 
 
     config = _config(name)
     memory = get_algorithm(name).run(config)
-    launched = launch(name, _config(name), get_algorithm(name).run, seed=5, timeout=60.0, connect_timeout=60.0,
+    launched = launch(name, _config(name), seed=5, timeout=60.0, connect_timeout=60.0,
                       keep=tmp_path)
     deployment = _deployment(name)
     for party, epsilon in memory.per_party_epsilon.items():

@@ -42,7 +42,7 @@ def test_run_report(name: str) -> None:
     assert record["epsilon_spent"] == 5.0 and record["delta_spent"] == 0.0
     assert set(record["per_party_epsilon"]) == {"party0"} and record["per_party_epsilon"]["party0"] == 5.0
     assert np.isfinite(record["metric"]["value"]) and record["non_private"] is not None
-    assert record["phases"]["solve"] >= 0
+    assert record["protocol_phases"]["solve"] >= 0
     with pytest.raises(ParameterError, match="options"):
         registry.get_algorithm(name).run(RunConfig(train=train, test=test, parties=1, epsilon=1.0,
                                                             delta=0.0, rng=RandomSource.seeded(4),

@@ -44,7 +44,7 @@ def test_memory_deployed_and_estimator_ledgers_agree(tmp_path: Path, method: Met
     assert memory.per_party_epsilon == {n: 0.0 if c is None else c.epsilon for n, c in costs.items()}
     assert memory.epsilon_spent == max(memory.per_party_epsilon.values())
     # deployed: each agent's own ledger file holds exactly its cost, charged once before it sent anything
-    launch(method.value, config, spec.run, seed=5, timeout=60.0, connect_timeout=60.0, keep=tmp_path)
+    launch(method.value, config, seed=5, timeout=60.0, connect_timeout=60.0, keep=tmp_path)
     entries = {name: PrivacyLedger.open(tmp_path / name / "ledger.json").entries for name in plan.parties}
     assert all(len(e) <= 1 for e in entries.values()), entries
     assert {name: (e.cost.epsilon, e.cost.delta, e.cost.mechanism) for name, es in entries.items() for e in es} == bill

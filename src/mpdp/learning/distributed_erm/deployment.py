@@ -41,7 +41,7 @@ from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup, equal_
 from mpdp.learning.distributed_erm.rounds import Schedule, perturbation_of, rng_path, setup_of
 from mpdp.learning.distributed_erm.spec import ERMSettings, GradientSettings, method_of, settings_class
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, shared_parameters
-from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport, timed
 from mpdp.runtime.steps import RunRecord, communication
 
 __all__ = ["ERMDeployment", "party_indices", "run_settings", "schedule_of"]
@@ -163,7 +163,9 @@ class ERMDeployment(AlgorithmDeployment):
         traffic = communication(outcomes)
         seconds = max(sum(r.seconds for r in runs) for runs in outcomes.values())
         released = DistributedFit(method, theta, iterations, iterates, privacy, traffic, seconds)
-        ev = prepare(config.train, config.test, lam=settings.lam).evaluator
+        phases: dict[str, float] = {}
+        with timed(phases, "baseline"):  # the non-private optimum the gap and the reference are measured from
+            ev = prepare(config.train, config.test, lam=settings.lam).evaluator
         score = ev.score(theta)
         curves = []
         if method.gradient:
@@ -181,4 +183,4 @@ class ERMDeployment(AlgorithmDeployment):
                    "n_min": schedule.n_min, "T": settings.T if isinstance(settings, GradientSettings) else None,
                    "party_rows": list(schedule.sizes), "privacy": privacy.details,
                    "per_party_note": _NOTES["local" if method.local else "mpc"]},
-            curves=curves, released=released)
+            curves=curves, released=released, phases=phases)

@@ -41,7 +41,7 @@ from mpdp.learning.dpvi.privacy import Privacy, analyst_cost, party_cost
 from mpdp.learning.dpvi.spec import DPVIRunSettings, batch_size_for, settings_of
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
 from mpdp.learning.spec.memory import memory_root
-from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport, timed
 from mpdp.progress import SILENT
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.protocols.mpc import TrustedDealer
@@ -198,19 +198,22 @@ class DpviDeployment(AlgorithmDeployment):
             "baseline": None,
         }
         non_private = None
+        phases: dict[str, float] = {}
         if settings.baseline:
-            same = _same(public)
-            base = DPVI(rng=memory_root(config, plan), **same).fit(config.train)
-            extra["baseline"] = {"name": "non-partitioned float64 DPVI (same privacy and seed)",
-                                 "value": base.nll(test)}
-            extra["per_iteration_seconds"]["float"] = float(np.mean(base.trace_.step_seconds))
-            extra["nll_per_epoch"]["float"] = base.nll_per_epoch(test)
-            curves.append(Curve("non-partitioned DPVI (float64)", curves[0].x, tuple(extra["nll_per_epoch"]["float"]),
-                                "epoch", "test NLL"))
-            plain = {**_common(settings, config.train.n), "accountant": "ddg"}
-            free = DPVI(epsilon=None, noise_multiplier=0.0, public_seed=same["public_seed"],
-                        rng=config.rng.spawn("plain"), **plain).fit(config.train)
-            non_private = Metric("test_nll", free.nll(test))
+            with timed(phases, "baseline"):
+                same = _same(public)
+                base = DPVI(rng=memory_root(config, plan), **same).fit(config.train)
+                extra["baseline"] = {"name": "non-partitioned float64 DPVI (same privacy and seed)",
+                                     "value": base.nll(test)}
+                extra["per_iteration_seconds"]["float"] = float(np.mean(base.trace_.step_seconds))
+                extra["nll_per_epoch"]["float"] = base.nll_per_epoch(test)
+                curves.append(Curve("non-partitioned DPVI (float64)", curves[0].x,
+                                    tuple(extra["nll_per_epoch"]["float"]),
+                                    "epoch", "test NLL"))
+                plain = {**_common(settings, config.train.n), "accountant": "ddg"}
+                free = DPVI(epsilon=None, noise_multiplier=0.0, public_seed=same["public_seed"],
+                            rng=config.rng.spawn("plain"), **plain).fit(config.train)
+                non_private = Metric("test_nll", free.nll(test))
         per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in setup.parties}
         spent = analyst_cost(privacy)
         return RunReport(
@@ -218,4 +221,5 @@ class DpviDeployment(AlgorithmDeployment):
             epsilon=config.epsilon, delta=config.delta, epsilon_spent=spent.epsilon, delta_spent=spent.delta,
             per_party_epsilon=per_party, metric=Metric("test_nll", mpc.nll(test)), non_private=non_private,
             seconds=seconds + time.perf_counter() - start, communication=dict(mpc.communication_), extra=extra,
+            phases=phases,
             curves=curves, released=mpc)

@@ -43,7 +43,7 @@ from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
 from mpdp.learning.functional_mechanism.solver import SolveResult
 from mpdp.learning.functional_mechanism.spec import FMLinearSettings, FMLogisticSettings, FMSettings, settings_of
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.learning.spec.run import Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.steps import RunRecord, communication
 
@@ -187,16 +187,18 @@ class FMDeployment(AlgorithmDeployment):
         metric = "accuracy" if settings.objective == "logistic" else "mse"
         spent = sum(c.epsilon for c in self.fm_plan(public).costs())
         per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in names}  # the ledgers' charge
-        reference = non_private_score(settings.objective, train, test)
+        phases: dict[str, float] = {}
+        with timed(phases, "baseline"):
+            reference = non_private_score(settings.objective, train, test)
         return RunReport(
             algorithm=config.algorithm, dataset=train.name, parties=len(names), epsilon=config.epsilon,
             delta=0.0, epsilon_spent=spent, delta_spent=0.0, per_party_epsilon=per_party,
             metric=Metric(metric, paper_metric(model, test.X, test.y)), non_private=Metric(metric, reference),
             seconds=seconds + time.perf_counter() - start, communication=dict(result.communication),
-            extra={"backend": public["backend"], "phases": result.phases,
+            extra={"backend": public["backend"], "protocol_phases": result.phases,
                    "partition": [list(held.features) for held in plan.data.values() if held is not None],
                    "row_l1": list(result.plan.party_l1 or ()), "trimmed_directions": result.solve.trimmed},
-            released=model)
+            released=model, phases=phases)
 
 
 class FMLogisticDeployment(FMDeployment):

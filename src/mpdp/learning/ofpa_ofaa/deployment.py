@@ -43,7 +43,7 @@ from mpdp.learning.ofpa_ofaa.parties import DataOwner, Method, OwnerRows, averag
 from mpdp.learning.ofpa_ofaa.rounds import AGGREGATORS, SERVER, RoundsOutcome, run_rounds, stop_after
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.learning.spec.run import Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
 from mpdp.protocols.aggregation import AggregateResult
 from mpdp.runtime.steps import RunRecord, communication
 
@@ -126,7 +126,9 @@ class OfpaDeployment(AlgorithmDeployment):
         rounds = RoundsOutcome(handed)
         rounds.converged = stop_after(len(handed) - 1, rounds.changes[-1], settings)
         released = self._fit_result(settings, prepared, rounds, communication(outcomes), plan)
-        baseline = fit(prepared, OfpaOfaaSettings(method=Method.NONE, epsilon=math.inf), rng=config.rng.spawn("np"))
+        phases: dict[str, float] = {}
+        with timed(phases, "baseline"):  # the same rounds without noise
+            baseline = fit(prepared, OfpaOfaaSettings(method=Method.NONE, epsilon=math.inf), rng=config.rng.spawn("np"))
         Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
         return RunReport(
             algorithm=config.algorithm, dataset=config.train.name, parties=len(parties), epsilon=config.epsilon,
@@ -140,7 +142,7 @@ class OfpaDeployment(AlgorithmDeployment):
                    "variant": settings.method, "epsilon_per_release": released.epsilon_per_release,
                    "laplace_scale": released.scales, "laplace_scale_degree1": released.scales_linear,
                    "lam": released.lams, "changes": released.changes},
-            released=released)
+            released=released, phases=phases)
 
     @staticmethod
     def _fit_result(settings: OfpaOfaaSettings, prepared: PreparedParties, rounds: RoundsOutcome,

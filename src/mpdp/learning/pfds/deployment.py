@@ -70,7 +70,7 @@ from mpdp.learning.pfds.spec import (
     settings_of,
 )
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.learning.spec.run import Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
 from mpdp.runtime.steps import RunRecord, communication
 
 __all__ = ["PfdsDeployment", "PfdsRun"]
@@ -217,13 +217,16 @@ class PfdsDeployment(AlgorithmDeployment):
                                                     "shared_weight_zero": float(np.mean([w == 0 for w, _ in chosen]))}}
             released = released_records(results, run.sharers, len(run.schema.attributes))
         seconds = max((sum(r.seconds for r in runs) for runs in outcomes.values()), default=0.0)
+        phases: dict[str, float] = {}
+        with timed(phases, "baseline"):
+            reference = non_private(config, run.loss)
         return RunReport(
             algorithm=run.method.value, dataset=config.train.name, parties=config.parties, epsilon=config.epsilon,
             delta=0.0, epsilon_spent=max(per_party.values(), default=0.0), delta_spent=0.0,
             per_party_epsilon=per_party,
             metric=Metric("mse" if run.loss == "linear" else "misclassification", value),
-            non_private=non_private(config, run.loss), seconds=seconds, communication=communication(outcomes),
-            extra=extra, released=released)
+            non_private=reference, seconds=seconds, communication=communication(outcomes),
+            extra=extra, released=released, phases=phases)
 
     @staticmethod
     def _evaluation(ctx: PartyContext, loss: str, fits: tuple[str, ...]) -> AgentEvaluation:

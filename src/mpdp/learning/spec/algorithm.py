@@ -13,7 +13,7 @@ A spec carries
   which the algorithm cannot run: refused before anything starts);
 * hooks, loaded only by the engine that needs them (so a party process imports its own algorithm's code and
   nothing else): ``deployment`` (its parties: run in memory by :meth:`AlgorithmSpec.run`, or one process per
-  party), ``driver`` (an algorithm's own in-memory driver, where it has one), ``flower`` (a Flower app),
+  party), ``driver`` (only for an algorithm without parties), ``flower`` (a Flower app),
   ``audits`` (the audited release paths), ``release`` (the model ``--save`` writes) and ``estimator`` (the
   scikit-learn class).
 
@@ -106,8 +106,9 @@ class AlgorithmSpec:
     partitioning: Partitioning
     task: Task
     settings: type[Settings]
-    #: the algorithm's own in-memory driver ``(RunConfig) -> RunReport``; None: the deployment's parties run in
-    #: memory (:func:`~mpdp.learning.spec.memory.run_in_memory`), as deployed
+    #: an in-process driver ``(RunConfig) -> RunReport`` for an algorithm without parties to deploy (the CLI
+    #: tests' toys); None, as for every registered algorithm: its deployment's parties run in memory
+    #: (:func:`~mpdp.learning.spec.memory.run_in_memory`), as deployed
     driver: Ref | None = None
     roles: tuple[RoleInfo, ...] = ()
     min_parties: int = 1

@@ -99,11 +99,7 @@ class PartyContext:
 
 
 class AlgorithmDeployment(ABC):
-    """One algorithm (or family) made deployable: see the module docstring."""
-
-    #: the driver's protocol runs after the deployed ones (a non-private reference the launcher computes, as
-    #: ``mpdp run`` does) run in the launcher's memory; :meth:`check` then confirms the deployed part matched
-    reference_in_memory: bool = False
+    """One algorithm's (or family's) parties: see the module docstring."""
 
     def prepare(self, config: RunConfig) -> RunConfig:
         """``config`` as the deployment runs it (e.g. an option that puts each party in its own process); the
@@ -130,21 +126,14 @@ class AlgorithmDeployment(ABC):
         """The party's result rebuilt from :meth:`encode`'s output (launcher side; default: unchanged)."""
         return wire
 
-    def report(self, config: RunConfig, plan: DeployPlan,
-               outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport | None:
+    @abstractmethod
+    def report(self, config: RunConfig, plan: DeployPlan, outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
         """The run's report from every party's protocol runs (their results decoded), computed by the analyst
-        who holds the test data (launcher side, and the in-memory engine's). None: the algorithm's own driver
-        assembles it, its protocol runs answered by the parties' results (the launcher's replay)."""
-        _ = (config, plan, outcomes)
-        return None
+        who holds the test data (launcher side, and the in-memory engine's). It times its non-private reference
+        under the phase ``baseline`` (:func:`~mpdp.learning.spec.run.timed`); the engines add the others."""
 
     def execution(self, config: RunConfig) -> Mapping[str, Any]:
         """How the in-memory engine runs the parties: keyword arguments of :func:`~mpdp.runtime.run_protocol`
         (``cooperative``, ``processes``, ``forked``, ``timeout``); default: one thread each."""
         _ = config
         return {}
-
-    def check(self, report: Any, deployed_runs: int) -> None:
-        """Confirm the driver's report rests on exactly the ``deployed_runs`` runs the parties made (launcher
-        side, for :attr:`reference_in_memory`; by default every run is deployed and the delegate has checked)."""
-        _ = (report, deployed_runs)

@@ -17,18 +17,20 @@ that a deployment could not carry fails here too.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, shared_parameters
-from mpdp.learning.spec.run import RunConfig, RunReport
+from mpdp.learning.spec.run import RunConfig, RunReport, timed
 from mpdp.randomness import RandomSource
 from mpdp.runtime.codec import decode, encode
 from mpdp.runtime.comm import PartyTraffic
 from mpdp.runtime.steps import RunRecord, StepSession, run_programs
 
-__all__ = ["ALGORITHM_LABEL", "decode_runs", "encode_runs", "memory_root", "run_in_memory", "run_parties"]
+__all__ = ["ALGORITHM_LABEL", "assemble_report", "decode_runs", "encode_runs", "memory_root", "run_in_memory",
+           "run_parties"]
 
 #: the first label of every plan's ``rng_path``: ``RunConfig.rng`` is the run's seeded root spawned by it
 ALGORITHM_LABEL = "algorithm"
@@ -89,10 +91,20 @@ def run_in_memory(algorithm: str, deployment: AlgorithmDeployment, config: RunCo
     """Run ``algorithm`` in memory through its deployment's parties (module docstring)."""
     if config.algorithm != algorithm:
         config = dataclasses.replace(config, algorithm=algorithm)
-    plan = deployment.plan(algorithm, config)
-    outcomes = run_parties(deployment, config, plan)
+    phases: dict[str, float] = {}
+    with timed(phases, "train"):
+        plan = deployment.plan(algorithm, config)
+        outcomes = run_parties(deployment, config, plan)
+    return assemble_report(deployment, config, plan, outcomes, phases)
+
+
+def assemble_report(deployment: AlgorithmDeployment, config: RunConfig, plan: DeployPlan,
+                    outcomes: Mapping[str, Sequence[RunRecord]], phases: Mapping[str, float]) -> RunReport:
+    """The deployment's report of the parties' results, timed: ``evaluate`` is the report's time apart from the
+    ``baseline`` it measures itself; ``phases`` (e.g. ``train``) are the engine's, and ``seconds`` the sum."""
+    start = time.perf_counter()
     report = deployment.report(config, plan, outcomes)
-    if report is None:
-        raise ParameterError(explain(f"report of {algorithm}", None, "the deployment's report of its parties' "
-                                     "results", "implement AlgorithmDeployment.report"))
+    whole = time.perf_counter() - start
+    report.phases = {**phases, **report.phases, "evaluate": whole - report.phases.get("baseline", 0.0)}
+    report.seconds = sum(report.phases.values())
     return report

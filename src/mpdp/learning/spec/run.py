@@ -7,7 +7,9 @@ validated by ``mpdp.datasets``, options checked by the algorithm's spec) and the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,7 +23,21 @@ from mpdp.learning.spec.options import Settings
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
-__all__ = ["Curve", "Metric", "RunConfig", "RunReport"]
+__all__ = ["PHASES", "Curve", "Metric", "RunConfig", "RunReport", "timed"]
+
+#: a run's phases, in order: reading and splitting the data, aligning records (``--data``), the parties' protocol,
+#: the non-private reference, scoring the release on the test split
+PHASES = ("load", "align", "train", "baseline", "evaluate")
+
+
+@contextlib.contextmanager
+def timed(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Add the wall seconds of the block to ``phases[name]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - start
 
 
 @dataclass(frozen=True)
@@ -141,6 +157,9 @@ class RunReport:
     communication: dict[str, int]
     extra: dict[str, Any] = field(default_factory=dict)
     curves: list[Curve] = field(default_factory=list)  # what ``--plot`` draws; printed under "curves"
+    #: wall seconds per phase under fixed names (:data:`PHASES`): a report times its non-private ``baseline``
+    #: (:func:`timed`); the engines add ``train`` and ``evaluate``, the CLI ``load`` and ``align``
+    phases: dict[str, float] = field(default_factory=dict)
     #: What the run released, for ``mpdp run --save`` (:mod:`mpdp.learning.release.build`): the fitted estimator
     #: or fit result. None when the algorithm releases nothing savable. Never printed.
     released: Any = None
@@ -160,6 +179,11 @@ class RunReport:
             "seconds": self.seconds,
             "communication": dict(self.communication),
             "curves": [c.as_json() for c in self.curves],
+            "phases": {name: self.phases[name] for name in PHASES if name in self.phases},
         }
+        clash = sorted(set(self.extra) & set(record))
+        if clash:  # an algorithm's extra field may add to the record, never replace one of its fixed fields
+            raise ParameterError(explain("extra fields of the report", clash, "names the record does not use",
+                                         "rename the algorithm's extra fields"))
         record.update(self.extra)
         return record
