@@ -3,15 +3,20 @@
 A :class:`PartySession` owns the local party's :class:`~mpdp.runtime.grpc_transport.GrpcTransport`. It
 
 1. waits until every peer answers over mutual TLS (a wrong certificate is an AuthenticationError naming the
-   peer; a peer that never comes up a PartyUnavailableError after ``connect_timeout``);
+   peer; a peer that never comes up, or accepts connections but never answers, a PartyUnavailableError after
+   ``connect_timeout``; one that answers with bytes that are not TLS a MalformedMessageError);
 2. exchanges the *shared configuration* with every peer (the algorithm, its budget and options, the schema,
    the party list and addresses: everything every party's file must agree on) and compares it with its own;
    a difference is a :class:`~mpdp.errors.ConfigMismatchError` naming the peer and the keys that differ. The
    exchange is the first frame between each pair and is not counted as protocol traffic (it is reported
-   apart, as set-up);
+   apart, as set-up). Each hello also carries a fresh nonce: the run's id (:attr:`PartySession.run_id`) is the
+   shared section's ``"run"`` when it names one, else a digest of the configuration and every party's nonce,
+   the same at every party and new for every run;
 3. runs the algorithm's protocol runs in order (:meth:`run`), each with a fresh
    :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
    exactly as :func:`~mpdp.runtime.run_protocol` gives it in memory, and records each run's result and traffic;
+   :attr:`PartySession.data_sent` says whether any protocol message has left this party (what decides whether a
+   run that fails has spent its budget);
 4. tells every peer it finished (:meth:`finish`) or that it failed and why (:meth:`fail`), so no peer waits
    for it past that moment.
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -36,7 +42,8 @@ from mpdp.runtime.grpc_transport import GrpcTransport
 
 __all__ = ["PartySession", "RunRecord", "canonical", "digest"]
 
-_HELLO = b"mpdp/deploy-hello/v1\n"
+_HELLO = b"mpdp/deploy-hello/v2\n"
+_NONCE = 32  # hex digits of a hello's nonce
 
 
 def canonical(shared: Mapping[str, Any]) -> bytes:
@@ -80,23 +87,36 @@ class PartySession:
         #: the process's CPU seconds at that moment (interpreter, imports, its files, TLS): what start-up costs a
         #: party on a machine of its own, apart from waiting for the others
         self.ready_cpu = 0.0
+        #: the run's id, agreed at the handshake (:meth:`start`)
+        self.run_id = ""
+        self._comms: list[Comm] = []
         self._done = False
+
+    @property
+    def data_sent(self) -> bool:
+        """Whether any message of a protocol run has left this party (handed to the transport). The session
+        cannot tell which messages depend on the party's data, so it counts every one: a failed run is then
+        charged whenever it could have released anything, never less."""
+        return any(c.traffic.messages_sent > 0 for c in self._comms)
 
     def start(self, shared: Mapping[str, Any]) -> float:
         """Connect to every peer and check that all hold the same shared configuration; returns the seconds."""
         start = time.monotonic()
         self.transport.wait_ready()
         mine = canonical(shared)
+        nonce = secrets.token_hex(_NONCE // 2).encode("ascii")
         endpoint = self.transport.endpoint(self.name)
         for peer in self.transport.peers:
-            endpoint.send(peer, _HELLO + mine)
+            endpoint.send(peer, _HELLO + nonce + mine)
+        nonces = {self.name: nonce}
         for peer in self.transport.peers:
             frame = endpoint.recv(peer, self.transport.connect_timeout)
-            if not frame.startswith(_HELLO):
+            if not frame.startswith(_HELLO) or len(frame) < len(_HELLO) + _NONCE:
                 raise MalformedMessageError(explain(
                     f"first message from {peer}", frame[:32], "the deployment handshake",
                     f"run the same mpdp version, as `mpdp party --config ...`, on {peer} and {self.name}"))
-            body = frame[len(_HELLO):]
+            nonces[peer] = frame[len(_HELLO):len(_HELLO) + _NONCE]
+            body = frame[len(_HELLO) + _NONCE:]
             if body != mine:
                 try:
                     theirs = json.loads(body)
@@ -107,6 +127,9 @@ class PartySession:
                     f"{peer}'s configuration disagrees with {self.name}'s on {keys or ['(unreadable)']} "
                     f"(digest {hashlib.sha256(body).hexdigest()[:12]} at {peer}, {digest(shared)[:12]} here). "
                     f"Fix: give every party the same shared section (algorithm, parameters, schema, parties)")
+        named = shared.get("run")
+        self.run_id = named if isinstance(named, str) and named else hashlib.sha256(
+            mine + b"".join(nonces[p] for p in sorted(nonces))).hexdigest()[:32]
         self.setup_seconds = time.monotonic() - start
         self.ready_at = time.time()
         self.ready_cpu = time.process_time()
@@ -122,6 +145,7 @@ class PartySession:
         traffic, not in the algorithm's communication, which stays the in-memory run's."""
         comm = Comm(self.transport.endpoint(self.name), tuple(parties), rng=root.spawn(self.name),
                     timeout=self.timeout, limits=self.limits)
+        self._comms.append(comm)
         start = time.perf_counter()
         result = role(comm)
         self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
