@@ -84,11 +84,11 @@ def load_config(path: str | Path, name: str | None = None) -> PartyConfig:
 
 def handle(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's C core logs every failed handshake otherwise
-    config = load_config(args.config, args.name)  # checked before anything runs, the transport's import included
     try:
         from mpdp.runtime.grpc_transport import GrpcTransport, run_network_party
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
+    config = load_config(args.config, args.name)  # checked before anything runs
     name, base, values = config.name, config.base, config.values
     parties: dict[str, str] = values["parties"]
     if config.kind == "algorithm":

@@ -42,8 +42,8 @@ SYNTHETIC_INPUT = Schema({
     "seed": Field(Integer(low=0), required=True, example=1),
     "shape": Field(ListOf(Integer(low=0)), required=True, example=[100]),
     "kind": Field(Text(choices=("integers", "uniform")), default="integers", example="integers"),
-    "low": Field(_BOUND, default=-1000, example=-100),
-    "high": Field(_BOUND, default=1000, example=100),
+    "low": Field(_BOUND, example=-100, help="default -1000 (integers) or -1.0 (uniform)"),
+    "high": Field(_BOUND, example=100, help="default 1000 (integers) or 1.0 (uniform)"),
 }, "a synthetic input")
 
 
@@ -275,6 +275,9 @@ def load_input(spec: Any, party: str, *, base: Path | None = None) -> npt.NDArra
         return array
     if isinstance(spec, Mapping) and set(spec) == {"synthetic"}:
         s = SYNTHETIC_INPUT.check(spec["synthetic"], f"synthetic input of {party}", "synthetic")
+        integers = s["kind"] == "integers"
+        s.setdefault("low", -1000 if integers else -1.0)
+        s.setdefault("high", 1000 if integers else 1.0)
         shape = tuple(s["shape"])
         if math.prod(shape) > MAX_SYNTHETIC:
             raise DomainError(explain(f"synthetic input of {party}: \"shape\"", list(shape),
@@ -283,7 +286,7 @@ def load_input(spec: Any, party: str, *, base: Path | None = None) -> npt.NDArra
             raise DomainError(explain(f"synthetic input of {party}: \"low\", \"high\"", [s["low"], s["high"]],
                                       "low < high", "e.g. \"low\": -100, \"high\": 100"))
         rng = RandomSource.seeded(s["seed"]).spawn(f"input/{party}")
-        if s["kind"] == "integers":
+        if integers:
             if not (isinstance(s["low"], int) and isinstance(s["high"], int)):
                 raise ParameterError(explain(f"synthetic input of {party}: \"low\", \"high\"",
                                              [s["low"], s["high"]], "integers for kind \"integers\"",

@@ -4,22 +4,28 @@ Every party runs a small gRPC server at its own address and holds a client chann
 is *pushed*: the sender calls the receiver's ``Deliver`` method with the bytes :class:`~mpdp.runtime.comm.Comm`
 produced (no protobuf, no pickle: requests and responses are raw bytes, framed below), and the receiver's
 server puts them in the inbox its protocol code reads with ``recv``. Sends are asynchronous gRPC calls; every
-frame carries a per-pair number and the receiver restores the order (refusing replayed or far-off numbers),
-so per-pair order holds exactly as in memory; the same protocol code,
-seed and inputs give the same results *and* the same byte, message and round counts as
-:class:`~mpdp.runtime.transport.InMemoryTransport`.
+frame carries a per-pair number and the receiver restores the order (refusing replayed or far-off numbers), so
+per-pair order holds exactly as in memory; the same protocol code, seed and inputs give the same results *and*
+the same byte, message and round counts as :class:`~mpdp.runtime.transport.InMemoryTransport`.
 
 Identity is the TLS certificate (see :mod:`mpdp.runtime.certs`): a server takes the sender's name from the
 common name of the client certificate the handshake verified, never from the message, and a client dials a
 peer with the TLS target name set to that peer's name, so a process holding another party's certificate (or
 one from another CA) is refused with :class:`~mpdp.errors.AuthenticationError` naming the party.
 
-Failures never hang:
+Failures never hang, and are named for what happened at the peer's address
+(:mod:`mpdp.runtime.grpc_failures`):
 
-* a peer that never comes up, or whose process dies, is detected by the receiver's health probes (connection
-  refused) and reported as :class:`~mpdp.errors.PartyUnavailableError` naming it, within about a second once
-  it had been seen alive, or after ``connect_timeout`` if it never was;
-* a peer that is alive but stalls hits the ``Comm`` receive timeout (PartyUnavailableError);
+* nothing listens there: a peer that never comes up is a :class:`~mpdp.errors.PartyUnavailableError`
+  ("never came up") after ``connect_timeout``; one that had been listening (it answered, its TLS handshake
+  started, or it called us) and now refuses connections died ("was listening"), within about ``death_grace`` s;
+* something answers, but not mpdp's TLS service (random bytes, another program on the port):
+  :class:`~mpdp.errors.MalformedMessageError`;
+* a certificate that is not the party's (another CA, another name, or the peer refused ours):
+  :class:`~mpdp.errors.AuthenticationError` naming the party;
+* the peer accepts connections but does not complete a handshake or a call (frozen, e.g. SIGSTOP, or
+  overloaded): PartyUnavailableError ("accepts connections but does not answer") once ``connect_timeout``
+  passes before it ever answered, or once a receive from it times out;
 * a peer whose protocol code failed sends ``ABORT`` to everyone, whose pending receive then fails at once
   with :class:`~mpdp.errors.ProtocolAbortError` quoting the reason; a peer that finished normally sends
   ``FINISHED``, so waiting for another message from it fails at once, as in memory.
@@ -57,6 +63,7 @@ from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.certs import PartyCredentials, certificate_name, check_party_name
 from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
 from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.grpc_failures import AUTHENTICATION, GARBLED, REFUSED, SILENT, failure_kind
 from mpdp.runtime.transport import Endpoint, Transport
 
 __all__ = ["GrpcTransport", "run_network_party"]
@@ -64,16 +71,15 @@ __all__ = ["GrpcTransport", "run_network_party"]
 _SERVICE = "mpdp.Transport"
 _DATA_MORE, _DATA_END, _ABORT, _FINISHED = 1, 2, 3, 4
 _GRPC_MAX = (1 << 31) - 1
-_TLS_HINTS = ("handshake", "certificate", "ssl", "tls", "peer name", "x509")
-
-
-def _is_tls_failure(error: grpc.RpcError) -> bool:
-    details = (error.details() or "").lower() if isinstance(error, grpc.Call) else ""
-    return any(hint in details for hint in _TLS_HINTS)
 
 
 def _code(error: grpc.RpcError) -> grpc.StatusCode | None:
     return error.code() if isinstance(error, grpc.Call) else None
+
+
+def _details(error: grpc.RpcError) -> str:
+    text = (error.details() or "") if isinstance(error, grpc.Call) else str(error)
+    return text.removeprefix("failed to connect to all addresses; last error: ")
 
 
 class GrpcTransport(Transport):
@@ -96,24 +102,14 @@ class GrpcTransport(Transport):
     max_chunk:
         Largest frame payload; longer messages are split (gRPC caps a message at 2 GiB).
     max_buffered:
-        Most bytes a peer may have held here at once in frames not yet delivered as a whole message (the pieces
-        of an unfinished message plus frames that arrived ahead of their turn); default the codec's longest
-        message. A peer beyond it is refused (:class:`~mpdp.errors.MalformedMessageError` naming it) instead
-        of exhausting this party's memory.
+        Most bytes a peer may have held here at once in frames not yet delivered as a whole message (pieces of an
+        unfinished message, frames ahead of their turn); default the codec's longest message. A peer beyond it
+        is refused (:class:`~mpdp.errors.MalformedMessageError` naming it) instead of exhausting our memory.
     """
 
-    def __init__(
-        self,
-        name: str,
-        addresses: Mapping[str, str],
-        credentials: PartyCredentials,
-        *,
-        connect_timeout: float = 30.0,
-        send_timeout: float = 120.0,
-        linger: float = 2.0,
-        max_chunk: int = 1 << 26,
-        max_buffered: int = DEFAULT_LIMITS.max_bytes,
-    ) -> None:
+    def __init__(self, name: str, addresses: Mapping[str, str], credentials: PartyCredentials, *,
+                 connect_timeout: float = 30.0, send_timeout: float = 120.0, linger: float = 2.0,
+                 max_chunk: int = 1 << 26, max_buffered: int = DEFAULT_LIMITS.max_bytes) -> None:
         self.parties = tuple(check_party_name(p) for p in addresses)
         if len(set(self.parties)) != len(self.parties) or len(self.parties) < 2:
             raise ParameterError(explain("addresses", dict(addresses), "two or more distinct parties",
@@ -133,7 +129,7 @@ class GrpcTransport(Transport):
         self.linger = float(linger)
         self.death_grace = 1.5
         self.tls_grace = 2.0
-        self._tls_failing_since: dict[str, float] = {}
+        self._failing_since: dict[tuple[str, str], float] = {}  # (peer, failure kind) -> first seen
         self.max_chunk = int(max_chunk)
         if type(max_buffered) is not int or max_buffered < max_chunk:
             raise ParameterError(explain("max_buffered", max_buffered, f"an int >= max_chunk ({max_chunk})",
@@ -149,6 +145,8 @@ class GrpcTransport(Transport):
         self._aborted_peers: dict[str, str] = {}
         self._peer_errors: dict[str, MpdpError] = {}
         self._seen_alive: set[str] = set()
+        self._seen_listening: set[str] = set()  # a TCP connection to it succeeded once: it had come up
+        self._silent: dict[str, str] = {}  # peer -> what its last unanswered attempt said
         self._unreachable_since: dict[str, float] = {}
         self._local_abort: str | None = None
         self._closed = False
@@ -234,21 +232,50 @@ class GrpcTransport(Transport):
     def wait_ready(self, timeout: float | None = None) -> float:
         """Block until every peer answers a ping over mutual TLS; returns the seconds it took.
 
-        Raises AuthenticationError (naming the peer) on a certificate problem, PartyUnavailableError if a peer
-        does not come up within ``timeout`` (default ``connect_timeout``).
+        Raises AuthenticationError or MalformedMessageError (naming the peer) as soon as a peer shows a wrong
+        certificate or speaks something else than mpdp's TLS service; PartyUnavailableError naming every peer
+        that has not answered within ``timeout`` (default ``connect_timeout``), and why.
         """
         start = time.monotonic()
         deadline = start + (self.connect_timeout if timeout is None else timeout)
-        for peer in self.peers:
-            while not self._probe(peer):
-                if time.monotonic() > deadline:
-                    raise PartyUnavailableError(
-                        f"{self.name} could not reach {peer} at {self.addresses[peer]} within "
-                        f"{deadline - start:g} s. Fix: start that party (mpdp party --config ...) or correct "
-                        "its address in the configuration"
-                    )
+        waiting = list(self.peers)
+        while waiting:
+            waiting = [peer for peer in waiting if not self._answers(peer)]
+            if waiting and time.monotonic() > deadline:
+                missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self._unanswered(peer)}"
+                                    for peer in waiting)
+                raise PartyUnavailableError(
+                    f"{self.name} got no answer within {deadline - start:g} s from {missing}. Fix: start that party "
+                    "(mpdp party --config ...), check its address, or wake or restart a frozen process")
+            if waiting:
                 time.sleep(0.05)
         return time.monotonic() - start
+
+    def _answers(self, peer: str) -> bool:
+        """:meth:`_probe` for :meth:`wait_ready`, which names every peer still missing at its own deadline."""
+        try:
+            return self._probe(peer)
+        except PartyUnavailableError as exc:
+            with self._cond:
+                if self._peer_errors.get(peer) is exc:
+                    del self._peer_errors[peer]
+            return False
+
+    def _unanswered(self, peer: str) -> str:
+        """Why ``peer`` has not answered yet, from what its connection attempts showed."""
+        with self._cond:
+            return self._unanswered_locked(peer)
+
+    def _unanswered_locked(self, peer: str) -> str:
+        silent, listening = self._silent.get(peer), peer in self._seen_listening or peer in self._seen_alive
+        if silent is not None and "socket closed" in silent.lower():
+            return f"accepts connections but closes them in the TLS handshake (it may refuse this party's " \
+                f"certificate, e.g. one of another CA, or be shutting down: {silent})"
+        if silent is not None:
+            return f"accepts connections but does not answer (frozen, e.g. stopped, or overloaded: {silent})"
+        if listening:
+            return "was listening and stopped answering: its process died or its network went away"
+        return "never came up (nothing listens there)"
 
     # -- server side ----------------------------------------------------------------------------------------
     def _sender_of(self, context: grpc.ServicerContext) -> str:
@@ -262,7 +289,9 @@ class GrpcTransport(Transport):
         return sender
 
     def _on_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        self._sender_of(context)
+        sender = self._sender_of(context)
+        with self._cond:
+            self._seen_alive.add(sender)
         return self.name.encode()
 
     def _on_deliver(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -312,55 +341,54 @@ class GrpcTransport(Transport):
 
     # -- client side ----------------------------------------------------------------------------------------
     def _classify(self, peer: str, error: grpc.RpcError, *, timeout: float) -> MpdpError | None:
-        """A typed error for a failed call to ``peer``, or None when it is worth retrying."""
-        code = _code(error)
-        address = self.addresses[peer]
-        tls = code == grpc.StatusCode.UNAVAILABLE and _is_tls_failure(error)
-        if tls and code != grpc.StatusCode.PERMISSION_DENIED:
-            # A handshake cut short on a loaded host looks like a certificate failure once; a wrong certificate
-            # fails every attempt. Retry until the failures have lasted `tls_grace` seconds.
-            now = time.monotonic()
-            with self._cond:
-                since = self._tls_failing_since.setdefault(peer, now)
-            if now - since < self.tls_grace:
+        """A typed error for a failed call to ``peer``, or None when it is worth retrying (see the module
+        docstring for what each kind of failure is reported as)."""
+        kind, detail, address = failure_kind(_code(error), _details(error)), _details(error), self.addresses[peer]
+        now = time.monotonic()
+        with self._cond:
+            if kind != REFUSED:
+                self._seen_listening.add(peer)  # something accepted the connection
+            if kind == SILENT:
+                self._silent[peer] = detail[-160:]
+            else:
+                self._silent.pop(peer, None)
+            since = self._failing_since.setdefault((peer, kind), now)
+            if kind != REFUSED:
+                self._unreachable_since.pop(peer, None)
+            alive_before = peer in self._seen_alive or peer in self._seen_listening
+            unreachable_since = self._unreachable_since.setdefault(peer, now) if kind == REFUSED else now
+        if kind in (AUTHENTICATION, GARBLED):
+            # a handshake cut short on a loaded host can look odd once; a wrong certificate or a foreign
+            # service fails every attempt: report once the failures have lasted `tls_grace` seconds
+            if now - since < self.tls_grace and _code(error) != grpc.StatusCode.PERMISSION_DENIED:
                 return None
-        if code == grpc.StatusCode.PERMISSION_DENIED or tls:
-            return AuthenticationError(
-                f"{self.name} could not authenticate with {peer} at {address}: "
-                f"{error.details() if isinstance(error, grpc.Call) else error}. "
-                f"Fix: give every party a certificate from the same `mpdp certs` run, naming the party "
-                f"({peer!r} must present {peer}.pem), and check the address belongs to {peer}"
-            )
-        if code == grpc.StatusCode.UNAVAILABLE:
-            now = time.monotonic()
-            with self._cond:
-                alive_before = peer in self._seen_alive
-                since = self._unreachable_since.setdefault(peer, now)
-            # One refused call can be a transient hiccup of a busy peer; a peer that stays unreachable for
-            # `death_grace` seconds after it had answered has died.
-            if (alive_before and now - since > self.death_grace) or now - self._started > self.connect_timeout:
-                what = "stopped answering: its process died or its network went away" if alive_before else \
-                    f"never came up within {self.connect_timeout:g} s"
-                detail = error.details() if isinstance(error, grpc.Call) else ""
+            if kind == AUTHENTICATION:
+                return AuthenticationError(
+                    f"{self.name} could not authenticate with {peer} at {address}: {detail}. Fix: give every party "
+                    f"a certificate from the same `mpdp certs` run, naming the party ({peer!r} must present "
+                    f"{peer}.pem), and check the address belongs to {peer}")
+            return MalformedMessageError(explain(
+                f"what answers at {peer}'s address {address}", detail[-200:], "mpdp's transport over mutual TLS",
+                f"check that {address} is {peer}'s `mpdp party` and not another program on that port"))
+        if kind == REFUSED:
+            if alive_before and now - unreachable_since > self.death_grace:
                 return PartyUnavailableError(
-                    f"{self.name} cannot reach {peer} at {address}: it {what} ({detail}). "
-                    "Fix: check that party's process and address, then rerun the protocol"
-                )
+                    f"{self.name} cannot reach {peer} at {address}: it was listening and stopped answering: its "
+                    f"process died or its network went away ({detail}). Fix: check that party's process, then rerun")
+            if not alive_before and now - self._started > self.connect_timeout:
+                return PartyUnavailableError(
+                    f"{self.name} cannot reach {peer} at {address}: it never came up within "
+                    f"{self.connect_timeout:g} s ({detail}). Fix: start that party, or correct its address")
             return None
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return PartyUnavailableError(
-                f"{peer} at {address} did not accept a message from {self.name} within {timeout:g} s: "
-                "it is stalled. Fix: check that party, or raise the timeout if it is legitimately slow"
-            )
-        return ProtocolAbortError(f"{self.name} failed to talk to {peer} at {address}: {error}")
+        if kind == SILENT:
+            return None  # frozen or slow: the caller's deadline decides
+        return ProtocolAbortError(f"{self.name} failed to talk to {peer} at {address}: {detail}")
 
     def _probe(self, peer: str) -> bool:
         """One ping; True if ``peer`` answered. Raises a typed error for a definite failure."""
         try:
             self._ping[peer](b"", timeout=1.0)
         except grpc.RpcError as error:
-            if _code(error) == grpc.StatusCode.DEADLINE_EXCEEDED:
-                return False  # slow, not dead: the receive timeout decides
             failure = self._classify(peer, error, timeout=1.0)
             if failure is not None:
                 with self._cond:
@@ -369,7 +397,10 @@ class GrpcTransport(Transport):
             return False
         with self._cond:
             self._seen_alive.add(peer)
+            self._silent.pop(peer, None)
             self._unreachable_since.pop(peer, None)
+            for kind in (AUTHENTICATION, GARBLED):
+                self._failing_since.pop((peer, kind), None)
         return True
 
     def _post(self, peer: str, kind: int, payload: bytes | memoryview, *, timeout: float) -> None:
@@ -397,7 +428,9 @@ class GrpcTransport(Transport):
                 if peer in self._finished_peers:
                     return
             failure = self._classify(peer, error, timeout=timeout) or PartyUnavailableError(
-                f"{peer} at {self.addresses[peer]} did not accept a message from {self.name}: {error}")
+                f"{peer} at {self.addresses[peer]} did not accept a message from {self.name} within {timeout:g} s: "
+                f"it {self._unanswered(peer)}. Fix: check that party, or raise the timeout if it is legitimately "
+                "slow")
             with self._cond:
                 self._peer_errors.setdefault(peer, failure)
                 self._cond.notify_all()
@@ -449,9 +482,10 @@ class GrpcTransport(Transport):
                     raise error
                 now = time.monotonic()
                 if now >= deadline:
+                    how = "has stopped answering" if src not in self._silent else self._unanswered_locked(src)
                     raise PartyUnavailableError(
-                        f"{self.name} received nothing from {src} within {timeout:g} s; {src} has stopped "
-                        "answering. Fix: check that party, or raise the timeout if it is legitimately slow"
+                        f"{self.name} received nothing from {src} within {timeout:g} s; {src} {how}. Fix: check "
+                        "that party, or raise the timeout if it is legitimately slow"
                     )
                 if now < next_probe:
                     self._cond.wait(min(deadline, next_probe) - now)
@@ -513,14 +547,8 @@ class _GrpcEndpoint(Endpoint):
         self._transport.close()
 
 
-def run_network_party(
-    transport: GrpcTransport,
-    role: Callable[[Comm], Any],
-    *,
-    rng: RandomSource | None = None,
-    timeout: float = 120.0,
-    limits: CodecLimits = DEFAULT_LIMITS,
-) -> tuple[Any, PartyTraffic, float]:
+def run_network_party(transport: GrpcTransport, role: Callable[[Comm], Any], *, rng: RandomSource | None = None,
+                      timeout: float = 120.0, limits: CodecLimits = DEFAULT_LIMITS) -> tuple[Any, PartyTraffic, float]:
     """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
 
     Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
