@@ -85,7 +85,8 @@ def load_config(path: str | Path, name: str | None = None) -> PartyConfig:
 def handle(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's C core logs every failed handshake otherwise
     try:
-        from mpdp.runtime.grpc_transport import GrpcTransport, run_network_party
+        from mpdp.runtime.grpc_transport import GrpcTransport
+        from mpdp.runtime.network_party import run_network_party
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
     config = load_config(args.config, args.name)  # checked before anything runs

@@ -21,7 +21,7 @@ from mpdp.errors import ParameterError, explain
 from mpdp.flower.nodes import write_rows
 from mpdp.learning.registry import RunConfig
 
-__all__ = ["APPS", "RunPlan", "plan_run", "result_record"]
+__all__ = ["APPS", "RunPlan", "message_rounds", "plan_run", "result_record"]
 
 #: Algorithm -> module holding its ``server_app`` and ``client_app``.
 APPS = {"mpc-gradp": "mpdp.flower.gradp", "mpc-outp": "mpdp.flower.outp", "ofpa": "mpdp.flower.ofpa_ofaa",
@@ -35,6 +35,13 @@ class RunPlan:
     job: dict[str, Any]
     nodes: dict[str, dict[str, Any]]
     scoring: Any
+
+
+def message_rounds(job: Mapping[str, Any]) -> int:
+    """The hub's message rounds for ``job``: the hello, then two per training round (contributions, then the
+    aggregators' shares); each lasts at most the job's round timeout."""
+    rounds = {"mpc-gradp": job.get("T"), "mpc-outp": 1}.get(str(job["algorithm"]), job.get("max_rounds"))
+    return 1 + 2 * int(rounds or 1)
 
 
 def check_algorithm(algorithm: str) -> None:

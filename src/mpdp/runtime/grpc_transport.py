@@ -18,7 +18,7 @@ Failures never hang, and are named for what happened at the peer's address
 
 * nothing listens there: a peer that never comes up is a :class:`~mpdp.errors.PartyUnavailableError`
   ("never came up") after ``connect_timeout``; one that had been listening (it answered, its TLS handshake
-  started, or it called us) and now refuses connections died ("was listening"), within about ``death_grace`` s;
+  started, or it called us) and now refuses connections died ("was listening"), within about ``health.death_grace`` s;
 * something answers, but not mpdp's TLS service (random bytes, another program on the port):
   :class:`~mpdp.errors.MalformedMessageError`;
 * a certificate that is not the party's (another CA, another name, or the peer refused ours):
@@ -59,14 +59,12 @@ from mpdp.errors import (
     ProtocolAbortError,
     explain,
 )
-from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.certs import PartyCredentials, certificate_name, check_party_name
-from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
-from mpdp.runtime.comm import Comm, PartyTraffic
-from mpdp.runtime.grpc_failures import AUTHENTICATION, GARBLED, REFUSED, SILENT, failure_kind
+from mpdp.runtime.codec import DEFAULT_LIMITS
+from mpdp.runtime.grpc_failures import PeerHealth
 from mpdp.runtime.transport import Endpoint, Transport
 
-__all__ = ["GrpcTransport", "run_network_party"]
+__all__ = ["GrpcTransport"]
 
 _SERVICE = "mpdp.Transport"
 _DATA_MORE, _DATA_END, _ABORT, _FINISHED = 1, 2, 3, 4
@@ -127,9 +125,6 @@ class GrpcTransport(Transport):
         self.connect_timeout = float(connect_timeout)
         self.send_timeout = float(send_timeout)
         self.linger = float(linger)
-        self.death_grace = 1.5
-        self.tls_grace = 2.0
-        self._failing_since: dict[tuple[str, str], float] = {}  # (peer, failure kind) -> first seen
         self.max_chunk = int(max_chunk)
         if type(max_buffered) is not int or max_buffered < max_chunk:
             raise ParameterError(explain("max_buffered", max_buffered, f"an int >= max_chunk ({max_chunk})",
@@ -144,10 +139,7 @@ class GrpcTransport(Transport):
         self._finished_peers: set[str] = set()
         self._aborted_peers: dict[str, str] = {}
         self._peer_errors: dict[str, MpdpError] = {}
-        self._seen_alive: set[str] = set()
-        self._seen_listening: set[str] = set()  # a TCP connection to it succeeded once: it had come up
-        self._silent: dict[str, str] = {}  # peer -> what its last unanswered attempt said
-        self._unreachable_since: dict[str, float] = {}
+        self.health = PeerHealth(name, self.addresses, connect_timeout=self.connect_timeout, started=self._started)
         self._local_abort: str | None = None
         self._closed = False
 
@@ -241,8 +233,12 @@ class GrpcTransport(Transport):
         waiting = list(self.peers)
         while waiting:
             waiting = [peer for peer in waiting if not self._answers(peer)]
+            with self._cond:
+                aborted = next(iter(self._aborted_peers.items()), None)
+            if aborted is not None:  # a peer already failed: waiting for the others serves nothing
+                raise ProtocolAbortError(f"{self.name} stopped waiting: {aborted[0]} aborted ({aborted[1]})")
             if waiting and time.monotonic() > deadline:
-                missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self._unanswered(peer)}"
+                missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self.health.unanswered(peer)}"
                                     for peer in waiting)
                 raise PartyUnavailableError(
                     f"{self.name} got no answer within {deadline - start:g} s from {missing}. Fix: start that party "
@@ -252,30 +248,17 @@ class GrpcTransport(Transport):
         return time.monotonic() - start
 
     def _answers(self, peer: str) -> bool:
-        """:meth:`_probe` for :meth:`wait_ready`, which names every peer still missing at its own deadline."""
+        """:meth:`_probe` for :meth:`wait_ready`, which names every peer that never came up at its own deadline
+        (a peer that came up and died is reported at once)."""
         try:
             return self._probe(peer)
         except PartyUnavailableError as exc:
+            if self.health.came_up(peer):
+                raise
             with self._cond:
                 if self._peer_errors.get(peer) is exc:
                     del self._peer_errors[peer]
             return False
-
-    def _unanswered(self, peer: str) -> str:
-        """Why ``peer`` has not answered yet, from what its connection attempts showed."""
-        with self._cond:
-            return self._unanswered_locked(peer)
-
-    def _unanswered_locked(self, peer: str) -> str:
-        silent, listening = self._silent.get(peer), peer in self._seen_listening or peer in self._seen_alive
-        if silent is not None and "socket closed" in silent.lower():
-            return f"accepts connections but closes them in the TLS handshake (it may refuse this party's " \
-                f"certificate, e.g. one of another CA, or be shutting down: {silent})"
-        if silent is not None:
-            return f"accepts connections but does not answer (frozen, e.g. stopped, or overloaded: {silent})"
-        if listening:
-            return "was listening and stopped answering: its process died or its network went away"
-        return "never came up (nothing listens there)"
 
     # -- server side ----------------------------------------------------------------------------------------
     def _sender_of(self, context: grpc.ServicerContext) -> str:
@@ -289,9 +272,7 @@ class GrpcTransport(Transport):
         return sender
 
     def _on_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        sender = self._sender_of(context)
-        with self._cond:
-            self._seen_alive.add(sender)
+        self.health.alive(self._sender_of(context))
         return self.name.encode()
 
     def _on_deliver(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -321,9 +302,8 @@ class GrpcTransport(Transport):
                 elif k != _DATA_MORE:
                     self._buffered[sender] -= len(body)
                 self._apply(sender, k, body)
-            self._seen_alive.add(sender)
-            self._unreachable_since.pop(sender, None)
             self._cond.notify_all()
+        self.health.alive(sender)
         return b""
 
     def _apply(self, sender: str, kind: int, payload: bytes) -> None:
@@ -340,67 +320,18 @@ class GrpcTransport(Transport):
             self._finished_peers.add(sender)
 
     # -- client side ----------------------------------------------------------------------------------------
-    def _classify(self, peer: str, error: grpc.RpcError, *, timeout: float) -> MpdpError | None:
-        """A typed error for a failed call to ``peer``, or None when it is worth retrying (see the module
-        docstring for what each kind of failure is reported as)."""
-        kind, detail, address = failure_kind(_code(error), _details(error)), _details(error), self.addresses[peer]
-        now = time.monotonic()
-        with self._cond:
-            if kind != REFUSED:
-                self._seen_listening.add(peer)  # something accepted the connection
-            if kind == SILENT:
-                self._silent[peer] = detail[-160:]
-            else:
-                self._silent.pop(peer, None)
-            since = self._failing_since.setdefault((peer, kind), now)
-            if kind != REFUSED:
-                self._unreachable_since.pop(peer, None)
-            alive_before = peer in self._seen_alive or peer in self._seen_listening
-            unreachable_since = self._unreachable_since.setdefault(peer, now) if kind == REFUSED else now
-        if kind in (AUTHENTICATION, GARBLED):
-            # a handshake cut short on a loaded host can look odd once; a wrong certificate or a foreign
-            # service fails every attempt: report once the failures have lasted `tls_grace` seconds
-            if now - since < self.tls_grace and _code(error) != grpc.StatusCode.PERMISSION_DENIED:
-                return None
-            if kind == AUTHENTICATION:
-                return AuthenticationError(
-                    f"{self.name} could not authenticate with {peer} at {address}: {detail}. Fix: give every party "
-                    f"a certificate from the same `mpdp certs` run, naming the party ({peer!r} must present "
-                    f"{peer}.pem), and check the address belongs to {peer}")
-            return MalformedMessageError(explain(
-                f"what answers at {peer}'s address {address}", detail[-200:], "mpdp's transport over mutual TLS",
-                f"check that {address} is {peer}'s `mpdp party` and not another program on that port"))
-        if kind == REFUSED:
-            if alive_before and now - unreachable_since > self.death_grace:
-                return PartyUnavailableError(
-                    f"{self.name} cannot reach {peer} at {address}: it was listening and stopped answering: its "
-                    f"process died or its network went away ({detail}). Fix: check that party's process, then rerun")
-            if not alive_before and now - self._started > self.connect_timeout:
-                return PartyUnavailableError(
-                    f"{self.name} cannot reach {peer} at {address}: it never came up within "
-                    f"{self.connect_timeout:g} s ({detail}). Fix: start that party, or correct its address")
-            return None
-        if kind == SILENT:
-            return None  # frozen or slow: the caller's deadline decides
-        return ProtocolAbortError(f"{self.name} failed to talk to {peer} at {address}: {detail}")
-
     def _probe(self, peer: str) -> bool:
         """One ping; True if ``peer`` answered. Raises a typed error for a definite failure."""
         try:
             self._ping[peer](b"", timeout=1.0)
         except grpc.RpcError as error:
-            failure = self._classify(peer, error, timeout=1.0)
+            failure = self.health.failure(peer, _code(error), _details(error))
             if failure is not None:
                 with self._cond:
                     self._peer_errors.setdefault(peer, failure)
                 raise failure from None
             return False
-        with self._cond:
-            self._seen_alive.add(peer)
-            self._silent.pop(peer, None)
-            self._unreachable_since.pop(peer, None)
-            for kind in (AUTHENTICATION, GARBLED):
-                self._failing_since.pop((peer, kind), None)
+        self.health.alive(peer)
         return True
 
     def _post(self, peer: str, kind: int, payload: bytes | memoryview, *, timeout: float) -> None:
@@ -418,19 +349,17 @@ class GrpcTransport(Transport):
                 self._pending.pop(f, None)
             error = f.exception()
             if error is None:
-                with self._cond:
-                    self._seen_alive.add(peer)
-                    self._unreachable_since.pop(peer, None)
+                self.health.alive(peer)
                 return
             if control or not isinstance(error, grpc.RpcError):
                 return
             with self._cond:
                 if peer in self._finished_peers:
                     return
-            failure = self._classify(peer, error, timeout=timeout) or PartyUnavailableError(
+            failure = self.health.failure(peer, _code(error), _details(error)) or PartyUnavailableError(
                 f"{peer} at {self.addresses[peer]} did not accept a message from {self.name} within {timeout:g} s: "
-                f"it {self._unanswered(peer)}. Fix: check that party, or raise the timeout if it is legitimately "
-                "slow")
+                f"it {self.health.unanswered(peer)}. Fix: check that party, or raise the timeout if it is "
+                "legitimately slow")
             with self._cond:
                 self._peer_errors.setdefault(peer, failure)
                 self._cond.notify_all()
@@ -482,7 +411,7 @@ class GrpcTransport(Transport):
                     raise error
                 now = time.monotonic()
                 if now >= deadline:
-                    how = "has stopped answering" if src not in self._silent else self._unanswered_locked(src)
+                    how = self.health.unanswered(src) if self.health.is_silent(src) else "has stopped answering"
                     raise PartyUnavailableError(
                         f"{self.name} received nothing from {src} within {timeout:g} s; {src} {how}. Fix: check "
                         "that party, or raise the timeout if it is legitimately slow"
@@ -498,19 +427,22 @@ class GrpcTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        deadline = time.monotonic() + self.send_timeout
+        # after a local failure only the ABORT frames matter (they time out by themselves after 2 s)
+        deadline = time.monotonic() + (self.send_timeout if self._local_abort is None else 2.5)
         with self._send_lock:
             pending = list(self._pending.items())
         for future, peer in pending:
-            with self._cond:
-                hopeless = peer in self._peer_errors or (peer in self._aborted_peers and self._local_abort is None)
-            if hopeless:
-                future.cancel()
-                continue
-            try:
-                future.exception(timeout=max(0.0, deadline - time.monotonic()))
-            except (grpc.FutureTimeoutError, grpc.FutureCancelledError):
-                future.cancel()
+            while not future.done():
+                with self._cond:
+                    hopeless = peer in self._peer_errors or (peer in self._aborted_peers and self._local_abort is None)
+                if hopeless or time.monotonic() > deadline:
+                    future.cancel()
+                    break
+                with contextlib.suppress(grpc.FutureTimeoutError, grpc.FutureCancelledError):
+                    future.exception(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+                with contextlib.suppress(MpdpError):  # a peer found dead or foreign makes its frames hopeless
+                    if not future.done():
+                        self._probe(peer)
         deadline = time.monotonic() + (0.0 if self._local_abort is not None else self.linger)
         with self._cond:
             while time.monotonic() < deadline and not all(
@@ -545,56 +477,3 @@ class _GrpcEndpoint(Endpoint):
 
     def close(self) -> None:
         self._transport.close()
-
-
-def run_network_party(transport: GrpcTransport, role: Callable[[Comm], Any], *, rng: RandomSource | None = None,
-                      timeout: float = 120.0, limits: CodecLimits = DEFAULT_LIMITS) -> tuple[Any, PartyTraffic, float]:
-    """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
-
-    Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
-    starts and are not timed) and until every peer is waiting too (:func:`_start_barrier`, so the protocol
-    seconds do not include a peer's slower start-up), runs the role, tells peers it finished, or that it
-    aborted and why, and closes the transport. ``rng`` should be ``root.spawn(name)`` to reproduce
-    :func:`~mpdp.runtime.run_protocol`.
-    """
-    try:
-        transport.wait_ready()
-        _start_barrier(transport)
-    except BaseException:
-        transport.close()
-        raise
-    comm = Comm(transport.endpoint(transport.name), transport.parties, rng=resolve(rng), timeout=timeout,
-                limits=limits)
-    start = time.perf_counter()
-    try:
-        result = role(comm)
-    except BaseException as exc:
-        transport.abort(f"{transport.name} failed with {type(exc).__name__}: {exc}")
-        with contextlib.suppress(Exception):
-            comm.close()
-        raise
-    seconds = time.perf_counter() - start
-    transport.party_finished(transport.name)
-    comm.close()
-    return result, comm.traffic, seconds
-
-
-_BARRIER = b"mpdp/start-barrier/v1"
-
-
-def _start_barrier(transport: GrpcTransport) -> None:
-    """Send a barrier frame to every peer, then receive one from every peer, outside any :class:`Comm`.
-
-    Per-pair FIFO delivery makes the barrier the first message each peer reads from us, before the protocol's
-    own (sequence-numbered) messages, and it is not counted in the protocol's traffic. Anything else in its
-    place is a peer running another protocol version: refused, naming the peer.
-    """
-    endpoint = transport.endpoint(transport.name)
-    for peer in transport.peers:
-        endpoint.send(peer, _BARRIER)
-    for peer in transport.peers:
-        received = endpoint.recv(peer, transport.connect_timeout)
-        if received != _BARRIER:
-            raise MalformedMessageError(explain(
-                f"first message from {peer}", received[:32], f"the start barrier {_BARRIER!r}",
-                f"run the same mpdp version on {peer} and {transport.name}"))
