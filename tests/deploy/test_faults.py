@@ -12,9 +12,12 @@ the only short timeouts are those whose expiry is the expected outcome (a party 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from mpdp.deploy.launcher import _python_command, party_environment, prepare_fol
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.learning.registry import get_algorithm
 from mpdp.runtime.certs import generate_party_folders
+from mpdp.runtime.guard import descendants
 
 pytestmark = pytest.mark.net
 
@@ -139,3 +143,51 @@ def test_a_rerun_into_the_same_folder_leaves_the_ledgers_agreeing(tmp_path: Path
     assert all(code == 2 for code, _ in ended.values())
     assert all("BudgetExceededError" in ended[p][1] for p in DATA_PARTIES), ended
     assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == {p: [("second", "spent")] for p in DATA_PARTIES}
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _gone(pid: int) -> bool:
+    try:  # a zombie has ended; it only waits to be reaped by its new parent
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the launcher's processes")
+def test_kill_9_of_mpdp_launch_leaves_no_party_running(tmp_path: Path) -> None:
+    # a long run (3000 rounds), killed once every party process has started; the waits only bound failures
+    argv = ["launch", "mpc-gradp", "--dataset", "synthetic-mixed:n=200", "--seed", "5", "--option", "T=3000",
+            "--option", "cohort=1", "--parties", "2", "--keep", str(tmp_path / "run")]
+    launcher = subprocess.Popen([*_python_command(), *argv], cwd=ROOT, env=party_environment(1),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parties: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            expected = len(list((tmp_path / "run").glob("*/config.json")))
+            parties = [p for p in descendants([launcher.pid]) if " party --config " in _cmdline(p)]
+            if expected and len(parties) == expected:
+                break
+            assert launcher.poll() is None, "the launch ended before the test could kill it"
+            time.sleep(0.1)
+        assert parties, "the parties did not start"
+        tree = descendants([launcher.pid])
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(_gone(p) for p in tree):
+            time.sleep(0.1)
+        assert all(_gone(p) for p in tree), [(p, _cmdline(p)[:80]) for p in tree if not _gone(p)]
+    finally:
+        for pid in parties:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
