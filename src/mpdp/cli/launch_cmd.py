@@ -24,6 +24,7 @@ from typing import Any
 
 from mpdp.cli.common import print_json, show_warnings
 from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
+from mpdp.deploy.config import MAX_TIMEOUT
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import Algorithm, RunConfig, get_algorithm
 
@@ -49,6 +50,12 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+def _check_timeouts(args: argparse.Namespace) -> None:
+    for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
+        if not 0 < value <= MAX_TIMEOUT:
+            raise ParameterError(explain(label, value, f"seconds in (0, {MAX_TIMEOUT:g}]", f"pass e.g. {label} 60"))
+
+
 def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
     """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
@@ -56,9 +63,7 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
         from mpdp.deploy.launcher import launch
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
-    for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
-        if not value > 0:
-            raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
+    _check_timeouts(args)
     outcome = launch(algo.name, config, algo.run, seed=args.seed, timeout=args.timeout,
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None)
     record = record_of(outcome.report, outcome.config, args)
@@ -92,6 +97,7 @@ def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) 
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
             from exc
+    _check_timeouts(args)
     start = time.perf_counter()
     record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
                     connect_timeout=args.connect_timeout, workdir=args.keep)

@@ -202,6 +202,8 @@ def run_protocol(
     names = tuple(roles)
     if not names:
         raise ParameterError(explain("roles", dict(roles), "at least one party", "pass {'alice': role, ...}"))
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ParameterError(explain("timeout", timeout, "a number of seconds > 0", "pass e.g. timeout=60"))
     for name, role in roles.items():
         if not callable(role):
             raise ParameterError(explain(f"role of {name}", role, "a Party or a callable(comm)", "pass a callable"))
