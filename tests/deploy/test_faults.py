@@ -132,17 +132,20 @@ def test_honest_ledgers_are_charged_only_once_data_left_them_and_agree(tmp_path:
 
 
 def test_a_rerun_into_the_same_folder_leaves_the_ledgers_agreeing(tmp_path: Path, plan: Any) -> None:
-    # a launch that fails at start-up charges nobody; the rerun charges everyone once; a third run finds every
-    # budget spent and is refused by every data party, before anything is sent
+    # a launch that fails at start-up charges nobody, so its id may run again: that run charges everyone once;
+    # the same id again is refused by every data party (it would release again), and a new id finds every budget
+    # spent; both refusals come before anything is sent, and leave the ledgers as they were
     _launch_by_hand(tmp_path, plan, "killed at start-up", "first")
     assert all(_ledger_state(tmp_path, p) == [] for p in DATA_PARTIES if p != "party1")
-    ended = _launch_by_hand(tmp_path, plan, "rerun", "second")
+    ended = _launch_by_hand(tmp_path, plan, "rerun", "first")
     assert all(code == 0 for code, _ in ended.values()), ended
-    assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == {p: [("second", "spent")] for p in DATA_PARTIES}
-    ended = _launch_by_hand(tmp_path, plan, "rerun", "third")
-    assert all(code == 2 for code, _ in ended.values())
-    assert all("BudgetExceededError" in ended[p][1] for p in DATA_PARTIES), ended
-    assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == {p: [("second", "spent")] for p in DATA_PARTIES}
+    spent = {p: [("first", "spent")] for p in DATA_PARTIES}
+    assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == spent
+    for run, refusal in (("first", "charged already"), ("second", "BudgetExceededError")):
+        ended = _launch_by_hand(tmp_path, plan, "rerun", run)
+        assert all(code == 2 for code, _ in ended.values())
+        assert all(refusal in ended[p][1] for p in DATA_PARTIES), ended
+        assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == spent
 
 
 def _cmdline(pid: int) -> str:

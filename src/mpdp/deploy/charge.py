@@ -13,8 +13,12 @@ tied to what has happened on the wire:
    (what it released may be out) and *cancels* it otherwise (the run ended before anything about the data could
    leave: a peer that never came up, a foreign certificate, a configuration mismatch charge nothing).
 
-The ledger keys the charge by the run's id, so the same run is never charged twice (a restarted party, a
-retried launch), and parties that stop at the same point of a run leave their ledgers agreeing.
+The ledger keys the charge by the run's id, so the same run is never charged twice, and parties that stop at
+the same point of a run leave their ledgers agreeing. A run id the ledger holds a charge for (spent, or reserved
+by an attempt that crashed) is refused before anything is sent: executing it again would release again, so a
+rerun takes a new id (``mpdp launch`` writes a fresh one for every launch; a configuration without ``"run"``
+gets one from the handshake, new for every execution) and is charged again. An id whose charge was cancelled
+(the run ended before any message left) may be used again.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.accounting.ledger import LedgerEntry, PrivacyLedger
-from mpdp.errors import BudgetExceededError, explain
+from mpdp.errors import BudgetExceededError, ParameterError, explain
 
 __all__ = ["RunCharge", "charge_run"]
 
@@ -40,11 +44,16 @@ class RunCharge:
     entry: LedgerEntry | None = None
 
     def check(self, run: str | None = None) -> None:
-        """Refuse, before anything is sent, a run the ledger cannot cover (a run it holds already passes)."""
+        """Refuse, before anything is sent, a run the ledger cannot cover, or one whose id it has charged already
+        (an execution that may release again is a new run: it needs a new id, and is charged again)."""
         if self.ledger is None or self.cost is None:
             return
-        if run is not None and self.ledger.charge_of(run) is not None:
-            return
+        held = None if run is None else self.ledger.charge_of(run)
+        if held is not None:
+            raise ParameterError(explain(
+                f"run {run!r} of {self.label}", f"a run this ledger has charged already ({held.state})",
+                "a run id not used before", "give the rerun a new \"run\" id (mpdp launch gives every launch one): "
+                "a second execution releases again and is charged again"))
         if not self.ledger.can_afford(self.cost):
             spent = self.ledger.spent
             raise BudgetExceededError(explain(
