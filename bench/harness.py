@@ -6,7 +6,7 @@ than the in-run baseline (plain ``phe``, plaintext numpy, a reference sampler, .
 Network model (suites ``mpc`` and ``dpvi``): ``rounds`` (online communication rounds, from the transport's
 clock), ``bytes`` there is the online traffic *per party*, ``offline_bytes`` the dealer's per party, and
 :func:`network_seconds` gives ``lan_seconds`` / ``wan_seconds``: measured compute + rounds x RTT + bytes /
-bandwidth (:data:`LAN`: 1 ms, 1 Gb/s; :data:`WAN`: 50 ms, 100 Mb/s).
+bandwidth (:data:`LAN`: 1 ms, 1 Gb/s; :data:`WAN`: 50 ms, 100 Mb/s; the one model of :mod:`mpdp.runtime.network`).
 
 Optional fields, printed only by suites that set them: ``cpu_seconds`` (CPU time of the whole process for
 the operation: fairer than wall time on a shared machine), and an external ``reference`` throughput that
@@ -22,19 +22,20 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mpdp.runtime.network import NAMED, NetworkModel
+
 __all__ = ["LAN", "WAN", "BenchResult", "network_seconds", "print_table", "time_call", "to_json"]
 
-LAN = (1e-3, 1e9)
-"""Round-trip time (s) and bandwidth (bit/s) of the modelled LAN."""
-WAN = (50e-3, 100e6)
-"""Round-trip time (s) and bandwidth (bit/s) of the modelled WAN."""
+LAN = NAMED["lan"]
+"""The modelled LAN of ``mpdp run --network lan`` (:mod:`mpdp.runtime.network`)."""
+WAN = NAMED["wan"]
+"""The modelled WAN of ``mpdp run --network wan``."""
 
 
-def network_seconds(compute: float, rounds: float, bytes_per_party: float, link: tuple[float, float]) -> float:
+def network_seconds(compute: float, rounds: float, bytes_per_party: float, link: NetworkModel) -> float:
     """Modelled wall time on ``link``: ``compute + rounds x RTT + bytes x 8 / bandwidth`` (each party sends its bytes
-    on its own link, in parallel)."""
-    rtt, bandwidth = link
-    return compute + rounds * rtt + bytes_per_party * 8 / bandwidth
+    on its own link, in parallel): the model ``mpdp run --network`` applies."""
+    return link.seconds(compute, rounds, bytes_per_party)
 
 
 @dataclass

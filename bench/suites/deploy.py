@@ -7,7 +7,7 @@ seed and options:
 * the baseline is the in-memory run (``Algorithm.run``, what ``mpdp run`` calls; its report's ``seconds``);
 * ``launch`` is :func:`mpdp.deploy.launcher.launch` (its parties' slowest protocol time, then the whole
   wall time with every process's Python start-up in the note, and start-up to first message);
-* the note gives the LAN and WAN modelled wall times (:mod:`mpdp.deploy.network`) of the launched run, and the
+* the note gives the LAN and WAN modelled wall times (:mod:`mpdp.runtime.network`) of the launched run, and the
   slowest party's own start-up in CPU seconds (what start-up costs a party on a machine of its own);
 * a case whose in-memory run is shorter than a second is run five times each way and the medians compared,
   each in-memory run in a fresh ``mpdp run`` process: cold, as each launched party is.
@@ -33,9 +33,9 @@ from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
 from mpdp.deploy.algorithms import deployment_for
 from mpdp.deploy.launcher import launch
-from mpdp.deploy.network import NAMED
 from mpdp.errors import DatasetUnavailableError
 from mpdp.learning.registry import get_algorithm
+from mpdp.runtime.network import NAMED
 
 #: algorithm -> extra ``mpdp run`` arguments (the issue's targets first)
 CASES: dict[str, list[str]] = {

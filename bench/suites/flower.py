@@ -37,7 +37,8 @@ import numpy as np
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
 from mpdp.errors import MpdpError
-from mpdp.learning.registry import RunConfig, get_algorithm
+from mpdp.learning.registry import get_algorithm
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 SEED = 11
@@ -77,10 +78,9 @@ def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
         fit_method(algorithm, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T,
                    rng=config.rng.spawn(algorithm), cohort_size=1, setup=MPCSetup())
         return (time.perf_counter() - start) / T, record
-    from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
     from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
 
-    settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon, lam=DEFAULT_LAM[algorithm],
+    settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon,
                                 max_rounds=int(config.options["max_rounds"]))
     owners = config.party_data()
     start = time.perf_counter()

@@ -30,7 +30,7 @@ from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
 from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.learning.erm import misclassification, to_pm1
-from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM, REPRODUCTIONS
+from mpdp.learning.ofpa_ofaa.experiments import REPRODUCTIONS
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit, prepare_rows
 from mpdp.learning.ofpa_ofaa.parties import newton_logistic
 from mpdp.learning.registry import ReproOptions
@@ -61,13 +61,13 @@ def run(quick: bool = False) -> list[BenchResult]:
     Xt, yt = prepare_rows(test.X, bound), to_pm1(test.y)
 
     def plain() -> npt.NDArray[np.float64]:
-        return newton_logistic(pooled, y_pooled, DEFAULT_LAM["none"], None, np.zeros(pooled.shape[1]))
+        return newton_logistic(pooled, y_pooled, OfpaOfaaSettings().lam, None, np.zeros(pooled.shape[1]))
 
     base_seconds, _, theta = _timed(plain)
     base_err = misclassification(theta, Xt, yt)
     results = []
     for method in ("ofpa", "ofaa"):
-        settings = OfpaOfaaSettings(method=method, epsilon=0.8, lam=DEFAULT_LAM[method])
+        settings = OfpaOfaaSettings(method=method, epsilon=0.8)
         seconds, cpu, res = _timed(partial(fit, parties, settings, rng=rng.spawn(method)))
         results.append(BenchResult(
             f"{method} adult K=3 eps=0.8", pooled.shape[0], seconds, "plain pooled LR", base_seconds,

@@ -83,6 +83,8 @@ def test_synthesize_writes_the_schema(table: Path, capsys: pytest.CaptureFixture
     assert len(rows) == 50 and list(rows[0]) == ["age", "city", "hours", "outcome"]
     assert {r["city"] for r in rows} <= set(CATEGORIES) and len({r["city"] for r in rows}) > 1
     assert all(0 <= float(r["age"]) <= 120 and 0 <= float(r["hours"]) <= 100 for r in rows)
+    # each column keeps its type: age was written in whole numbers, hours with decimals
+    assert all(r["age"].isdigit() for r in rows) and not all(r["hours"].isdigit() for r in rows)
     assert {r["outcome"] for r in rows} <= {"no", "yes"}  # the training table's own class names
     capsys.readouterr()
     assert main(["predict", "--model", str(saved), "--dataset", str(table / "new.csv"), "--out",

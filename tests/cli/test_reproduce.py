@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mpdp.cli import main
-from mpdp.cli.plotting import table_axis
+from mpdp.cli.repro_layout import table_axis
 from mpdp.learning import registry
 from mpdp.learning.registry import ReproRow
 
@@ -16,6 +16,7 @@ TOY_MODULE = "tests.cli.toy_algorithms"
 @pytest.fixture
 def toys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "MODULES", (*registry.MODULES, TOY_MODULE))
+    monkeypatch.setattr(registry, "REPRODUCTION_MODULES", (*registry.REPRODUCTION_MODULES, TOY_MODULE))
 
 
 def test_list(toys: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,12 +55,15 @@ def test_plot_axis_is_the_most_varying_numeric_setting() -> None:
             for e in (0.1, 1.0, 10.0) for k in (2, 4)]
     assert table_axis(rows) == "epsilon"
     assert table_axis([ReproRow({"data": "adult"}, "acc", 0.8, 0.8, 0.0, 1)]) is None
+    # values that are not numbers (a baseline's None, "any" iteration) place no row on the axis
+    rows = [ReproRow({"T": t}, "gap", None, 1.0, 0.0, 1) for t in (1, 10, "any", None)]
+    assert table_axis(rows) == "T"
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["reproduce", "000-table99"], "mpdp reproduce --list"),
+        (["reproduce", "000-table99"], "reproduction id: received '000-table99'"),
         (["reproduce"], "reproduction id"),
         (["reproduce", "toy-table1", "--repetitions", "0"], ">= 1"),
         (["reproduce", "toy-table1", "--folds", "0"], ">= 1"),

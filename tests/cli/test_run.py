@@ -21,12 +21,13 @@ from tests.cli import toy_algorithms
 
 TOY_MODULE = "tests.cli.toy_algorithms"
 REAL = sorted(registry.algorithms())
-TOYS = [a.name for a in toy_algorithms.ALGORITHMS]
+TOYS = [a.name for a in toy_algorithms.SPECS]
 
 
 @pytest.fixture
 def toys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "MODULES", (*registry.MODULES, TOY_MODULE))
+    monkeypatch.setattr(registry, "REPRODUCTION_MODULES", (*registry.REPRODUCTION_MODULES, TOY_MODULE))
     toy_algorithms.SEEN.clear()
 
 
@@ -164,7 +165,7 @@ def test_default_vertical_partition_uses_named_groups(toys: None, capsys: pytest
 def test_list(toys: None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--list"]) == 0
     out = capsys.readouterr().out
-    assert "toy-vertical" in out and "shares,paillier" in out and "--option steps=" in out
+    assert "toy-vertical" in out and "shares,paillier" in out and "--option for toy-horizontal:\n  steps=1" in out
     listing = run_json(capsys, ["run", "--list", "--json"])
     assert {a["name"] for a in listing["algorithms"]} >= set(TOYS)
 
@@ -179,7 +180,9 @@ def test_list(toys: None, capsys: pytest.CaptureFixture[str]) -> None:
         (["toy-horizontal", "--backend", "shares"], "drop --backend"),
         (["toy-horizontal", "--partition", "a;b"], "only for vertical"),
         (["toy-horizontal", "--parties", "65"], "1 to 64"),
-        (["toy-horizontal", "--option", "stpes=2"], r"one of \['steps'\]"),
+        (["toy-horizontal", "--option", "stpes=2"], r"options among \['steps'\]"),
+        (["toy-horizontal", "--option", "steps=0"], r"steps.*an integer >= 1"),
+        (["toy-horizontal", "--option", "steps=abc"], r"steps.*an integer >= 1"),
         (["toy-horizontal", "--fractions", "40,30", "--parties", "3"], "one per --fractions weight"),
         (["toy-horizontal", "--anchor", "city"], "numeric attribute"),
         (["toy-vertical", "--fractions", "1,1"], "only for horizontal"),
@@ -217,3 +220,12 @@ def test_csv_domain_inference_warns_on_stderr(toys: None, user_csv: Path, capsys
 def test_no_algorithm_given(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run"]) == 2
     assert "mpdp run --list" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["dpvi", "pfds", "np-agt"])
+def test_fewer_parties_than_the_algorithm_needs_are_refused_before_it_runs(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    minimum = registry.get_algorithm(name).min_parties
+    assert minimum >= 2
+    assert main(["run", name, "--dataset", "synthetic-mixed:n=60", "--parties", "1"]) == 2
+    assert f"at least {minimum} data parties for {name}" in capsys.readouterr().err

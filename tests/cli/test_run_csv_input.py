@@ -21,6 +21,7 @@ DOMAINS = ["--bounds", "age=0:120,score=0:10,target=0:120", "--categories", "cit
 @pytest.fixture
 def toys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "MODULES", (*registry.MODULES, "tests.cli.toy_algorithms"))
+    monkeypatch.setattr(registry, "REPRODUCTION_MODULES", (*registry.REPRODUCTION_MODULES, "tests.cli.toy_algorithms"))
     toy_algorithms.SEEN.clear()
 
 

@@ -1,4 +1,5 @@
-"""Test-only algorithms and a reproduction, registered by monkeypatching ``registry.MODULES``.
+"""Test-only algorithms and a reproduction, registered by monkeypatching ``registry.MODULES`` (the specs) and
+``registry.REPRODUCTION_MODULES`` (the reproduction).
 
 They are deliberately simple but use their inputs for real: the vertical toy checks that its partition covers
 the training columns and runs a 2-round secure sum between the parties (so communication counts are real);
@@ -9,20 +10,13 @@ exercise the CLI plumbing.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp.learning.registry import (
-    Algorithm,
-    Curve,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec import AlgorithmSpec, Ref, Settings, option
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.progress import progress_bar
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.runtime import run_protocol
@@ -89,10 +83,20 @@ def run_table(options: ReproOptions) -> ReproTable:
     return ReproTable("toy-table1", "Toy accuracy against epsilon", rows, notes=["toy data, for tests"])
 
 
-ALGORITHMS = (
-    Algorithm("toy-vertical", "test-only vertical classifier", "toy", "vertical", "classification", run_vertical,
-              backends=("shares", "paillier")),
-    Algorithm("toy-horizontal", "test-only horizontal regressor", "toy", "horizontal", "regression", run_horizontal,
-              options={"steps": "a multiplier, to check that options arrive typed"}),
+@dataclass(frozen=True)
+class NoSettings(Settings):
+    pass
+
+
+@dataclass(frozen=True)
+class StepSettings(Settings):
+    steps: int = option(1, "a multiplier, to check that options arrive typed", low=1)
+
+
+SPECS = (
+    AlgorithmSpec("toy-vertical", "test-only vertical classifier", "toy", "vertical", "classification", NoSettings,
+                  Ref("tests.cli.toy_algorithms:run_vertical"), backends=("shares", "paillier")),
+    AlgorithmSpec("toy-horizontal", "test-only horizontal regressor", "toy", "horizontal", "regression",
+                  StepSettings, Ref("tests.cli.toy_algorithms:run_horizontal")),
 )
 REPRODUCTIONS = (Reproduction("toy-table1", "Toy accuracy against epsilon", run_table),)

@@ -44,6 +44,7 @@ def test_types_are_inferred_and_domains_declared(table: Path) -> None:
                                     "income": ["<=50K", ">50K"]})
     assert data.n == 4 and data.dropped_rows == 1  # the row with '?' is dropped, and counted
     assert [a.kind for a in data.attributes] == ["numeric", "categorical", "numeric", "categorical"]
+    assert [a.integer for a in data.attributes] == [True, False, False, False]  # ages are written whole
     assert data.feature_names == ("age", "city=Lyon", "city=Nice", "city=Paris", "score", "member=no", "member=yes")
     np.testing.assert_array_equal(data.y, [1, 0, 1, 0])  # '>50K' sorts after '<=50K'
     np.testing.assert_allclose(data.X[:, 0], 2 * (np.array([34, 51, 62, 45]) - 18) / 82 - 1)

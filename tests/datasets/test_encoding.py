@@ -59,3 +59,19 @@ def test_norm_bound_without_attributes_is_sqrt_d_and_rejects_non_one_hot_blocks(
                      values=np.zeros((1, 1)), encoded_columns=((0, 1),))
     with pytest.raises(DomainError, match="one 1 per row"):
         _ = broken.row_norm_bound
+
+
+def test_synthetic_values_are_put_in_their_attribute_domain() -> None:
+    """A twin keeps each column's type: whole numbers for an integer attribute, codes for categories."""
+    age = Attribute("age", "numeric", bounds=(17.0, 90.0), integer=True)
+    np.testing.assert_array_equal(age.in_domain([50.70693479, 16.2, 90.6, 33.5]), [51, 17, 90, 34])
+    hours = Attribute("hours", "numeric", bounds=(1.0, 99.0))
+    np.testing.assert_array_equal(hours.in_domain([50.70693479, 0.2, 120.0]), [50.70693479, 1.0, 99.0])
+    colour = Attribute("colour", "categorical", categories=("red", "green", "blue"))
+    np.testing.assert_array_equal(colour.in_domain([0.2, 2.7, -1.0]), [0, 2, 0])
+    odd = Attribute("x", "numeric", bounds=(0.5, 3.5), integer=True)  # whole numbers inside the bounds only
+    np.testing.assert_array_equal(odd.in_domain([0.1, 3.9]), [1, 3])
+    with pytest.raises(ParameterError, match="integer flag of colour"):
+        Attribute("colour", "categorical", categories=("a",), integer=True)
+    with pytest.raises(ParameterError, match="a range holding a whole number"):
+        Attribute("x", "numeric", bounds=(0.2, 0.8), integer=True)

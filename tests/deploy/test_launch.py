@@ -30,38 +30,16 @@ from mpdp.errors import (
 )
 from mpdp.learning.registry import get_algorithm
 from mpdp.runtime.certs import generate_party_folders
+from tests.run_cases import CASES, DATA, SAME
 
 pytestmark = pytest.mark.net
 
-DATA = ["--dataset", "synthetic-mixed:n=200", "--seed", "5"]
-SAME = ("metric", "epsilon_spent", "delta_spent", "per_party_epsilon", "communication", "non_private", "parties")
 
 
 def cli_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
     assert main(argv) == 0
     out: dict[str, Any] = json.loads(capsys.readouterr().out)
     return out
-
-
-REGRESSION = ["--dataset", "synthetic-mixed:n=200,task=regression"]
-ERM = ["--option", "cohort=1", "--parties", "2"]
-GRADIENTS = ["--option", "T=3", *ERM]
-PFDS = ["--parties", "3", "--option", "h_max=3", "--option", "eval_agents=2"]
-#: every registered algorithm with small options (test_every_registered_algorithm_is_launched checks the list)
-CASES: dict[str, list[str]] = {
-    "fm-logistic": [],
-    "fm-linear": [*REGRESSION, "--parties", "3"],
-    "dpvi": ["--partition", "num0,num1;num2,num3,cat0,cat1,cat2", "--option", "epochs=1",
-             "--option", "components=2", "--option", "baseline=false"],
-    "ofpa": ["--option", "max_rounds=2", "--parties", "2"],
-    "ofaa": ["--option", "noise=fresh", "--option", "max_rounds=3", "--parties", "2"],
-    "pfds": PFDS, "pfds-s": PFDS, "pfds-minus": ["--parties", "2", "--option", "h_max=3"],
-    "dp-pred": ["--parties", "2"], "np-agt": PFDS,
-    **{m: ERM for m in ("pathak", "local-outp", "local-objp", "mpc-outp")},
-    **{m: GRADIENTS for m in ("local-gradp", "mpc-gradp")},
-    **{f"{m}-ridge": [*REGRESSION, *ERM] for m in ("pathak", "local-outp", "local-objp", "mpc-outp")},
-    **{f"{m}-ridge": [*REGRESSION, *GRADIENTS] for m in ("local-gradp", "mpc-gradp")},
-}
 
 
 def test_every_registered_algorithm_is_launched() -> None:
@@ -187,8 +165,8 @@ def test_every_registered_algorithm_is_deployable(capsys: pytest.CaptureFixture[
 def test_agents_scored_on_other_held_out_records_are_refused_naming_the_agent(tmp_path: Path) -> None:
     other = tmp_path / "evaluation.csv"
     config = _config("np-agt", ["--parties", "2"])
+    from mpdp.datasets.holdings import write_party_data
     from mpdp.deploy.algorithms import deployment_for
-    from mpdp.deploy.data import write_party_data
 
     held = deployment_for("np-agt").plan("np-agt", config).evaluation["agent1"]
     write_party_data(other, dataclasses.replace(held, y=1.0 - held.y))  # same shape, other labels

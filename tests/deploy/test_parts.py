@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from mpdp.cli import main
 from mpdp.datasets import load_dataset
-from mpdp.deploy.data import PartyData, dataset_from_schema, read_party_data, schema_of, write_party_data
-from mpdp.deploy.network import NAMED, network_model
+from mpdp.datasets.holdings import PartyData, dataset_from_schema, read_party_data, schema_of, write_party_data
 from mpdp.deploy.session import canonical, digest
 from mpdp.errors import DatasetError, ShapeMismatchError
+from mpdp.runtime.network import NAMED, network_model
 
 finite = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False, width=64)
 
@@ -98,12 +98,13 @@ def test_the_digest_is_order_free_and_sees_every_value() -> None:
 
 
 def test_every_deployable_name_is_registered_and_served() -> None:
-    from mpdp.deploy.algorithms import deployable, deployment_for
+    from mpdp.deploy.algorithms import AlgorithmDeployment, deployable, deployment_for
     from mpdp.learning.registry import algorithms
 
     registered = algorithms()
+    assert deployable()
     for name in deployable():
-        assert name in registered and name in deployment_for(name).algorithms
+        assert name in registered and isinstance(deployment_for(name), AlgorithmDeployment)
 
 
 def test_party_processes_on_one_machine_share_its_blas_pools_unless_the_user_sized_them(

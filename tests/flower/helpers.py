@@ -9,7 +9,7 @@ from mpdp.datasets.synthetic import logistic_with_optimum
 from mpdp.learning.distributed_erm import HorizontalParties
 from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare
 from mpdp.learning.distributed_erm.mpc import MPCSetup
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 SEED = 7

@@ -3,6 +3,7 @@ dropouts up to and beyond the threshold, and the bad inputs of the issue (schema
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,7 @@ def test_mpc_outp_releases_the_noisy_average_of_the_local_minimisers(tmp_path: P
     from mpdp.learning.distributed_erm import HorizontalParties
     from mpdp.learning.distributed_erm.experiments import equal_parts
 
-    config = small_config(parties=4)
+    config = dataclasses.replace(small_config(parties=4), options={})  # one-shot: no iterations
     plan = plan_run("mpc-outp", config, tmp_path, seed=SEED)
     out = outp.run(InProcessGrid(outp.client_app, {100 + i: c for i, c in enumerate(plan.nodes.values())}), plan.job)
     prepared = prepare(config.train, config.test)

@@ -14,7 +14,6 @@ from mpdp.dp.accounting import PrivacyLedger
 from mpdp.flower import ofpa_ofaa
 from mpdp.flower.inprocess import InProcessGrid
 from mpdp.flower.plans import plan_run
-from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
 from tests.flower.helpers import SEED, small_config
 
@@ -31,7 +30,7 @@ def _run(tmp_path: Path, method: str, **kwargs: object) -> tuple[dict[str, objec
 @pytest.mark.parametrize("method", ["ofpa", "ofaa"])
 def test_equals_the_in_process_fit(tmp_path: Path, method: str) -> None:
     out, config = _run(tmp_path, method)
-    settings = OfpaOfaaSettings(method=method, epsilon=1.0, lam=DEFAULT_LAM[method], max_rounds=3)
+    settings = OfpaOfaaSettings(method=method, epsilon=1.0, max_rounds=3)
     expected = fit(config.party_data(), settings, rng=config.rng)  # type: ignore[attr-defined]
     # the aggregate is the same ring sum; OFPA's Newton solve is the same code on the same rows and noise
     np.testing.assert_allclose(out["theta"], expected.theta, atol=1e-9, rtol=0)

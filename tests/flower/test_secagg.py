@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from mpdp.crypto.fixed_point import FixedPointFormat
+from mpdp.crypto.sealed_box import keypair, open_sealed, seal
 from mpdp.errors import PartyUnavailableError, ProtocolAbortError, TamperedCiphertextError
-from mpdp.flower.relay import RelayEndpoint, keypair, open_sealed, seal
+from mpdp.flower.relay import RelayEndpoint
 from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine, survivors_message
 from mpdp.protocols.aggregation import AggregateResult, AggregationSpec
 from mpdp.randomness import RandomSource

@@ -7,7 +7,7 @@ import pytest
 
 from mpdp.datasets import mixed_tabular
 from mpdp.errors import ParameterError
-from mpdp.learning.registry import Curve, Metric, RunConfig, RunReport
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 

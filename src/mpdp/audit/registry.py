@@ -3,18 +3,23 @@
 Each entry builds the real path's :class:`~mpdp.audit.case.AuditCase` (``broken=False``) or its deliberately
 broken variant (``broken=True``). ``quick_samples`` is the budget of the CI subset: enough for the broken
 variant to be flagged (measured margin stated in each adapter), far below the full budget.
+
+The noise samplers' audits are listed here; every algorithm's audited paths come from its spec
+(:attr:`AlgorithmSpec.audits <mpdp.learning.spec.AlgorithmSpec.audits>`), in the registry's order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mpdp.audit.case import AuditCase
-from mpdp.audit.cases import distributed_erm, dp_tree, dpvi, functional_mechanism, noise, ofaa, ofpa
+from mpdp.audit.cases import noise
 from mpdp.errors import ParameterError, explain
+from mpdp.learning.registry import algorithms
 
-__all__ = ["AUDITS", "Entry", "build", "names"]
+__all__ = ["AUDITS", "Entry", "audits", "build", "names"]
 
 
 @dataclass(frozen=True)
@@ -24,18 +29,33 @@ class Entry:
     paper: str
 
 
-AUDITS: dict[str, Entry] = {
+#: The samplers' own audits (not an algorithm's release path).
+SAMPLERS: dict[str, Entry] = {
     "discrete-laplace": Entry(noise.discrete_laplace_case, 20_000, "-"),
     "discrete-gaussian": Entry(noise.discrete_gaussian_case, 100_000, "-"),
-    "dp-tree-split": Entry(dp_tree.split_choice_case, 4_000, "004"),
-    "pfds-leaf-counts": Entry(dp_tree.leaf_counts_case, 2_000, "004"),
-    "fm-coefficients": Entry(functional_mechanism.fm_case, 800, "000"),
-    "ofaa-coefficients": Entry(ofaa.ofaa_case, 2_000, "001"),
-    "ofpa-minimiser": Entry(ofpa.ofpa_case, 1_200, "001"),
-    "dpvi-step": Entry(dpvi.dpvi_step_case, 20_000, "002"),
-    "mpc-outp": Entry(distributed_erm.mpc_outp_case, 20_000, "003"),
-    "mpc-gradp": Entry(distributed_erm.mpc_gradp_case, 20_000, "003"),
 }
+
+
+def _lazy(hook: Any) -> Callable[[bool], AuditCase]:
+    def build(broken: bool) -> AuditCase:
+        case: AuditCase = hook.load()(broken)
+        return case
+
+    return build
+
+
+def audits() -> dict[str, Entry]:
+    """Every audited path by name: the samplers', then each algorithm's from its spec."""
+    found = dict(SAMPLERS)
+    for spec in algorithms().values():
+        for hook in spec.audits:
+            if hook.name not in found:
+                found[hook.name] = Entry(_lazy(hook.build), hook.quick_samples, spec.paper)
+    return found
+
+
+#: every audit by name (derived from the specs once, at import)
+AUDITS: dict[str, Entry] = audits()
 
 
 def names() -> tuple[str, ...]:

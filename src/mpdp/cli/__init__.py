@@ -24,7 +24,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS: dict[str, str] = {
     name: f"mpdp.cli.{name}_cmd"
     for name in ("demo", "bench", "certs", "party", "run", "launch", "predict", "synthesize", "reproduce",
-                 "datasets", "align", "audit", "flower")
+                 "datasets", "align", "audit")
 }
 
 

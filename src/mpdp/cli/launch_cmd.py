@@ -10,7 +10,10 @@ deployment sends beyond that because no single process holds every party (e.g. t
 to every owner in memory).
 
 ``--engine`` picks how the parties are deployed; :data:`ENGINES` maps each choice to its function
-``(algo, config, args) -> record``. ``grpc`` is this package's launcher.
+``(algo, config, args) -> record``. ``grpc`` is this package's launcher (every algorithm whose spec names a
+deployment); ``flower`` starts a SuperLink and one SuperNode per party (the algorithms whose spec names a Flower
+app; extra ``flower``), with ``--timeout`` a round's timeout, ``--max-dropouts`` the clients that may miss a round
+and ``--insecure`` for plain HTTP instead of HTTPS with a demo CA.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from mpdp.cli.common import print_json, show_warnings
 from mpdp.cli.run_cmd import add_run_arguments, build_run, human, record_of
 from mpdp.deploy.config import MAX_TIMEOUT
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.registry import Algorithm, RunConfig, get_algorithm
+from mpdp.learning.registry import algorithms, get_algorithm
+from mpdp.learning.spec import AlgorithmSpec
+from mpdp.learning.spec.run import RunConfig
 
 __all__ = ["ENGINES", "add_parser", "handle", "launch_flower", "launch_grpc"]
 
@@ -47,6 +52,10 @@ def add_parser(subparsers: Any) -> None:
     deploy.add_argument("--keep", metavar="DIR", default=None,
                         help="write the parties' folders (data, certificates, configurations, ledgers) to DIR and "
                              "keep them, e.g. to copy one to each organisation")
+    deploy.add_argument("--max-dropouts", type=int, default=0,
+                        help="flower engine: clients that may miss a round (default 0)")
+    deploy.add_argument("--insecure", action="store_true",
+                        help="flower engine: plain HTTP instead of HTTPS with a demo CA")
     parser.set_defaults(handler=handle)
 
 
@@ -56,7 +65,7 @@ def _check_timeouts(args: argparse.Namespace) -> None:
             raise ParameterError(explain(label, value, f"seconds in (0, {MAX_TIMEOUT:g}]", f"pass e.g. {label} 60"))
 
 
-def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
     """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
@@ -89,7 +98,7 @@ def launch_grpc(algo: Algorithm, config: RunConfig, args: argparse.Namespace) ->
     return record
 
 
-def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
+def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace) -> dict[str, Any]:
     """The Flower engine (extra ``flower``): a SuperLink, one SuperNode per data party and two aggregator
     SuperNodes on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`); ``--timeout`` is a round's."""
     try:
@@ -100,7 +109,8 @@ def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) 
     _check_timeouts(args)
     start = time.perf_counter()
     record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
-                    connect_timeout=args.connect_timeout, workdir=args.keep)
+                    connect_timeout=args.connect_timeout, workdir=args.keep, tls=not args.insecure,
+                    max_dropouts=args.max_dropouts)
     record["seed"] = args.seed
     record["deployment"] = {"processes": config.parties + 2 + 1, "transport": "flower-https", "engine": "flower",
                             "wall_seconds": time.perf_counter() - start, "startup_seconds": None,
@@ -111,19 +121,20 @@ def launch_flower(algo: Algorithm, config: RunConfig, args: argparse.Namespace) 
 
 
 #: --engine choice -> (algorithm, config, args) -> the printed record
-ENGINES: dict[str, Callable[[Algorithm, RunConfig, argparse.Namespace], dict[str, Any]]] = {
+ENGINES: dict[str, Callable[[AlgorithmSpec, RunConfig, argparse.Namespace], dict[str, Any]]] = {
     "grpc": launch_grpc, "flower": launch_flower}
 
 
 def handle(args: argparse.Namespace) -> int:
     if args.list:
-        from mpdp.deploy.algorithms import deployable
-
-        names = deployable()
+        engines = {name: spec.engines() for name, spec in algorithms().items()}
+        grpc = [n for n, e in engines.items() if "grpc" in e]
+        flower = [n for n, e in engines.items() if "flower" in e]
         if args.json:
-            print_json({"deployable": list(names)})
+            print_json({"deployable": grpc, "engines": {"grpc": grpc, "flower": flower}})
         else:
-            print("deployable algorithms: " + ", ".join(names))
+            print("--engine grpc (default): " + ", ".join(grpc))
+            print("--engine flower: " + ", ".join(flower))
         return 0
     if not args.algorithm:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp launch --list`"))
@@ -133,6 +144,12 @@ def handle(args: argparse.Namespace) -> int:
         raise ParameterError(explain("--save", args.save, "no --save with launch (the launcher does not hold the "
                                      "released model)", "save from `mpdp run` with the same --seed"))
     algo = get_algorithm(args.algorithm)
+    if args.engine != "flower" and (args.max_dropouts or args.insecure):
+        raise ParameterError(explain("--max-dropouts/--insecure", args.max_dropouts or args.insecure,
+                                     "only with --engine flower", "drop them, or pass --engine flower"))
+    if args.engine not in algo.engines():
+        raise ParameterError(explain(f"--engine {args.engine}", algo.name, f"an engine {algo.name} runs on: "
+                                     f"{[e for e in algo.engines() if e in ENGINES]}", "run `mpdp launch --list`"))
     with show_warnings():
         config, extra = build_run(algo, args)
         record = ENGINES[args.engine](algo, config, args)

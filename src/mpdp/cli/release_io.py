@@ -13,9 +13,9 @@ from typing import Any
 
 from mpdp.cli.common import jsonable
 from mpdp.files import write_atomic
-from mpdp.learning.registry import RunConfig, RunReport
 from mpdp.learning.release.build import check_savable, released_model
 from mpdp.learning.release.format import write_model
+from mpdp.learning.spec.run import RunConfig, RunReport
 
 __all__ = ["RUN_FILE", "check_savable", "save_run"]
 

@@ -5,7 +5,8 @@ registered ones. ``--quick`` asks the reproduction for small sizes (seconds, for
 ``--repetitions`` overrides the paper's count; ``--folds N`` runs the first N folds of its cross-validation.
 ``--json`` prints the
 :class:`~mpdp.learning.registry.ReproTable` with rows ``{setting, metric, paper, ours {mean, std,
-repetitions}}``.
+repetitions}}``, and ``plot``: where ``--plot`` wrote the figure (drawn as the reproduction's
+:class:`~mpdp.learning.registry.ReproFigure` says, :mod:`mpdp.cli.plotting`), or null.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
     if not args.table:
-        raise ParameterError(explain("table", None, "a reproduction id", "run `mpdp reproduce --list` to see them"))
+        raise ParameterError(explain("reproduction id", None, "an id such as 000-table3",
+                                     "run `mpdp reproduce --list` to see them"))
     for name in ("repetitions", "folds"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -90,16 +92,17 @@ def handle(args: argparse.Namespace) -> int:
                                      "fix the reproduction's run function"))
     if not result.seconds:
         result.seconds = time.perf_counter() - start
-    if args.json:
-        record = result.as_json()
-        record.update(quick=args.quick, seed=args.seed)
-        print_json(record)
-    else:
-        print(format_table(result))
+    plot = None
     if args.plot:
         from mpdp.cli.plotting import plot_table
 
-        out = plot_table(result, args.plot)
-        if interactive(args):
-            print(f"mpdp: plot written to {out}", file=sys.stderr)
+        plot = str(plot_table(result, args.plot, repro.figure))
+    if args.json:
+        record = result.as_json()
+        record.update(quick=args.quick, seed=args.seed, plot=plot)
+        print_json(record)
+    else:
+        print(format_table(result))
+        if plot is not None and interactive(args):
+            print(f"mpdp: plot written to {plot}", file=sys.stderr)
     return 0

@@ -2,7 +2,7 @@
 
 The command loads the data (:func:`mpdp.datasets.load_dataset`), splits off a stratified test set, works out
 the parties (a column partition for vertical algorithms, a party count for horizontal ones), calls
-``Algorithm.run(RunConfig)`` and prints the :class:`~mpdp.learning.registry.RunReport` (one JSON object with
+``spec.run(RunConfig)`` and prints the :class:`~mpdp.learning.spec.run.RunReport` (one JSON object with
 ``--json``). Randomness: ``--seed`` seeds everything (data generation, split, the algorithm's keys and
 noise, each from its own child stream); without it every draw is fresh OS entropy.
 """
@@ -10,10 +10,9 @@ noise, each from its own child stream); without it every draw is fresh OS entrop
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -41,13 +40,15 @@ from mpdp.datasets.partition import (
     vertical_by_sizes,
 )
 from mpdp.datasets.splits import train_test_split
-from mpdp.deploy.network import network_model
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.learning.registry import Algorithm, RunConfig, RunReport, algorithms, get_algorithm
+from mpdp.learning.registry import algorithms, get_algorithm
+from mpdp.learning.spec import AlgorithmSpec, Settings
+from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
+from mpdp.runtime.network import network_model
 
-__all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "parse_options",
-           "record_of"]
+__all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "handle", "human", "list_text",
+           "parse_options", "record_of"]
 
 DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
@@ -69,24 +70,14 @@ def _fractions(text: str) -> tuple[float, ...]:
     return weights
 
 
-def parse_options(pairs: list[tuple[str, str]], declared: Mapping[str, str], algorithm: str) -> dict[str, Any]:
-    """``--option`` pairs -> typed values (JSON literals: numbers, true/false, lists; else the string).
-
-    Keys must be among the algorithm's declared options when it declares any.
-    """
-    out: dict[str, Any] = {}
+def parse_options(pairs: list[tuple[str, str]], spec: AlgorithmSpec) -> Settings:
+    """``--option key=value`` pairs -> the algorithm's settings, checked by its spec (each key once)."""
+    given: dict[str, str] = {}
     for key, raw in pairs:
-        if declared and key not in declared:
-            raise ParameterError(explain(f"--option {key}", raw, f"one of {sorted(declared)} for {algorithm}",
-                                         "see `mpdp run --list` for each algorithm's options"))
-        if key in out:
+        if key in given:
             raise ParameterError(explain(f"--option {key}", raw, "each key once", "drop the repeated key"))
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = {"True": True, "False": False}.get(raw, raw)
-        out[key] = value
-    return out
+        given[key] = raw
+    return spec.settings_from(given)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -143,7 +134,7 @@ def _check_privacy(epsilon: float, delta: float) -> None:
         raise ParameterError(explain("--delta", delta, "a number in [0, 1)", "pass e.g. --delta 1e-5"))
 
 
-def _check_task(algo: Algorithm, data: Dataset) -> None:
+def _check_task(algo: AlgorithmSpec, data: Dataset) -> None:
     if algo.task in ("classification", "regression") and data.task != algo.task:
         hint = ("a numeric --label (CSV) or adult:target=hours-per-week" if algo.task == "regression"
                 else "a two-class --label (CSV) or adult")
@@ -166,12 +157,12 @@ def _vertical_partition(data: Dataset, args: argparse.Namespace) -> VerticalPart
     return vertical_by_sizes(data, parties=parties, label_party=args.label_party)
 
 
-def build_config(algo: Algorithm, args: argparse.Namespace) -> RunConfig:
+def build_config(algo: AlgorithmSpec, args: argparse.Namespace) -> RunConfig:
     """Load, split and partition the data as ``args`` say, into the :class:`RunConfig` for ``algo``."""
     return build_run(algo, args)[0]
 
 
-def _check_party_files(algo: Algorithm, args: argparse.Namespace) -> None:
+def _check_party_files(algo: AlgorithmSpec, args: argparse.Namespace) -> None:
     if algo.partitioning != "vertical":
         raise ParameterError(explain("--data", [n for n, _ in args.data], f"only for vertical algorithms "
                                      f"({algo.name} is {algo.partitioning})", "use --dataset for row-split data"))
@@ -183,7 +174,7 @@ def _check_party_files(algo: Algorithm, args: argparse.Namespace) -> None:
                                      "drop --parties"))
 
 
-def build_run(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
+def build_run(algo: AlgorithmSpec, args: argparse.Namespace) -> tuple[RunConfig, dict[str, Any]]:
     """The run's configuration and what the report adds (the alignment's fields, with --data)."""
     _check_privacy(args.epsilon, args.delta)
     if algo.backends and args.backend is not None and args.backend not in algo.backends:
@@ -200,7 +191,7 @@ def build_run(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dic
         raise ParameterError(explain("--fractions/--anchor", args.fractions or args.anchor,
                                      f"only for horizontal algorithms ({algo.name} is vertical)",
                                      "drop them; use --partition for column splits"))
-    options = parse_options(args.option, algo.options, algo.name)
+    settings = parse_options(args.option, algo)
     rng = rng_from_args(args)
     aligned: AlignedData | None = None
     if args.data:
@@ -219,17 +210,20 @@ def build_run(algo: Algorithm, args: argparse.Namespace) -> tuple[RunConfig, dic
                 else _vertical_partition(train, args))
         parties, partition, label_party = part.parties, part.as_config(), part.label_party
     else:
-        rows = _row_partition(train, args, rng.spawn("rows"))
+        rows = _row_partition(train, args, rng.spawn("rows"), algo)
         parties, row_partition = len(rows.indices), rows.indices
+    algo.check_parties(parties)
     config = RunConfig(train=train, test=test, parties=parties, epsilon=args.epsilon, delta=args.delta,
                        rng=rng.spawn("algorithm"), backend=args.backend, partition=partition,
-                       label_party=label_party if algo.partitioning == "vertical" else 0, options=options,
+                       label_party=label_party if algo.partitioning == "vertical" else 0,
+                       settings=settings,
                        progress=interactive(args), row_partition=row_partition,
                        row_split="fractions" if args.fractions else "anchor" if args.anchor else "default")
-    return config, (aligned.record if aligned else {})
+    return algo.configure(config), (aligned.record if aligned else {})
 
 
-def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) -> HorizontalPartition:
+def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource,
+                   algo: AlgorithmSpec) -> HorizontalPartition:
     """Rows per horizontal party: equal (default), by --fractions, or by --anchor; no party left empty."""
     if args.fractions:
         if args.parties is not None and args.parties != len(args.fractions):
@@ -239,6 +233,7 @@ def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) 
         rows = horizontal_by_fractions(train, [w / total for w in args.fractions], rng=rng)
     else:
         parties = args.parties or DEFAULT_PARTIES["horizontal"]
+        algo.check_parties(parties)
         if not 1 <= parties <= train.n:
             raise ShapeMismatchError(explain("--parties", parties, f"1 to {train.n} (training rows of {train.name})",
                                              "use fewer parties or more data"))
@@ -254,20 +249,30 @@ def _row_partition(train: Dataset, args: argparse.Namespace, rng: RandomSource) 
 def _list(as_json: bool) -> int:
     known = algorithms()
     if as_json:
-        print_json({"algorithms": [{"name": a.name, "summary": a.summary, "paper": a.paper,
-                                    "partitioning": a.partitioning, "task": a.task, "backends": list(a.backends),
-                                    "options": dict(a.options)} for a in known.values()]})
+        print_json({"algorithms": [spec.as_json() for spec in known.values()]})
         return 0
     if not known:
         print("no algorithms are registered yet")
         return 0
-    rows = [(a.name, a.paper, a.partitioning, a.task, ",".join(a.backends) or "-", a.summary)
-            for a in known.values()]
-    print(table(rows, ("algorithm", "paper", "parties", "task", "backends", "summary")))
-    for a in known.values():
-        for key, text in a.options.items():
-            print(f"  {a.name} --option {key}=...  {text}")
+    print(list_text(known.values()))
     return 0
+
+
+def list_text(specs: Iterable[AlgorithmSpec]) -> str:
+    """``mpdp run --list``: one row per algorithm, then each options block once, with the algorithms it serves."""
+    specs = list(specs)
+    rows = [(a.name, a.paper, a.partitioning, a.task, ",".join(a.backends) or "-", ",".join(a.engines()[1:]) or "-",
+             a.summary) for a in specs]
+    lines = [table(rows, ("algorithm", "paper", "parties", "task", "backends", "also runs on", "summary")), ""]
+    blocks: dict[type[Settings], list[str]] = {}  # each settings class with its own options, once
+    for a in specs:
+        for cls in reversed(a.settings.__mro__):
+            if isinstance(cls, type) and issubclass(cls, Settings) and cls is not Settings and cls.own_options():
+                blocks.setdefault(cls, []).append(a.name)
+    for settings, names in blocks.items():
+        lines.append(f"--option for {', '.join(names)}:")
+        lines.extend(f"  {o.describe()}" for o in settings.own_options())
+    return "\n".join(lines)
 
 
 def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
@@ -346,17 +351,18 @@ def handle(args: argparse.Namespace) -> int:
         record["saved"] = save_run(args.save, report, config, record, args)
         if interactive(args):
             print(f"mpdp: released model written to {record['saved']['model']}", file=sys.stderr)
-    if args.json:
-        print_json(record)
-    else:
-        print(human(record))
-    if args.plot:
+    if args.plot:  # before the record is printed: --json says where the plot went (null: no curve to plot)
+        record["plot"] = None
         if not report.curves:
             print(f"mpdp: note: {algo.name} reports no curve; nothing plotted", file=sys.stderr)
         else:
             from mpdp.cli.plotting import plot_curves
 
-            out = plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}")
-            if interactive(args):
-                print(f"mpdp: plot written to {out}", file=sys.stderr)
+            record["plot"] = str(plot_curves(report.curves, args.plot, title=f"{algo.name} on {report.dataset}"))
+    if args.json:
+        print_json(record)
+    else:
+        print(human(record))
+        if record.get("plot") and interactive(args):
+            print(f"mpdp: plot written to {record['plot']}", file=sys.stderr)
     return 0

@@ -137,7 +137,7 @@ Reporter = Callable[[str], None]
 
 def _attribute(name: str) -> Attribute:
     if name in ADULT_BOUNDS:
-        return Attribute(name, "numeric", bounds=ADULT_BOUNDS[name])
+        return Attribute(name, "numeric", bounds=ADULT_BOUNDS[name], integer=True)  # Adult's numbers are whole
     return Attribute(name, "categorical", categories=ADULT_CATEGORIES[name])
 
 

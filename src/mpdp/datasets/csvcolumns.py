@@ -30,7 +30,7 @@ from itertools import pairwise
 from mpdp.errors import DatasetError, DomainError, explain
 
 __all__ = ["MIN_ROWS_FOR_IDENTIFIER", "find_identifiers", "number", "numeric_column", "parse_numeric",
-           "require_unique"]
+           "require_unique", "whole_numbers"]
 
 #: Fewer complete rows than this and no column is taken for an identifier: uniqueness says little in a tiny table.
 MIN_ROWS_FOR_IDENTIFIER = 10
@@ -68,6 +68,12 @@ def parse_numeric(column: str, cells: Sequence[str], lines: Sequence[int], *, de
             f"correct those cells, or blank them to treat them as missing values; if the column holds categories, "
             f"declare it categorical (--categorical {column}, categorical=[{column!r}])"))
     return [v for v in values if v is not None]
+
+
+def whole_numbers(cells: Sequence[str]) -> bool:
+    """Whether every cell of a numeric column is written as a whole number (``42``, not ``42.0``): the column is
+    then an integer attribute, which synthetic twins write as whole numbers."""
+    return bool(cells) and all(_WHOLE.fullmatch(c.strip()) for c in cells)
 
 
 def numeric_column(cells: Sequence[str]) -> bool:

@@ -12,6 +12,9 @@ the schema, not read off the private rows. Domains inferred from the file are co
 example, the largest value present; the loader then emits a :class:`~mpdp.errors.PrivacyLeakWarning` naming
 the inferred columns and how to declare them (``bounds={"age": (0, 120)}``, ``--bounds age=0:120``).
 
+A numeric column written in whole numbers only (``42``, not ``42.0``) is an integer attribute
+(:attr:`~mpdp.datasets.dataset.Attribute.integer`): synthetic twins write it as whole numbers within its bounds.
+
 Label: a column with two distinct values gives classification (the ``positive`` value, or the larger of the
 two in sorted order, becomes 1); a numeric column with more values gives regression, scaled to [-1, 1] by
 its bounds. The class names are kept (``Dataset.label_classes``: predictions and twins write them); declare
@@ -39,7 +42,14 @@ from typing import Literal
 
 import numpy as np
 
-from mpdp.datasets.csvcolumns import find_identifiers, number, numeric_column, parse_numeric, require_unique
+from mpdp.datasets.csvcolumns import (
+    find_identifiers,
+    number,
+    numeric_column,
+    parse_numeric,
+    require_unique,
+    whole_numbers,
+)
 from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import OutOfBounds, make_dataset, scale_to_pm1
 from mpdp.errors import (
@@ -238,7 +248,8 @@ def load_csv(
                 if lo == hi:
                     lo, hi = lo - 0.5, hi + 0.5
                 inferred.append(f"{col} bounds [{lo:g}, {hi:g}]")
-            attrs.append(Attribute(col, "numeric", bounds=(lo, hi)))
+            whole = whole_numbers(raw) and np.ceil(lo) <= np.floor(hi)  # e.g. an age: twins write whole numbers
+            attrs.append(Attribute(col, "numeric", bounds=(lo, hi), integer=bool(whole)))
             cols.append(values)
         else:
             if col in declared_cats:

@@ -36,25 +36,47 @@ class Attribute:
     """One source attribute (before encoding).
 
     ``kind`` is ``"numeric"`` (with public ``bounds``, the range the scaling assumes) or ``"categorical"``
-    (with its ``categories``, code i meaning ``categories[i]``).
+    (with its ``categories``, code i meaning ``categories[i]``). ``integer``: a numeric attribute whose values
+    are whole numbers in the source (an age in years, a count); synthetic records round it to them
+    (:meth:`in_domain`), so a twin keeps the column's type.
     """
 
     name: str
     kind: Literal["numeric", "categorical"]
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
+    integer: bool = False
 
     def __post_init__(self) -> None:
         if self.kind == "numeric":
             if self.bounds is None or not self.bounds[0] < self.bounds[1]:
                 raise ParameterError(explain(f"bounds of {self.name}", self.bounds, "(low, high) with low < high",
                                              "declare the attribute's public range"))
+            if self.integer and np.ceil(self.bounds[0]) > np.floor(self.bounds[1]):
+                raise ParameterError(explain(f"bounds of integer attribute {self.name}", self.bounds,
+                                             "a range holding a whole number", "widen the bounds"))
+        elif self.integer:
+            raise ParameterError(explain(f"integer flag of {self.name}", self.kind, "a numeric attribute",
+                                         "drop integer=True: categories are labels"))
         elif self.kind == "categorical":
             if not self.categories:
                 raise ParameterError(explain(f"categories of {self.name}", self.categories,
                                              "a non-empty tuple", "list the attribute's categories"))
         else:
             raise ParameterError(explain("kind", self.kind, "'numeric' or 'categorical'", "declare the type"))
+
+    def in_domain(self, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """Attribute-view values of synthetic records made valid: a numeric value clipped to the bounds (and
+        rounded to the nearest whole number within them for an integer attribute); a categorical code rounded
+        to the nearest code and clipped to ``0 .. len(categories) - 1``."""
+        v = np.asarray(values, dtype=np.float64)
+        if self.kind == "categorical":
+            out: npt.NDArray[np.float64] = np.clip(np.rint(v), 0, len(self.categories or ()) - 1)
+            return out
+        lo, hi = self.bounds or (-np.inf, np.inf)
+        if self.integer:
+            return np.clip(np.rint(v), np.ceil(lo), np.floor(hi))
+        return np.clip(v, lo, hi)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class VerticalPartition:
         return out
 
     def as_config(self) -> tuple[tuple[str, ...], ...]:
-        """The form :class:`mpdp.learning.registry.RunConfig` carries (names per party)."""
+        """The form :class:`mpdp.learning.spec.run.RunConfig` carries (names per party)."""
         return self.names
 
 

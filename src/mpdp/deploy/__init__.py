@@ -1,11 +1,13 @@
 """Deployment: every party of a learning algorithm in its own OS process, over gRPC with mutual TLS.
 
-Above :mod:`mpdp.learning` and below :mod:`mpdp.cli`:
+Above :mod:`mpdp.learning` and below :mod:`mpdp.cli`. What an algorithm's parties are and do is its own
+(:class:`~mpdp.learning.spec.deployment.AlgorithmDeployment`, named by its spec); this package runs them apart:
 
-* :mod:`~mpdp.deploy.data`: a party's own data file and the public schema;
 * :mod:`~mpdp.deploy.session`: a party's connections, the configuration handshake, its protocol runs;
-* :mod:`~mpdp.deploy.algorithms`: per algorithm, the parties, their public parameters and roles;
+* :mod:`~mpdp.deploy.algorithms`: finds an algorithm's deployment through its spec;
 * :mod:`~mpdp.deploy.party`: ``mpdp party --config`` for an ``"algorithm"``;
-* :mod:`~mpdp.deploy.launcher`: ``mpdp launch``, every party as a process on this machine;
-* :mod:`~mpdp.deploy.network`: the LAN/WAN wall-time model of ``--network``.
+* :mod:`~mpdp.deploy.launcher`: ``mpdp launch``, every party as a process on this machine.
+
+A party's data file and the public schema are :mod:`mpdp.datasets.holdings`; the LAN/WAN wall-time model of
+``--network`` is :mod:`mpdp.runtime.network`.
 """

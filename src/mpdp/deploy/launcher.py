@@ -1,6 +1,6 @@
 """``mpdp launch``: one OS process per party on this machine, over gRPC with mutual TLS.
 
-:func:`launch` takes the :class:`~mpdp.learning.registry.RunConfig` ``mpdp run`` builds and
+:func:`launch` takes the :class:`~mpdp.learning.spec.run.RunConfig` ``mpdp run`` builds and
 
 1. asks the algorithm's deployment (:mod:`mpdp.deploy.algorithms`) for the parties, the public parameters
    and each party's own data, and writes into a temporary folder one folder per party holding only what
@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpdp.datasets.holdings import dump_json, write_party_data
 from mpdp.deploy.algorithms import deployment_for
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan
-from mpdp.deploy.data import dump_json, records_digest, write_party_data
 from mpdp.errors import ProtocolError, explain
-from mpdp.learning.registry import RunConfig, RunReport
+from mpdp.learning.registry import get_algorithm
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, shared_parameters
+from mpdp.learning.spec.memory import decode_runs
+from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.codec import decode
@@ -89,15 +91,7 @@ def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: fl
     run = f"launch-{uuid.uuid4().hex}" if run is None else run
     ports = free_ports(len(plan.parties))
     addresses = {name: f"127.0.0.1:{port}" for name, port in zip(plan.parties, ports, strict=True)}
-    shared = dict(plan.public)
-    shared["rng_path"] = list(plan.rng_path)
-    shared["holdings"] = {name: None if d is None else {"features": list(d.features), "label": d.y is not None,
-                                                         "values": d.values is not None, "rows": d.n}
-                          for name, d in plan.data.items()}
-    if plan.evaluation:  # the held-out records each scoring party is handed, pinned by their digest
-        shared["evaluation"] = {name: {"features": list(d.features), "label": d.y is not None,
-                                       "values": d.values is not None, "rows": d.n, "sha256": records_digest(d)}
-                                for name, d in plan.evaluation.items()}
+    shared = shared_parameters(plan)
     dump_json(root / "shared.json", shared)
     generate_party_folders(root, plan.parties)
     out: dict[str, PartyProcess] = {}
@@ -238,7 +232,7 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
     process ends with the launcher, even when the launcher is killed (:class:`~mpdp.runtime.supervisor.Supervisor`).
     """
     deployment = deployment_for(algorithm)
-    config = deployment.prepare(config)
+    config = deployment.prepare(get_algorithm(algorithm).configure(config))
     plan = deployment.plan(algorithm, config)
     root = Path(tempfile.mkdtemp(prefix="mpdp-launch-")) if keep is None else keep
     root.mkdir(parents=True, exist_ok=True)
@@ -257,11 +251,16 @@ def launch(algorithm: str, config: RunConfig, driver: Callable[[RunConfig], RunR
             body = decode(p.output.read_bytes())
             outputs[p.name] = list(body["runs"])
             reports[p.name] = json.loads(body["report"])
-        delegate = _Delegate(deployment, dict(plan.public), outputs)
-        with delegated_runs(delegate):
-            report = driver(config)
-        delegate.check_consumed()
-        deployment.check(report, delegate.runs)
+        shared = shared_parameters(plan)
+        outcomes = {name: decode_runs(deployment, name, runs, shared) for name, runs in outputs.items()}
+        report = deployment.report(config, plan, outcomes)
+        if report is None:  # the algorithm's own driver, its protocol runs answered by the parties' results
+            delegate = _Delegate(deployment, dict(plan.public),
+                                 {name: [r for r in runs if r.get("counted", True)] for name, runs in outputs.items()})
+            with delegated_runs(delegate):
+                report = driver(config)
+            delegate.check_consumed()
+            deployment.check(report, delegate.runs)
         startup = max(r["ready_at"] for r in reports.values()) - started
         return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None)
     finally:

@@ -52,11 +52,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mpdp.datasets.holdings import PartyData, read_party_data, records_digest
 from mpdp.deploy.algorithms import deployment_for
-from mpdp.deploy.algorithms.base import PartyContext
 from mpdp.deploy.charge import RunCharge, charge_run
 from mpdp.deploy.config import check_algorithm_options, check_party_config
-from mpdp.deploy.data import PartyData, read_party_data, records_digest
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (
@@ -68,6 +67,8 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
+from mpdp.learning.spec.deployment import PartyContext
+from mpdp.learning.spec.memory import encode_runs
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
@@ -255,7 +256,6 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         report.update(alignment.as_json())
         report["alignment"] = {"seconds": aligned_run.seconds, **aligned_run.traffic.as_dict()}
     if output is not None:
-        runs = [{"parties": list(r.parties), "result": deployment.encode(name, r.result),
-                 "traffic": r.traffic.as_dict()} for r in session.runs if r.counted]
+        runs = encode_runs(deployment, name, [r for r in session.runs if r is not aligned_run])
         output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
     return report

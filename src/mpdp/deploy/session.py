@@ -11,17 +11,16 @@ A :class:`PartySession` owns the local party's :class:`~mpdp.runtime.grpc_transp
    exchange is the first frame between each pair and is not counted as protocol traffic (it is reported
    apart, as set-up). Each hello also carries a fresh nonce: the run's id (:attr:`PartySession.run_id`) is the
    shared section's ``"run"`` when it names one, else a digest of the configuration and every party's nonce,
-   the same at every party and new for every run;
-3. runs the algorithm's protocol runs in order (:meth:`run`), each with a fresh
-   :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
+   the same at every party and new for every execution;
+3. runs the algorithm's protocol runs in order (:meth:`~mpdp.runtime.steps.StepSession.run`), each with a
+   fresh :class:`~mpdp.runtime.comm.Comm` on the same connections, whose random source is ``root.spawn(party)``
    exactly as :func:`~mpdp.runtime.run_protocol` gives it in memory, and records each run's result and traffic;
-   :attr:`PartySession.data_sent` says whether any protocol message has left this party (what decides whether a
-   run that fails has spent its budget);
+   :attr:`PartySession.data_sent` says whether any protocol message has left this party since the handshake
+   (what decides whether a run that fails has spent its budget);
 4. tells every peer it finished (:meth:`finish`) or that it failed and why (:meth:`fail`), so no peer waits
    for it past that moment.
 
-Runs on one set of connections follow each other without interleaving: per-pair delivery is in order and every
-run consumes the messages it was sent, so the next run's first message is the next one each party reads.
+The runs are a :class:`~mpdp.runtime.steps.StepSession`'s, as in memory.
 """
 
 from __future__ import annotations
@@ -31,16 +30,15 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from mpdp.errors import ConfigMismatchError, MalformedMessageError, explain
-from mpdp.randomness import RandomSource
 from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
-from mpdp.runtime.comm import Comm, PartyTraffic
 from mpdp.runtime.grpc_transport import GrpcTransport
+from mpdp.runtime.steps import StepSession
 
-__all__ = ["PartySession", "RunRecord", "canonical", "digest"]
+__all__ = ["PartySession", "canonical", "digest"]
 
 _HELLO = b"mpdp/deploy-hello/v2\n"
 _NONCE = 32  # hex digits of a hello's nonce
@@ -61,27 +59,12 @@ def _differences(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str
     return [k for k in keys if mine.get(k) != theirs.get(k)]
 
 
-class RunRecord:
-    """One protocol run of the local party: who took part, its result and what it sent."""
-
-    def __init__(self, parties: tuple[str, ...], result: Any, traffic: PartyTraffic, seconds: float,
-                 counted: bool = True) -> None:
-        self.parties = parties
-        self.result = result
-        self.traffic = traffic
-        self.seconds = seconds
-        self.counted = counted
-
-
-class PartySession:
+class PartySession(StepSession):
     """The local party's side of a deployment (see the module docstring)."""
 
     def __init__(self, transport: GrpcTransport, *, timeout: float, limits: CodecLimits = DEFAULT_LIMITS) -> None:
+        super().__init__(transport.endpoint(transport.name), timeout=timeout, limits=limits)
         self.transport = transport
-        self.name = transport.name
-        self.timeout = float(timeout)
-        self.limits = limits
-        self.runs: list[RunRecord] = []
         self.setup_seconds = 0.0
         self.ready_at = 0.0  # wall-clock time (epoch seconds) the handshake completed: the first message may go
         #: the process's CPU seconds at that moment (interpreter, imports, its files, TLS): what start-up costs a
@@ -89,15 +72,15 @@ class PartySession:
         self.ready_cpu = 0.0
         #: the run's id, agreed at the handshake (:meth:`start`)
         self.run_id = ""
-        self._comms: list[Comm] = []
+        self._messages_at_start: int | None = None
         self._done = False
 
     @property
     def data_sent(self) -> bool:
-        """Whether any message of a protocol run has left this party (handed to the transport). The session
-        cannot tell which messages depend on the party's data, so it counts every one: a failed run is then
-        charged whenever it could have released anything, never less."""
-        return any(c.traffic.messages_sent > 0 for c in self._comms)
+        """Whether any protocol message has left this party (been handed to the transport) since the handshake.
+        The session cannot tell which messages depend on the party's data, so it counts every one: a failed run
+        is then charged whenever it could have released anything, never less."""
+        return self._messages_at_start is not None and self.transport.messages_sent > self._messages_at_start
 
     def start(self, shared: Mapping[str, Any]) -> float:
         """Connect to every peer and check that all hold the same shared configuration; returns the seconds."""
@@ -105,7 +88,7 @@ class PartySession:
         self.transport.wait_ready()
         mine = canonical(shared)
         nonce = secrets.token_hex(_NONCE // 2).encode("ascii")
-        endpoint = self.transport.endpoint(self.name)
+        endpoint = self.endpoint
         for peer in self.transport.peers:
             endpoint.send(peer, _HELLO + nonce + mine)
         nonces = {self.name: nonce}
@@ -130,26 +113,11 @@ class PartySession:
         named = shared.get("run")
         self.run_id = named if isinstance(named, str) and named else hashlib.sha256(
             mine + b"".join(nonces[p] for p in sorted(nonces))).hexdigest()[:32]
+        self._messages_at_start = self.transport.messages_sent
         self.setup_seconds = time.monotonic() - start
         self.ready_at = time.time()
         self.ready_cpu = time.process_time()
         return self.setup_seconds
-
-    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
-            counted: bool = True) -> Any:
-        """Run the local party's ``role`` in a protocol among ``parties`` (canonical order); its random source
-        is ``root.spawn(name)``, as in memory.
-
-        ``counted=False`` marks messages the in-memory driver does not send because it holds every party in one
-        process (e.g. the model a central loop hands every owner): reported in the deployment's per-party
-        traffic, not in the algorithm's communication, which stays the in-memory run's."""
-        comm = Comm(self.transport.endpoint(self.name), tuple(parties), rng=root.spawn(self.name),
-                    timeout=self.timeout, limits=self.limits)
-        self._comms.append(comm)
-        start = time.perf_counter()
-        result = role(comm)
-        self.runs.append(RunRecord(tuple(parties), result, comm.traffic, time.perf_counter() - start, counted))
-        return result
 
     def finish(self) -> None:
         """Tell the peers this party is done, then close the connections (peers' last frames land first)."""

@@ -3,8 +3,8 @@ carried in Flower messages.
 
 Only this package imports ``flwr``; nothing else in mpdp needs it. Layout, one job per module:
 
-* :mod:`~mpdp.flower.relay`: a party's protocol step run against a relayed batch of messages; sealed boxes
-  (X25519 + AES-GCM) so the hub relays shares it cannot read;
+* :mod:`~mpdp.flower.relay`: a party's protocol step run against a relayed batch of messages, shares sealed
+  (:mod:`mpdp.crypto.sealed_box`) so the hub relays them without reading them;
 * :mod:`~mpdp.flower.secagg`: :mod:`mpdp.protocols.aggregation` as two hub rounds (contribute, aggregate), with
   the dropout threshold enforced by the hub and rechecked by the protocol's server code;
 * :mod:`~mpdp.flower.messages`: mpdp-codec payloads in Flower messages, typed errors across the wire, one round

@@ -18,6 +18,7 @@ from flwr.app import ConfigRecord, Context, Message
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid
 
+from mpdp.crypto.sealed_box import keypair
 from mpdp.errors import MpdpError, ParameterError, ProtocolAbortError, ShapeMismatchError, explain
 from mpdp.flower.messages import (
     ERROR_CODE,
@@ -30,7 +31,6 @@ from mpdp.flower.messages import (
     wait_for_nodes,
 )
 from mpdp.flower.nodes import client_rows, identity, noise_source
-from mpdp.flower.relay import keypair
 from mpdp.flower.secagg import survivors_message
 from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource

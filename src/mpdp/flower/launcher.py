@@ -14,7 +14,7 @@ concurrent SuperNode pulls with "database is locked" under load, and a SuperNode
 pulling. The run ends, with the hub's result or a typed error, within its deadline: ``timeout``, by default the
 time its rounds may take (:func:`run_deadline`); a SuperLink that ends early fails it at once.
 
-Equality with ``mpdp run``: with the same :class:`~mpdp.learning.registry.RunConfig` whose ``rng`` is
+Equality with ``mpdp run``: with the same :class:`~mpdp.learning.spec.run.RunConfig` whose ``rng`` is
 ``RandomSource.seeded(seed).spawn("algorithm")`` (what ``mpdp run --seed seed`` builds) and ``seed=seed``, the
 aggregators draw the same noise as the in-process run, so the model agrees up to fixed-point rounding of the
 clients' gradients (see :mod:`mpdp.flower`). The shares' masks and the sealing keys are fresh each round; they
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.errors import PartyUnavailableError
-from mpdp.flower.plans import APPS, check_algorithm, message_rounds, plan_run, result_record
-from mpdp.learning.registry import RunConfig
+from mpdp.flower.plans import app_module, check_algorithm, message_rounds, plan_run, result_record
+from mpdp.learning.spec.run import RunConfig
 from mpdp.runtime.supervisor import Supervisor, free_ports, typed_error, wait_for_port
 
 __all__ = ["FLWR_IN_MEMORY", "launch", "run_deadline", "wait_for_port", "write_app"]
@@ -54,7 +54,7 @@ def write_app(directory: str | Path, algorithm: str) -> Path:
     package = out / "mpdp_flower_app"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text('"""Points Flower at mpdp\'s apps (mpdp must be installed)."""\n')
-    module = APPS[algorithm]
+    module = app_module(algorithm)
     (out / "pyproject.toml").write_text(f"""[build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"

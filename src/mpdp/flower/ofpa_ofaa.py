@@ -6,12 +6,14 @@ Each data owner is a ClientApp holding its own rows (unit ball, intercept folded
 :func:`~mpdp.learning.ofpa_ofaa.model.calibrate`, same perturbation, same local solver), minimises its
 perturbed objective from the global parameters and sends ``(n_k theta_k, n_k)`` through mpdp's weighted secure
 aggregation (:mod:`mpdp.flower.secagg`, ``reveal=True``): the hub learns only the record-weighted average of the
-survivors, exactly as :func:`~mpdp.learning.ofpa_ofaa.parties.secure_weighted_average` does in process.
+survivors, exactly as the in-process rounds do (:mod:`mpdp.learning.ofpa_ofaa.rounds`).
 
-Noise and accounting are each owner's own (local perturbation, paper 001): an owner charges its ledger
-``epsilon`` once before its first release (``noise="once"``, its perturbation kept in its node's Flower state
-across rounds, never sent), or ``epsilon / max_rounds`` per round (``noise="fresh"``). A dropped owner changes
-the average, not anybody's guarantee. The record counts ``n_k`` are public (reported at the start), as in the
+Noise and accounting are each owner's own (local perturbation, paper 001): an owner charges its ledger the run's
+cost (:func:`~mpdp.learning.ofpa_ofaa.model.owner_cost`, the charge every engine makes) once, before its first
+release; its perturbation is drawn once and kept in its node's Flower state across rounds (``noise="once"``,
+never sent) or drawn anew each round (``noise="fresh"``), under the labels and with the stopping rule of
+:mod:`mpdp.learning.ofpa_ofaa.rounds`. A dropped owner changes the average, not anybody's guarantee. The
+record counts ``n_k`` are public (reported at the start), as in the
 paper, which weighs by them.
 """
 
@@ -27,14 +29,16 @@ import numpy as np
 from flwr.app import ConfigRecord, Context
 from flwr.serverapp import Grid, ServerApp
 
-from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
 from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine
-from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate
+from mpdp.learning.ofpa_ofaa.deployment import settings_of
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate, owner_cost
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows
+from mpdp.learning.ofpa_ofaa.rounds import noise_label, release_of, stop_after
+from mpdp.learning.spec.memory import ALGORITHM_LABEL
 from mpdp.protocols.aggregation import AggregateResult, AggregationSpec
 from mpdp.randomness import RandomSource
 from mpdp.runtime.codec import decode, encode
@@ -45,9 +49,7 @@ _OWNER_STATE = "mpdp-owner"
 
 
 def _settings(public: Mapping[str, Any]) -> OfpaOfaaSettings:
-    return OfpaOfaaSettings(method=str(public["method"]), epsilon=float(public["epsilon"]), lam=float(public["lam"]),
-                            eta=float(public["eta"]), max_rounds=int(public["max_rounds"]), noise=str(public["noise"]),
-                            bound=float(public["bound"]))
+    return settings_of(public)
 
 
 def _spec(public: Mapping[str, Any]) -> AggregationSpec:
@@ -61,7 +63,7 @@ def _owner_source(context: Context, name: str) -> RandomSource:
     """The owner's noise source: seeded from its node config in experiments (``mpdp run --seed``'s), else a
     secret drawn at its first release and kept in its node's state, so its perturbation survives the fresh
     ClientApp process of each round (noise drawn once is drawn once)."""
-    seeded = noise_source(context.node_config, ("algorithm", name))
+    seeded = noise_source(context.node_config, (ALGORITHM_LABEL, name))  # the owner's source in every engine
     if seeded is not None:
         return seeded
     record = context.state.get(_OWNER_STATE)
@@ -82,21 +84,20 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     settings = _settings(public)
     prepared = PreparedParties(names=(me.name,), rows=(rows,), row_bound=float(public["row_bound"]),
                                row_l1=float(public["row_l1"]), intercept=float(public["intercept"]))
-    per_release = settings.epsilon if settings.noise == "once" else settings.epsilon / settings.max_rounds
-    lam, scale, budget = calibrate(settings, per_release, rows.X.shape[0], prepared,
-                                         int(np.count_nonzero(rows.fixed)))
+    lam, scale, budget = calibrate(settings, settings.per_release, rows.X.shape[0], prepared,
+                                   int(np.count_nonzero(rows.fixed)))
     owner = DataOwner(me.name, rows, settings.method, lam, scale, _owner_source(context, me.name), budget)
-    release = 0 if settings.noise == "once" else rnd
-    if settings.method != "none":
+    release = release_of(settings, rnd)
+    cost = owner_cost(settings)
+    if cost is not None:  # the run's whole cost, once, before the owner's first release
         ledger = open_ledger(context.node_config, me.name, epsilon=settings.epsilon, delta=0.0, method="basic")
-        charge_once(ledger, PrivacyCost(epsilon=per_release, mechanism="laplace"),
-                    f"flower/{context.run_id}/{settings.method}/round {release}")
+        charge_once(ledger, cost, f"flower/{context.run_id}/{settings.method}")
     cached = context.state.get(f"{_OWNER_STATE}-solution")
-    key = f"{settings.method}/round/{release}"
+    key = f"{settings.method}/{noise_label(release)}"
     if isinstance(cached, ConfigRecord) and cached.get("key") == key:
         local = np.asarray(decode(cached["value"]), dtype=np.float64)  # type: ignore[arg-type, unused-ignore]
     else:
-        owner.draw_noise(f"round/{release}")
+        owner.draw_noise(noise_label(release))
         local = owner.local_fit(np.asarray(body["theta"], dtype=np.float64))
         context.state[f"{_OWNER_STATE}-solution"] = ConfigRecord({"key": key, "value": encode(local)})
     values = np.clip(local, -settings.bound, settings.bound)[None, :]
@@ -122,8 +123,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     nodes, info = introduce(grid, job)
     sizes = {c: int(info[c]["rows"]) for c in job["clients"]}
-    public = {k: job[k] for k in ("method", "epsilon", "lam", "eta", "max_rounds", "noise", "bound", "d", "fixed",
-                                  "row_bound", "row_l1", "intercept", "aggregators", "clients", "max_dropouts")}
+    public = {k: job[k] for k in ("settings", "epsilon", "method", "bound", "d", "fixed", "row_bound", "row_l1",
+                                  "intercept", "aggregators", "clients", "max_dropouts")}
     public["count_bound"] = 1 << max(1, max(sizes.values()).bit_length())
     spec, settings = _spec(public), _settings(public)
     keys = {a: bytes(info[a]["public_key"]) for a in job["aggregators"]}
@@ -157,11 +158,11 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
                        "node_errors": {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()},
                        "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
                        "seconds": contribute.seconds + aggregate.seconds})
-        if rnd > 0 and change < settings.eta:
+        if stop_after(rnd, change, settings):
             converged = True
             break
-    per_release = settings.epsilon if settings.noise == "once" else settings.epsilon / settings.max_rounds
-    spent = per_release * (1 if settings.noise == "once" else len(rounds)) if settings.method != "none" else math.inf
+    cost = owner_cost(settings)
+    spent = math.inf if cost is None else cost.epsilon
     return {"theta": theta.tolist(), "rounds": rounds, "converged": converged, "epsilon_spent": spent,
             "party_rows": [sizes[c] for c in job["clients"]], "bytes_per_client": traffic,
             "seconds": time.perf_counter() - start}

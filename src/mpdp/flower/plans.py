@@ -19,13 +19,11 @@ import numpy as np
 
 from mpdp.errors import ParameterError, explain
 from mpdp.flower.nodes import write_rows
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.registry import algorithms, get_algorithm
+from mpdp.learning.spec.run import RunConfig
 
-__all__ = ["APPS", "RunPlan", "message_rounds", "plan_run", "result_record"]
-
-#: Algorithm -> module holding its ``server_app`` and ``client_app``.
-APPS = {"mpc-gradp": "mpdp.flower.gradp", "mpc-outp": "mpdp.flower.outp", "ofpa": "mpdp.flower.ofpa_ofaa",
-        "ofaa": "mpdp.flower.ofpa_ofaa"}
+__all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "message_rounds", "plan_run",
+           "result_record"]
 
 
 @dataclass(frozen=True)
@@ -37,17 +35,37 @@ class RunPlan:
     scoring: Any
 
 
+def flower_algorithms() -> tuple[str, ...]:
+    """The registered algorithms whose spec names a Flower app."""
+    return tuple(name for name, spec in algorithms().items() if spec.flower is not None)
+
+
 def message_rounds(job: Mapping[str, Any]) -> int:
-    """The hub's message rounds for ``job``: the hello, then two per training round (contributions, then the
-    aggregators' shares); each lasts at most the job's round timeout."""
-    rounds = {"mpc-gradp": job.get("T"), "mpc-outp": 1}.get(str(job["algorithm"]), job.get("max_rounds"))
-    return 1 + 2 * int(rounds or 1)
+    """At most how many message rounds the hub runs for ``job``: the hello, then two per training round
+    (contributions, then the aggregators' shares), the training rounds bounded by the job's ``T`` or
+    ``max_rounds`` (an upper bound where a method stops sooner); each lasts at most the job's round timeout."""
+    rounds = job.get("T", job.get("max_rounds", 1))
+    return 1 + 2 * max(1, int(rounds) if isinstance(rounds, int | float) else 1)
 
 
 def check_algorithm(algorithm: str) -> None:
-    if algorithm not in APPS:
-        raise ParameterError(explain("algorithm", algorithm, f"one of {sorted(APPS)}",
+    if algorithm not in flower_algorithms():
+        raise ParameterError(explain("algorithm", algorithm, f"one of {list(flower_algorithms())}",
                                      "pick an algorithm with a Flower app"))
+
+
+def app_module(algorithm: str) -> str:
+    """The module holding ``algorithm``'s ``server_app`` and ``client_app`` (its spec's Flower hook)."""
+    check_algorithm(algorithm)
+    hook = get_algorithm(algorithm).flower
+    if hook is None:  # pragma: no cover - check_algorithm refused it
+        raise ParameterError(explain("algorithm", algorithm, "an algorithm with a Flower app", "pick another"))
+    return hook.module
+
+
+def _is_erm(algorithm: str) -> bool:
+    """Paper 003's methods lay their Flower run out alike (one aggregation of gradients or models)."""
+    return get_algorithm(algorithm).paper == "003"
 
 
 def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None = None, max_dropouts: int = 0,
@@ -59,8 +77,9 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
     ``crash`` (tests) makes a client's ClientApp process die at the given round.
     """
     check_algorithm(algorithm)
+    config = get_algorithm(algorithm).configure(config)
     root.mkdir(parents=True, exist_ok=True)
-    if algorithm in ("mpc-gradp", "mpc-outp"):
+    if _is_erm(algorithm):
         rows, public, scoring = _erm_layout(config)
     else:
         rows, public, scoring = _ofpa_layout(algorithm, config)
@@ -75,7 +94,7 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
                        "ledger": str(root / f"{name}.ledger.json")}
         if crash and name in crash:
             nodes[name]["crash_at"] = int(crash[name])
-    noisy = aggs if algorithm in ("mpc-gradp", "mpc-outp") else clients
+    noisy = aggs if _is_erm(algorithm) else clients
     if seed is not None:
         for name in noisy:
             nodes[name]["seed"] = int(seed)
@@ -105,15 +124,14 @@ def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any
 
 
 def _ofpa_layout(algorithm: str, config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
-    from mpdp.learning.ofpa_ofaa.experiments import DEFAULT_LAM
-    from mpdp.learning.ofpa_ofaa.model import options_from, prepare_parties
+    from mpdp.learning.ofpa_ofaa.deployment import run_settings
+    from mpdp.learning.ofpa_ofaa.model import prepare_parties
 
-    settings = options_from(config.options, algorithm, config.epsilon)
-    lam = float(config.options["lam"]) if "lam" in config.options else DEFAULT_LAM[settings.method]
+    settings = run_settings(config)
     parties = config.party_data()
     prepared = prepare_parties(parties)
-    public = {"method": settings.method, "lam": lam, "eta": settings.eta, "max_rounds": settings.max_rounds,
-              "noise": settings.noise, "bound": settings.bound, "d": prepared.dim,
+    public = {"settings": config.settings.to_public() if config.settings is not None else {},
+              "epsilon": config.epsilon, "method": settings.method, "bound": settings.bound, "d": prepared.dim,
               "fixed": prepared.rows[0].fixed.tolist(), "row_bound": prepared.row_bound, "row_l1": prepared.row_l1,
               "intercept": prepared.intercept, "delta": 0.0}
     return [(r.X, r.y) for r in prepared.rows], public, (parties, prepared)
@@ -133,7 +151,7 @@ def result_record(config: RunConfig, plan: RunPlan, out: Mapping[str, Any], seco
         "flower_seconds": out["seconds"], "options": dict(config.options), "train_rows": config.train.n,
         "test_rows": config.test.n, "curves": [],
     }
-    if job["algorithm"] in ("mpc-gradp", "mpc-outp"):
+    if _is_erm(str(job["algorithm"])):
         record.update(_erm_record(config, plan.scoring, job, out))
     else:
         record.update(_ofpa_record(config, plan.scoring, job, out))

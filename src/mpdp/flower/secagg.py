@@ -32,8 +32,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.ring import RingArray
+from mpdp.crypto.sealed_box import open_sealed, seal
 from mpdp.errors import MalformedMessageError, ProtocolAbortError, explain
-from mpdp.flower.relay import RelayEndpoint, open_sealed, relay_comm, seal
+from mpdp.flower.relay import RelayEndpoint, relay_comm
 from mpdp.protocols.aggregation import (
     AggregateResult,
     AggregationSpec,

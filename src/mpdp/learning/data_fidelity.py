@@ -11,7 +11,7 @@
 
 References
 ----------
-004_c0399b84594d620b.txt, section 4 ("Data Fidelity", Figure 3).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 4 ("Data Fidelity", Figure 3).
 """
 
 from __future__ import annotations

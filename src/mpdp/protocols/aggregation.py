@@ -44,7 +44,7 @@ client refuses an input beyond ``bound`` (:class:`~mpdp.errors.DomainError`), so
 References
 ----------
 Bonawitz et al., "Practical Secure Aggregation for Privacy-Preserving Machine Learning", CCS 2017 (threat model,
-dropout threshold); Tian et al. and paper 003 (``003_83239d0ffdf62923.txt``, section 2.2): aggregation by a few
+dropout threshold); Tian et al. and paper 003 (Jayaraman et al., NeurIPS 2018, section 2.2): aggregation by a few
 non-colluding servers holding additive shares, the design used here.
 """
 

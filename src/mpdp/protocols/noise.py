@@ -60,7 +60,7 @@ References
 ----------
 P. Kairouz, Z. Liu, T. Steinke, "The Distributed Discrete Gaussian Mechanism for Federated Learning with Secure
 Aggregation", ICML 2021; C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
-NeurIPS 2020; B. Jayaraman et al., paper 003 (``003_83239d0ffdf62923.txt``, sections 1 and 3: noise generated
+NeurIPS 2020; B. Jayaraman et al., paper 003 (NeurIPS 2018, sections 1 and 3: noise generated
 inside the MPC); L. Devroye, "Non-Uniform Random Variate Generation" (1986), binary digits of geometrics.
 """
 

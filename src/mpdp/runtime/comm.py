@@ -102,6 +102,11 @@ class Comm:
 
     # -- identity -----------------------------------------------------------------------------------------
     @property
+    def endpoint(self) -> Endpoint:
+        """The party's attachment to its transport (a later protocol run of the same party reuses it)."""
+        return self._endpoint
+
+    @property
     def peers(self) -> tuple[str, ...]:
         """Every other party, in canonical order."""
         return tuple(p for p in self.parties if p != self.name)

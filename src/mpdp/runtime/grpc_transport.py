@@ -142,6 +142,7 @@ class GrpcTransport(Transport):
         self.health = PeerHealth(name, self.addresses, connect_timeout=self.connect_timeout, started=self._started)
         self._local_abort: str | None = None
         self._closed = False
+        self.messages_sent = 0  #: messages handed to the network so far (every frame of one counts once)
 
         ca, cert, key = credentials.read()
         holder = certificate_name(cert)
@@ -380,6 +381,7 @@ class GrpcTransport(Transport):
         with self._cond:
             if dst in self._finished_peers:
                 return  # it will read nothing more, as in memory
+            self.messages_sent += 1
         view = memoryview(data)
         for start in range(0, max(len(view), 1), self.max_chunk):
             last = start + self.max_chunk >= len(view)

@@ -9,16 +9,10 @@ from mpdp.datasets import mixed_tabular, train_test_split
 from mpdp.errors import ParameterError
 from mpdp.learning import registry
 from mpdp.learning.functional_mechanism.experiments import attribute_l1_bounds
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
-FM_MODULE = "mpdp.learning.functional_mechanism.experiments"
-
-
-@pytest.fixture(autouse=True)
-def _registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    if FM_MODULE not in registry.MODULES:  # joins MODULES once the secure products land
-        monkeypatch.setattr(registry, "MODULES", (*registry.MODULES, FM_MODULE))
 
 
 def test_registered() -> None:
@@ -41,7 +35,7 @@ def test_run_report(name: str) -> None:
     task = "classification" if name == "fm-logistic" else "regression"
     data = mixed_tabular(600, task=task, rng=RandomSource.seeded(2))
     train, test = train_test_split(data, 0.2, stratify=False, rng=RandomSource.seeded(3))
-    config = registry.RunConfig(train=train, test=test, parties=1, epsilon=5.0, delta=0.0,
+    config = RunConfig(train=train, test=test, parties=1, epsilon=5.0, delta=0.0,
                                 rng=RandomSource.seeded(4), options={"trim": 0.3})
     report = registry.get_algorithm(name).run(config)
     record = report.as_json()
@@ -50,7 +44,7 @@ def test_run_report(name: str) -> None:
     assert np.isfinite(record["metric"]["value"]) and record["non_private"] is not None
     assert record["phases"]["solve"] >= 0
     with pytest.raises(ParameterError, match="options"):
-        registry.get_algorithm(name).run(registry.RunConfig(train=train, test=test, parties=1, epsilon=1.0,
+        registry.get_algorithm(name).run(RunConfig(train=train, test=test, parties=1, epsilon=1.0,
                                                             delta=0.0, rng=RandomSource.seeded(4),
                                                             options={"bogus": 1}))
 

@@ -20,9 +20,8 @@ from mpdp.learning.ofpa_ofaa.parties import (
     fixed_quadratic_mask,
     newton_logistic,
     ofaa_ridge,
-    secure_weighted_average,
 )
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 
@@ -47,16 +46,16 @@ def _split(data: Dataset, sizes: tuple[int, ...]) -> list[Dataset]:
     return [data.rows(np.arange(cuts[k], cuts[k + 1])) for k in range(len(sizes))]
 
 
-def test_secure_weighted_average_equals_plain() -> None:
-    rng = RandomSource.seeded(1)
-    params = {f"p{k}": rng.random(6) * 20 - 10 for k in range(3)}
-    counts = {"p0": 400, "p1": 300, "p2": 100}
-    avg, comm = secure_weighted_average(params, counts, bound=1e3, count_bound=1024, rng=rng.spawn("agg"))
-    plain = sum(counts[k] * params[k] for k in params) / sum(counts.values())
-    # fixed-point error: <= 3 clients * 2^-21 on each weighted sum, divided by the total weight >= 1
-    assert np.max(np.abs(avg - plain)) <= 3 * 2.0**-21 * 1024
-    assert np.max(np.abs(avg - plain)) < 1e-5
-    assert comm["messages"] > 0 and comm["bytes"] > 0
+def test_one_round_is_the_record_weighted_average_of_the_owners_minimisers() -> None:
+    data = _data(800, 4, 1)
+    parties = _split(data, (400, 300, 100))
+    result = fit(parties, OfpaOfaaSettings(method="none", epsilon=math.inf, max_rounds=1), rng=RandomSource.seeded(1))
+    prepared = prepare_parties(parties)
+    local = [newton_logistic(r.X, r.y, OfpaOfaaSettings().lam, None, np.zeros(prepared.dim)) for r in prepared.rows]
+    plain = sum(p.n * theta for p, theta in zip(parties, local, strict=True)) / data.n
+    # the secure aggregation's fixed-point error: <= 3 clients * 2^-21 on each weighted sum / the total weight
+    assert np.max(np.abs(result.theta - plain)) <= 3 * 2.0**-21 * 1024 / data.n + 1e-9
+    assert result.communication["messages"] > 0 and result.communication["bytes"] > 0
 
 
 def test_eps_inf_reproduces_plain_logistic_regression() -> None:

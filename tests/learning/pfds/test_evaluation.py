@@ -12,6 +12,7 @@ from mpdp.errors import ParameterError, ShapeMismatchError
 from mpdp.learning import registry
 from mpdp.learning.pfds.evaluation import METHODS, Setting, evaluate_split
 from mpdp.learning.pfds.model import PFDSParams
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")
@@ -73,19 +74,19 @@ def test_pfds_variants_through_the_registry() -> None:
     reports = {}
     for variant in (None, "paper"):
         options = base if variant is None else {**base, "variant": variant}
-        config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+        config = RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
                                     rng=RandomSource.seeded(11), options=options)
         reports[variant] = algo.run(config)
     assert reports[None].extra["variant"] == "mpdp" and reports["paper"].extra["variant"] == "paper"
     for report in reports.values():
         assert report.algorithm == "pfds" and report.epsilon_spent == pytest.approx(0.8, rel=1e-12)
         assert 0.0 <= report.metric.value <= 1.0
-    config = registry.RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
+    config = RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0,
                                 rng=RandomSource.seeded(12), options={**base, "variant": "best"})
     with pytest.raises(ParameterError, match="variant"):
         algo.run(config)
     with pytest.raises(ParameterError, match="variant"):
-        registry.algorithms()["np-agt"].run(registry.RunConfig(
+        registry.algorithms()["np-agt"].run(RunConfig(
             train=train, test=test, parties=4, epsilon=0.8, delta=0.0, rng=RandomSource.seeded(13),
             options={**base, "variant": "paper"}))
 
@@ -115,11 +116,10 @@ def test_explicit_row_split_replaces_the_anchor_split() -> None:
     assert result.extra["agents_with_data"] == 3
     with pytest.raises(ShapeMismatchError, match="one per agent"):
         evaluate_split(train, test, setting, methods=("np-agt",), rng=RandomSource.seeded(7), rows=rows[:2])
-    algo = registry.algorithms()["np-agt"]
-    options = {"h_max": 4, "t": 5, "p": 3, "max_leaves": 32}
-    reports = [algo.run(registry.RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
-                                           rng=RandomSource.seeded(8), options=options, row_partition=rows,
-                                           row_split=split)) for split in ("fractions", "default")]
+    algo = registry.algorithms()["np-agt"]  # trains no trees: the tree options are not its options
+    reports = [algo.run(RunConfig(train=train, test=test, parties=3, epsilon=1.0, delta=0.0,
+                                  rng=RandomSource.seeded(8), row_partition=rows, row_split=split))
+               for split in ("fractions", "default")]
     # the same seed: only the explicit split changes what the agents hold (a 10-row agent scores differently)
     assert reports[0].metric.value != reports[1].metric.value
 
@@ -130,3 +130,26 @@ def test_np_agt_cv_baseline_spends_nothing_and_scores() -> None:
     assert result.epsilon_spent["np-agt-cv"] == 0.0
     for loss in ("logistic", "svm"):
         assert 0.0 <= result.errors[("np-agt-cv", loss)] <= 1.0
+
+
+@pytest.mark.parametrize(("method", "key"), [("pfds", "pfds-mpdp"), ("pfds-s", "pfds-s"), ("pfds-minus", "pfds-minus"),
+                                             ("dp-pred", "dp-pred"), ("np-agt", "np-agt")])
+def test_the_reproductions_draw_what_mpdp_run_draws(method: str, key: str) -> None:
+    """004-table2's split evaluation and `mpdp run` run the same agents from the same random sources: under one
+    seed they report the same error, per-agent spend and traffic."""
+    from mpdp.learning.pfds.model import params_for
+    from mpdp.learning.pfds.spec import SETTINGS, Method
+
+    train, test = _split()
+    spec = registry.algorithms()[method]
+    given = {"eval_agents": 2, **({"h_max": 4, "t": 5, "p": 3, "max_leaves": 32} if method.startswith("pfds") else {})}
+    settings = SETTINGS[Method(method)].from_options(given)
+    report = spec.run(RunConfig(train=train, test=test, parties=4, epsilon=0.8, delta=0.0, rng=RandomSource.seeded(14),
+                                settings=settings))
+    setting = Setting(agents=4, epsilon=0.8, params=params_for(settings, len(train.attributes)), eval_agents=2)
+    result = evaluate_split(train, test, setting, methods=(key,), losses=("logistic",), rng=RandomSource.seeded(14))
+    assert report.metric.value == result.errors[(key, "logistic")]
+    spent = result.per_party[f"{method}/logistic" if method == "dp-pred" else key]
+    charged = report.per_party_epsilon
+    assert charged is not None and charged == {n: pytest.approx(spent.get(n, 0.0), rel=1e-12) for n in charged}
+    assert report.communication == result.communication

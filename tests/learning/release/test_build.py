@@ -12,10 +12,11 @@ from mpdp.datasets.encoding import make_dataset
 from mpdp.errors import UnsupportedModelError
 from mpdp.learning import erm
 from mpdp.learning.ofpa_ofaa.model import prepare_rows
-from mpdp.learning.registry import RunConfig, get_algorithm
+from mpdp.learning.registry import get_algorithm
 from mpdp.learning.release.build import released_model
 from mpdp.learning.release.format import read_model, write_model
 from mpdp.learning.release.kinds import predict, sample
+from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
 pytestmark = pytest.mark.filterwarnings("ignore::mpdp.errors.PrivacyLeakWarning")

@@ -46,3 +46,21 @@ def test_out_of_bounds_values_are_clipped_and_counted_or_refused(tmp_path: Path)
 def test_a_table_that_differs_from_the_schema_is_refused(tmp_path: Path, text: str, match: str) -> None:
     with pytest.raises(SchemaMismatchError, match=match):
         read_table(SCHEMA, _csv(tmp_path, text))
+
+
+def test_an_integer_attribute_keeps_its_type_through_the_file_and_the_writer() -> None:
+    from mpdp.errors import ModelFileError
+    from mpdp.learning.release.schema import format_value
+
+    age = Attribute("age", "numeric", bounds=(17.0, 90.0), integer=True)
+    hours = Attribute("hours", "numeric", bounds=(1.0, 99.0))
+    schema = TableSchema((age, hours, SCHEMA.attributes[1]), "y", "classification")
+    written = schema.to_dict()
+    assert written["attributes"][0]["integer"] is True and "integer" not in written["attributes"][1]
+    assert TableSchema.from_dict(written) == schema  # and a file without the key reads as real-valued
+    assert [format_value(age, v) for v in (50.70693479, 12.0, 95.5)] == ["51", "17", "90"]
+    assert [format_value(hours, v) for v in (50.70693479, 120.0)] == ["50.70693479", "99"]
+    assert format_value(SCHEMA.attributes[1], 1.2) == "Paris"
+    written["attributes"][0]["integer"] = "yes"
+    with pytest.raises(ModelFileError, match="integer: received 'yes'"):
+        TableSchema.from_dict(written)

@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.deploy.data import PartyData, dataset_from_schema, schema_of
+from mpdp.datasets.holdings import PartyData, dataset_from_schema, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.dpvi.experiments import RunPlan
 from mpdp.learning.dpvi.model import VerticalDPVI, default_model
 from mpdp.learning.dpvi.parties import DataParty, NoiseParty, PartyOutcome, VerticalSetup
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.run import RunConfig
 from mpdp.protocols.mpc import TrustedDealer
 
 __all__ = ["DpviDeployment"]
@@ -53,8 +53,6 @@ def _setup(public: Mapping[str, Any]) -> tuple[VerticalSetup, Any]:
 
 
 class DpviDeployment(AlgorithmDeployment):
-    algorithms = ("dpvi",)
-
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
         rp = RunPlan.of(config)
         public = {"common": rp.common, "noise": rp.noise, "renormalize": rp.renormalize,

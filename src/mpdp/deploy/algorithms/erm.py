@@ -30,8 +30,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.deploy.data import PartyData, schema_of
+from mpdp.datasets.holdings import PartyData, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
 from mpdp.errors import ParameterError, explain
@@ -57,7 +56,8 @@ from mpdp.learning.distributed_erm.mpc import (
     output_noise_scale,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.run import RunConfig
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.protocols.noise import MPC_LAPLACE_TV
 
@@ -96,8 +96,6 @@ def _names(public: Mapping[str, Any]) -> tuple[list[str], MPCSetup]:
 
 
 class ERMDeployment(AlgorithmDeployment):
-    algorithms = (*_METHODS, *(f"{m}-ridge" for m in _METHODS))
-
     def prepare(self, config: RunConfig) -> RunConfig:
         cohort = config.options.get("cohort")
         if cohort is None:

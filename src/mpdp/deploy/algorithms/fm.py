@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from mpdp.datasets.holdings import PartyData, schema_of
 from mpdp.datasets.partition import vertical_by_groups, vertical_by_sizes
-from mpdp.deploy.algorithms.base import AlgorithmDeployment, DeployPlan, PartyContext
-from mpdp.deploy.data import PartyData, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.functional_mechanism.noise import FMPlan, plan_for_columns
@@ -26,7 +25,8 @@ from mpdp.learning.functional_mechanism.objective import QuadraticObjective
 from mpdp.learning.functional_mechanism.parties import SERVER, FMDataParty, FMServer, party_name
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
 from mpdp.learning.functional_mechanism.solver import SolveResult
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.run import RunConfig
 
 __all__ = ["FMDeployment"]
 
@@ -45,8 +45,6 @@ def _plan(public: Mapping[str, Any]) -> FMPlan:
 
 
 class FMDeployment(AlgorithmDeployment):
-    algorithms = ("fm-logistic", "fm-linear")
-
     def plan(self, algorithm: str, config: RunConfig) -> DeployPlan:
         # the launcher's side builds the estimator mpdp run builds (the parties' side never imports it)
         from mpdp.learning.functional_mechanism.experiments import fm_estimator, fm_options

@@ -28,8 +28,8 @@ mechanisms whose shifts are all at most ``C``, so the accountants' guarantees fo
 
 References
 ----------
-Abadi et al., CCS 2016 (clipped sums); paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``),
-section 4.4 Eqs. 27-30 and section 5.
+Abadi et al., CCS 2016 (clipped sums); paper 002 (Tajeddine et al., arXiv 2020;
+:data:`mpdp.learning.papers.PAPERS`), section 4.4 Eqs. 27-30 and section 5.
 """
 
 from __future__ import annotations

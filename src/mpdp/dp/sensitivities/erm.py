@@ -27,8 +27,10 @@ eps^2)``; both are here. Two places where the paper's analysis is loose, and wha
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt`` sections 3.1-3.2 and Table 1; the paper README's note on
-Table 1; Chaudhuri et al., JMLR 12 (2011); Bun and Steinke, TCC 2016, Lemmas 2.1-2.3 as quoted in 003.
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`) sections 3.1-3.2 and Table 1
+(its Gaussian columns read as rho = eps^2 zCDP:
+:func:`mpdp.learning.distributed_erm.experiments.reproduce_table1`); Chaudhuri et al., JMLR 12 (2011); Bun and
+Steinke, TCC 2016, Lemmas 2.1-2.3 as quoted in 003.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ Repeated rounds compose: these functions price one release; callers compose roun
 
 References
 ----------
-Du, Li, Li, "Privacy-Preserving Multiparty Learning for Logistic Regression" (``001_5578a5cbeaca8b44.txt``),
+Du, Li, Li, "Privacy-Preserving Multiparty Learning for Logistic Regression" (paper 001, SecureComm 2018),
 Theorems 2, 3, eq. (35); Chaudhuri, Monteleoni, Sarwate, "Differentially Private Empirical Risk Minimization",
 JMLR 12 (2011), Algorithm 2 and Theorem 6; Zhang et al., "Functional Mechanism", VLDB 2012, Lemma 1;
 Wang, "Revisiting differentially private linear regression", NeurIPS 2018 (AdaSSP: ridge of the order of

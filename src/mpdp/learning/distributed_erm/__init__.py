@@ -1,7 +1,7 @@
 """Paper 003: distributed ERM with the noise made inside the secure computation (MPC Out P, MPC Grad P).
 
 Jayaraman, Wang, Evans, Gu, "Distributed Learning without Distress: Privacy-Preserving Empirical Risk
-Minimization" (NeurIPS 2018, ``shared/papers/003_83239d0ffdf62923.txt``): sections 3.1-3.2 (output and gradient
+Minimization" (NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`): sections 3.1-3.2 (output and gradient
 perturbation inside MPC), section 4 and Table 1 (the six methods' noise), Figures 1-2; zCDP accounting.
 
 Where each part lives

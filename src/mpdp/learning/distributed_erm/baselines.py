@@ -31,7 +31,8 @@ parties may collude without learning more. Nothing protects a party's message be
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt`` section 4 (baselines) and Table 1; K. Chaudhuri,
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`) section 4 (baselines) and
+Table 1; K. Chaudhuri,
 C. Monteleoni, A. Sarwate, JMLR 12 (2011), Algorithms 1-2; R. Shokri, V. Shmatikov, CCS 2015.
 """
 

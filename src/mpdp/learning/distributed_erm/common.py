@@ -13,7 +13,7 @@ of the calibration), traffic and wall time.
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt`` sections 3.1, 3.2 and 4.
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`) sections 3.1, 3.2 and 4.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ so Figure 2 uses a synthetic dense ridge task with the paper's sizes (50,000 tra
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt``; ``/work/shared/papers/README.md`` (Table 1 read back).
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`), section 4, Table 1 and
+Figures 1-2; :func:`reproduce_table1`'s notes say how Table 1's Gaussian columns are read.
 """
 
 from __future__ import annotations
@@ -58,25 +59,16 @@ from mpdp.learning.distributed_erm.mpc import (
     mpc_noise_samples,
 )
 from mpdp.learning.distributed_erm.problem import ERMProblem, Evaluator, HorizontalParties
-from mpdp.learning.registry import (
-    Algorithm,
-    Curve,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 __all__ = [
-    "ALGORITHMS",
     "GRADIENT_METHODS",
     "METHODS",
     "OUTPUT_METHODS",
     "REPRODUCTIONS",
+    "RUNS",
     "Prepared",
     "RunSettings",
     "compare_methods",
@@ -372,7 +364,9 @@ def reproduce_figure(figure_id: str, data: FigureData, options: ReproOptions) ->
     notes.append("Paper (m = 1,000, KDDCup99/KDDCup98): MPC Grad P reaches an optimality gap of order 1e-3 by "
                  "T = 500 and a relative accuracy loss of order 1e-4 by T = 200 (classification); MPC Out P the "
                  "same range; both orders of magnitude below the baselines.")
-    return ReproTable(figure_id, data.title, rows, notes, time.perf_counter() - start)
+    figure = "Figure 1" if figure_id == "003-fig1" else "Figure 2"
+    title = f"Paper 003 {figure}: optimality gap and relative accuracy loss per iteration, {data.title}"
+    return ReproTable(figure_id, title, rows, notes, time.perf_counter() - start)
 
 
 def _scores(method: str, fit: DistributedFit, prepared: Prepared, record: Sequence[int]) -> dict[str, Any]:
@@ -515,30 +509,23 @@ def config_name(method: str, task: str) -> str:
     return method if task == "classification" else f"{method}-ridge"
 
 
-_SUMMARIES = {
-    "pathak": "Pathak et al.: securely averaged local models + in-MPC Laplace noise 2G/(n(1) lam eps)",
-    "local-outp": "each party releases its output-perturbed local model; average",
-    "local-objp": "each party releases its objective-perturbed local model (Chaudhuri Alg. 2); average",
-    "local-gradp": "T rounds of locally perturbed gradients, averaged in the clear (zCDP)",
-    "mpc-outp": "securely averaged local models + Laplace 2G/(m n(1) lam eps) generated inside MPC",
-    "mpc-gradp": "T rounds of securely averaged gradients; each aggregator adds exact Gaussian noise to its share "
-                 "before the only opening (zCDP)",
-}
-
-ALGORITHMS: tuple[Algorithm, ...] = tuple(
-    Algorithm(name=config_name(method, task), paper="003", partitioning="horizontal", task=task,
-              summary=_SUMMARIES[method] + (" (logistic regression)" if task == "classification"
-                                            else " (ridge regression, residual capped at G = 1)"),
-              run=_runner(method),
-              options={k: v for k, v in RUN_OPTIONS.items()
-                       if (k not in ("T", "eta", "accountant") or method in GRADIENT_METHODS)
-                       and (k != "aggregators" or method in ("pathak", "mpc-outp", "mpc-gradp"))})
-    for task in ("classification", "regression") for method in METHODS
-)
+#: ``mpdp run <method>`` and its ``-ridge`` form, by method (the drivers the specs name)
+RUNS: dict[str, Callable[[RunConfig], RunReport]] = {method: _runner(method) for method in METHODS}
+_CURVES = {"m": "parties m", "n(1)": "records per party n(1)"}
 REPRODUCTIONS: tuple[Reproduction, ...] = (
-    Reproduction("003-table1", "Paper 003 Table 1: noise magnitudes of the six methods", reproduce_table1),
+    Reproduction("003-table1", "Paper 003 Table 1: noise magnitudes of the six methods", reproduce_table1,
+                 ReproFigure(x="method", series=("row",),
+                             labels={"noise scale": "noise scale (Laplace b or Gaussian σ)",
+                                     "std of samples": "std of 1,000 generated samples",
+                                     "std of the distribution": "std of the noise distribution", "epsilon": "ε"})),
     Reproduction("003-fig1", "Paper 003 Figure 1 (Adult, logistic regression) as a table",
-                 lambda o: reproduce_figure("003-fig1", figure1_data(o), o)),
+                 lambda o: reproduce_figure("003-fig1", figure1_data(o), o),
+                 ReproFigure(x="T", series=("method",), panels=("m", "n(1)"),
+                             labels={**_CURVES, "relative accuracy loss": "relative accuracy loss "
+                                                                           "(accuracy of θ* − of θ, test)"})),
     Reproduction("003-fig2", "Paper 003 Figure 2 (synthetic ridge regression) as a table",
-                 lambda o: reproduce_figure("003-fig2", figure2_data(o), o)),
+                 lambda o: reproduce_figure("003-fig2", figure2_data(o), o),
+                 ReproFigure(x="T", series=("method",), panels=("m", "n(1)"),
+                             labels={**_CURVES, "relative accuracy loss": "relative accuracy loss "
+                                                                           "(MSE of θ − of θ*, test)"})),
 )

@@ -41,7 +41,8 @@ sum (``2^-(f+1)`` of the mean).
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt`` sections 3.1-3.2, Table 1; M. Pathak, S. Rane, B. Raj,
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`) sections 3.1-3.2, Table 1;
+M. Pathak, S. Rane, B. Raj,
 "Multiparty differential privacy via aggregation of locally trained classifiers", NIPS 2010.
 """
 

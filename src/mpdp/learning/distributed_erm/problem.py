@@ -15,7 +15,8 @@ privacy and no network:
 
 References
 ----------
-``/work/shared/papers/003_83239d0ffdf62923.txt`` sections 3 (setting) and 4 (metrics).
+Paper 003 (Jayaraman et al., NeurIPS 2018; :data:`mpdp.learning.papers.PAPERS`) sections 3 (setting) and 4
+(metrics).
 """
 
 from __future__ import annotations

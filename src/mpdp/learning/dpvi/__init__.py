@@ -1,7 +1,8 @@
 """Paper 002: DP variational inference of a mixture model on vertically partitioned data, under MPC.
 
-"Privacy-preserving Data Sharing on Vertically Partitioned Data" (``shared/papers/002_c49a9709e0e6dfb2.txt``;
-``shared/papers/README.md`` restores the formulas the text lost): the mixture model of sections 4.2 and 6.1,
+Tajeddine, Jälkö, Kaski, Honkela, "Privacy-preserving Data Sharing on Vertically Partitioned Data" (arXiv 2020;
+:data:`mpdp.learning.papers.PAPERS`; the step's formulas are written out in :mod:`mpdp.protocols.mixture_gradient`):
+the mixture model of sections 4.2 and 6.1,
 DPVI with DP-SGD (sections 2.2.2, 4.1, 4.3, Algorithm 1), the MPC combination with renormalization constants
 (sections 4.4-4.5, Algorithms 2-4), the guarantees towards the analyst and the parties (section 5, Theorems
 5.1-5.4) and synthetic data from the learned model (section 1).

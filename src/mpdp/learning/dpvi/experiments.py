@@ -49,21 +49,12 @@ from mpdp.learning.dpvi.model import DPVI, VerticalDPVI, same_privacy_noise
 from mpdp.learning.dpvi.parties import NOISE_SOURCES
 from mpdp.learning.dpvi.privacy import ACCOUNTANTS
 from mpdp.learning.dpvi.training import BATCHING
-from mpdp.learning.registry import (
-    Algorithm,
-    Curve,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.protocols.mixture_gradient import GradientPrecision
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "OPTIONS", "REPRODUCTIONS", "RunPlan", "adult_partition"]
+__all__ = ["OPTIONS", "REPRODUCTIONS", "RunPlan", "adult_partition", "run"]
 
 OPTIONS: dict[str, str] = {
     "components": "mixture components K (default 10)",
@@ -171,7 +162,8 @@ class RunPlan:
                             **self.same(delta))
 
 
-def _run(config: RunConfig) -> RunReport:
+def run(config: RunConfig) -> RunReport:
+    """``mpdp run dpvi`` (the driver the spec names)."""
     start = time.perf_counter()
     rp = RunPlan.of(config)
     common, noise, renormalize, want_baseline, groups = rp.common, rp.noise, rp.renormalize, rp.baseline, rp.groups
@@ -308,20 +300,19 @@ def _figure(table_id: str, title: str, methods: tuple[str, ...], default_reps: i
     return run
 
 
-ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("dpvi", "DP variational inference of a Beta/Categorical mixture, vertical partition, under MPC "
-              "(synthetic-data model)", "002", "vertical", "synthesis", _run, options=OPTIONS),
-)
+
+_PER_EPOCH = ReproFigure(x="epoch", series=("method",))
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("002-fig2", "Paper 002 Figure 2: test NLL per epoch, MPC vs float vs no renormalization",
                  _figure("002-fig2", "Paper 002 Figure 2: test NLL per epoch, MPC vs non-partitioned vs MPC without "
-                         "renormalization (Adult, eps = 1)", ("mpc", "float", "mpc-no-renorm"), 1, "trusted")),
+                         "renormalization (Adult, eps = 1)", ("mpc", "float", "mpc-no-renorm"), 1, "trusted"),
+                 _PER_EPOCH),
     Reproduction("002-fig3", "Paper 002 Figure 3: test NLL per epoch, partitioned (MPC) vs non-partitioned DPVI",
                  _figure("002-fig3", "Paper 002 Figure 3: test NLL per epoch, partitioned (MPC) vs non-partitioned "
-                         "DPVI (Adult, eps = 1, delta = 1e-5)", ("mpc", "float"), 10, "parties")),
+                         "DPVI (Adult, eps = 1, delta = 1e-5)", ("mpc", "float"), 10, "parties"), _PER_EPOCH),
     Reproduction("002-floor", "Paper 002's renormalization floor vs dropping records: test NLL per epoch (float64)",
                  _figure("002-floor", "Paper 002's renormalization floor (Algorithm 4) vs mpdp's dropped records, "
                          "float64 at Figure 3's settings with identical noise (Adult, eps = 1)",
-                         ("float", "float-floor", "float-drop"), 3, "trusted")),
+                         ("float", "float-floor", "float-drop"), 3, "trusted"), _PER_EPOCH),
 )

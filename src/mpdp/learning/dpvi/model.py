@@ -1,7 +1,7 @@
 """DP variational inference of a mixture model on vertically partitioned data, under real MPC (paper 002).
 
-Implements "Privacy-preserving Data Sharing on Vertically Partitioned Data"
-(``/work/shared/papers/002_c49a9709e0e6dfb2.txt``): the mixture model of sections 4.2 and 6.1, DPVI with
+Implements Tajeddine, Jälkö, Kaski, Honkela, "Privacy-preserving Data Sharing on Vertically Partitioned Data"
+(arXiv 2020; :data:`mpdp.learning.papers.PAPERS`): the mixture model of sections 4.2 and 6.1, DPVI with
 DP-SGD (sections 2.2.2, 4.1, 4.3, Algorithm 1), the MPC combination with renormalization constants
 (sections 4.4-4.5, Algorithms 2-4), the privacy guarantees towards the analyst and towards the parties
 (section 5, Theorems 5.1-5.4) and synthetic data from the learned model (section 1).
@@ -206,7 +206,8 @@ class _Base(PrivateEstimator):
         return [float(-np.mean(self.model_.log_likelihood(p.mu, values))) for p in self.trace_.epochs]
 
     def synthesize(self, n: int, *, rng: RandomSource | None = None) -> Dataset:
-        """``n`` synthetic records from the learned mixture, as a :class:`Dataset` with the source's schema.
+        """``n`` synthetic records from the learned mixture, as a :class:`Dataset` with the source's schema and
+        types (each value within its attribute's domain: :meth:`~mpdp.datasets.dataset.Attribute.in_domain`).
 
         Post-processing of the DP releases (see the module docstring): no further privacy cost.
         """
@@ -221,8 +222,7 @@ class _Base(PrivateEstimator):
                 raise ShapeMismatchError(explain("attribute", attr.name, "a modelled attribute",
                                                  "model every attribute of the source"))
             attrs.append(attr)
-            col = values[:, names.index(attr.name)]
-            cols.append(np.clip(col, *attr.bounds) if attr.kind == "numeric" and attr.bounds else col)
+            cols.append(attr.in_domain(values[:, names.index(attr.name)]))  # whole numbers for an integer one
         y = values[:, names.index(source.label_name)] if source.label_name in names else np.zeros(n)
         return make_dataset(f"{source.name}-synthetic", attrs, np.column_stack(cols) if cols else np.zeros((n, 0)),
                             y, task=source.task, label_name=source.label_name, groups=dict(source.groups))

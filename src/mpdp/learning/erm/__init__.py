@@ -39,8 +39,8 @@ References
 ----------
 K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially private empirical risk minimization",
 JMLR 12 (2011), sections 2-3 (losses, Huber hinge, Lipschitz/smoothness conditions).
-B. Jayaraman, L. Wang, D. Evans, Q. Gu, "Distributed learning without distress", NeurIPS 2018
-(``/work/shared/papers/003_83239d0ffdf62923.txt``), section 3.
+B. Jayaraman, L. Wang, D. Evans, Q. Gu, "Distributed learning without distress", NeurIPS 2018 (paper 003,
+:data:`mpdp.learning.papers.PAPERS`), section 3.
 """
 
 from mpdp.learning.erm.data import add_intercept, require_unit_ball, to_pm1

@@ -1,7 +1,7 @@
 """Paper 000: the functional mechanism on vertically partitioned data (linear and logistic regression).
 
 Xu, Yuan, Wu, "Achieving Differential Privacy in Vertically Partitioned Multiparty Learning"
-(``shared/papers/000_f849ec3839ecc68a.txt``): Algorithm 1, Equations 2-7, Lemmas 1-2, Theorems 1-2, Claim 1,
+(IEEE BigData 2021; :data:`mpdp.learning.papers.PAPERS`): Algorithm 1, Equations 2-7, Lemmas 1-2, Theorems 1-2, Claim 1,
 Corollary 1, Tables 1-3; on top of the centralised functional mechanism of Zhang et al. (PVLDB 2012).
 
 Where each part lives

@@ -29,21 +29,13 @@ from mpdp.datasets.synthetic import sparse_linear_regression
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.erm import LogisticLoss, Objective, add_intercept, solve, to_pm1
 from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
-from mpdp.learning.functional_mechanism.parties import BACKENDS
 from mpdp.learning.functional_mechanism.release import SolveSettings
-from mpdp.learning.registry import (
-    Algorithm,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "REPRODUCTIONS", "attribute_l1_bounds", "fm_estimator", "fm_options", "non_private_score"]
+__all__ = ["REPRODUCTIONS", "attribute_l1_bounds", "fm_estimator", "fm_options", "non_private_score", "run_linear",
+           "run_logistic"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -236,20 +228,24 @@ def _table2(options: ReproOptions) -> ReproTable:
                       notes, time.perf_counter() - start)
 
 
-ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("fm-logistic", "functional mechanism, logistic regression (Taylor order 2), vertical partition",
-              "000", "vertical", "classification", _run("logistic"), BACKENDS),
-    Algorithm("fm-linear", "functional mechanism, linear regression, vertical partition", "000", "vertical",
-              "regression", _run("linear"), BACKENDS),
-)
+#: ``mpdp run fm-logistic`` / ``fm-linear`` (the drivers the specs name)
+run_logistic = _run("logistic")
+run_linear = _run("linear")
+
+_BY_EPSILON = ReproFigure(x="epsilon", series=("method",))
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("000-table3", "Paper 000 Table 3: logistic regression accuracy on Adult",
                  _adult_table("000-table3", "Paper 000 Table 3: logistic regression accuracy on Adult", "logistic",
-                              "income", PAPER_TABLE3)),
-    Reproduction("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data", _table2),
+                              "income", PAPER_TABLE3), _BY_EPSILON),
+    Reproduction("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data", _table2,
+                 ReproFigure(x="s", series=("method", "parties"),
+                             labels={"s": "sparsity s of the synthetic data",
+                                     "mse": "test mean squared error (y in [-1, 1])"})),
     Reproduction("000-table1", "Paper 000 Table 1 substitute: linear regression MSE on Adult (hours-per-week)",
                  _adult_table("000-table1", "Paper 000 Table 1 substitute: linear regression MSE on Adult "
-                              "(hours-per-week)", "linear", "hours-per-week", None)),
+                              "(hours-per-week)", "linear", "hours-per-week", None),
+                 ReproFigure(x="epsilon", series=("method",),
+                             labels={"mse": "test MSE (hours-per-week scaled to [-1, 1])"})),
 )
 

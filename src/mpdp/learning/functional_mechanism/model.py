@@ -1,7 +1,7 @@
 """The functional mechanism on vertically partitioned data: linear and logistic regression (paper 000).
 
 Implements Xu, Yuan, Wu, "Achieving Differential Privacy in Vertically Partitioned Multiparty Learning"
-(``/work/shared/papers/000_f849ec3839ecc68a.txt``): Algorithm 1, the dissection of Equation 5, Theorem 1
+(IEEE BigData 2021; :data:`mpdp.learning.papers.PAPERS`): Algorithm 1, the dissection of Equation 5, Theorem 1
 (eps-DP on D), Theorem 2 (per-party guarantees) and the bottom-up extension (Corollary 1), on top of the
 centralised functional mechanism of Zhang et al. (PVLDB 2012), which :func:`centralized_fm` implements as the
 reference.
@@ -25,7 +25,7 @@ Deviations from the paper, each sound
 
 References
 ----------
-Paper 000 (Xu, Yuan, Wu), ``/work/shared/papers/000_f849ec3839ecc68a.txt``: Algorithm 1, Equations 2-7,
+Paper 000 (Xu et al., IEEE BigData 2021; :data:`mpdp.learning.papers.PAPERS`): Algorithm 1, Equations 2-7,
 Lemmas 1-2, Theorems 1-2, Claim 1, Corollary 1, Tables 1-3. Zhang, Zhang, Xiao, Yang, Winslett, "Functional
 mechanism: regression analysis under differential privacy", PVLDB 5(11), 2012.
 """

@@ -1,7 +1,7 @@
 """Paper 001: OFPA and OFAA, logistic regression over horizontally partitioned data owners.
 
-Du, Li, Li, "Privacy-Preserving Multiparty Learning for Logistic Regression"
-(``shared/papers/001_5578a5cbeaca8b44.txt``): Algorithm 1 (output perturbation), Algorithm 2 (OFPA, objective
+Du, Li, Li, "Privacy-Preserving Multiparty Learning For Logistic Regression"
+(SecureComm 2018; :data:`mpdp.learning.papers.PAPERS`): Algorithm 1 (output perturbation), Algorithm 2 (OFPA, objective
 perturbation with a ``Lap(4/eps)`` linear term), Algorithm 3 (OFAA, per-degree Taylor-coefficient noise),
 iterated record-weighted parameter averaging at a server through secure aggregation; Figures 2-4.
 

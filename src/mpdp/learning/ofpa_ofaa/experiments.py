@@ -1,7 +1,7 @@
-"""Paper 001 on the command line: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|fig3|fig4``.
+"""Paper 001's reproductions: ``mpdp reproduce 001-fig2|fig3|fig4``.
 
 Figures 2-4 as tables of misclassification (mean, std over repetitions): three parties holding 40/30/10% of
-the records and 20% test, LR_NoPrivacy (``method="none"``, the same multiparty loop without noise; with
+the records and 20% test, LR_NoPrivacy (method none, the same multiparty loop without noise; with
 exact local minimisers this equals the pooled regularised fit's weighted average), OFPA and OFAA.
 
 * ``001-fig2``: eps in {0.1, 0.2, 0.4, 0.8, 1.6, 3.2}.
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,33 +46,17 @@ from mpdp.datasets import load_dataset, train_test_split
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.partition import horizontal_by_fractions
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.ofpa_ofaa.model import (
-    OfpaOfaaSettings,
-    PreparedParties,
-    fit,
-    options_from,
-    prepare_parties,
-    prepare_rows,
-)
-from mpdp.learning.registry import (
-    Algorithm,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, fit, prepare_parties, prepare_rows
+from mpdp.learning.ofpa_ofaa.parties import Method
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "DEFAULT_LAM", "REPRODUCTIONS", "first_attributes", "run_settings"]
+__all__ = ["REPRODUCTIONS", "first_attributes"]
 
 FloatArray = npt.NDArray[np.float64]
 EPSILONS = (0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
-#: Regulariser per method (mean form). OFAA adds a noise-calibrated ridge on top
-#: (:func:`mpdp.learning.ofpa_ofaa.parties.ofaa_ridge`).
-DEFAULT_LAM = {"ofpa": 1e-4, "output": 1e-4, "ofaa": 1e-4, "none": 1e-4}
+PRIVATE = (Method.OFPA, Method.OFAA)
+LABELS: dict[str, str] = {Method.NONE: "LR_NoPrivacy", Method.OFPA: "OFPA", Method.OFAA: "OFAA"}
 NOTE_DATA = ("Bank Marketing and Default of Credit Card Clients are not available: Adult is used instead, so "
              "the paper's curves are not comparable and are not shown beside ours.")
 NOTE_SOUND = ("Sound sensitivities (mpdp.dp.sensitivities.ofpa_ofaa): OFPA uses l1 sensitivity 2*row_l1 and "
@@ -109,7 +93,7 @@ def _prepare(data: Dataset, rng: RandomSource) -> tuple[PreparedParties, FloatAr
 
 def _one(prepared: PreparedParties, Xt: FloatArray, yt: FloatArray, method: str, eps: float,
          rng: RandomSource) -> float:
-    settings = OfpaOfaaSettings(method=method, epsilon=eps, lam=DEFAULT_LAM[method])
+    settings = OfpaOfaaSettings(method=method, epsilon=eps)  # the spec's default regulariser
     return fit(prepared, settings, rng=rng.spawn(f"{method}/{eps}")).misclassification(Xt, yt)
 
 
@@ -137,7 +121,7 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
         plan: list[tuple[dict[str, Any], float, str]] = []
         previous: dict[str, Any] | None = None
         for setting, _, eps in settings:
-            methods = ("ofpa", "ofaa") if setting == previous else ("none", "ofpa", "ofaa")
+            methods = PRIVATE if setting == previous else (Method.NONE, *PRIVATE)
             previous = setting
             plan.extend((setting, eps, m) for m in methods)
         views = {repr(setting): view for setting, view, _ in settings}
@@ -149,11 +133,11 @@ def _table(table_id: str, title: str, settings: list[tuple[dict[str, Any], Calla
                 if current is None or current[0] != repr(setting):
                     current = (repr(setting), _prepare(views[repr(setting)](data, rng.spawn("view")), rng))
                 prepared, Xt, yt = current[1]
-                values[k].append(_one(prepared, Xt, yt, method, math.inf if method == "none" else eps, rng))
+                values[k].append(_one(prepared, Xt, yt, method, math.inf if method == Method.NONE else eps, rng))
         rows: list[ReproRow] = []
         for k, (setting, eps, method) in enumerate(plan):
-            label = {"none": "LR_NoPrivacy", "ofpa": "OFPA", "ofaa": "OFAA"}[method]
-            row_setting = {"method": label, **setting, "epsilon": None if method == "none" else eps}
+            label = LABELS[method]
+            row_setting = {"method": label, **setting, "epsilon": None if method == Method.NONE else eps}
             vals = values[k]
             rows.append(ReproRow(row_setting, "misclassification", None, float(np.mean(vals)), float(np.std(vals)),
                                  reps))
@@ -183,61 +167,19 @@ def _attrs(k: int) -> Callable[[Dataset, RandomSource], Dataset]:
     return lambda data, rng: first_attributes(data, k)
 
 
-def run_settings(method: str, options: Mapping[str, Any], epsilon: float) -> OfpaOfaaSettings:
-    """``mpdp run ofpa|ofaa``'s settings from its ``--option`` values (the method's default lam if none)."""
-    settings = options_from(options, method, epsilon)
-    if "lam" not in dict(options or {}):
-        settings = OfpaOfaaSettings(method=settings.method, epsilon=settings.epsilon,
-                                    lam=DEFAULT_LAM[settings.method], eta=settings.eta,
-                                    max_rounds=settings.max_rounds, noise=settings.noise)
-    return settings
-
-
-def _run(method: str) -> Callable[[RunConfig], RunReport]:
-    def run(config: RunConfig) -> RunReport:
-        settings = run_settings(method, config.options, config.epsilon)
-        parties = config.party_data()
-        result = fit(parties, settings, rng=config.rng)
-        baseline = fit(parties, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
-        Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
-        spent = max(result.epsilon_spent.values())
-        return RunReport(
-            algorithm=method, dataset=config.train.name, parties=len(parties), epsilon=config.epsilon, delta=0.0,
-            epsilon_spent=spent, delta_spent=0.0, per_party_epsilon=dict(result.epsilon_spent),
-            metric=Metric("misclassification", result.misclassification(Xt, config.test.y)),
-            non_private=Metric("misclassification", baseline.misclassification(Xt, config.test.y)),
-            seconds=result.seconds, communication=dict(result.communication),
-            extra={"rounds": result.rounds, "converged": result.converged, "noise": settings.noise,
-                   "variant": settings.method, "epsilon_per_release": result.epsilon_per_release,
-                   "laplace_scale": result.scales,
-                   "laplace_scale_degree1": result.scales_linear, "lam": result.lams, "changes": result.changes},
-            released=result,
-        )
-
-    return run
-
-
-_OPTIONS = {"lam": "regulariser, mean form (default 1e-4 ofpa, 1e-3 ofaa)",
-            "eta": "stop when the global parameters change by less (default 1e-4)",
-            "max_rounds": "round limit (default 10)",
-            "noise": "once (default; costs eps) or fresh (eps/max_rounds per round)"}
-
-ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("ofpa", "OFPA: objective-perturbed logistic regression, weighted secure averaging (paper 001)",
-              "001", "horizontal", "classification", _run("ofpa"),
-              options={**_OPTIONS, "perturbation": "objective (Algorithm 2, default) or output (Algorithm 1)"}),
-    Algorithm("ofaa", "OFAA: Taylor-coefficient-perturbed logistic regression, weighted secure averaging (paper 001)",
-              "001", "horizontal", "classification", _run("ofaa"), options=_OPTIONS),
-)
-
 _FIG2 = "Paper 001 Figure 2: misclassification vs eps on Adult"
 _FIG3 = "Paper 001 Figure 3: misclassification vs cardinality (eps = 0.8) on Adult"
 _FIG4 = "Paper 001 Figure 4: misclassification vs dimensionality (eps = 0.8) on Adult"
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
-    Reproduction("001-fig2", _FIG2, _table("001-fig2", _FIG2, [({}, _whole, e) for e in EPSILONS])),
+    Reproduction("001-fig2", _FIG2, _table("001-fig2", _FIG2, [({}, _whole, e) for e in EPSILONS]),
+                 ReproFigure(x="epsilon", series=("method",))),
     Reproduction("001-fig3", _FIG3, _table("001-fig3", _FIG3, [({"sampling_rate": r}, _sample(r), 0.8)
-                                                                for r in (0.2, 0.4, 0.6, 0.8, 1.0)])),
+                                                                for r in (0.2, 0.4, 0.6, 0.8, 1.0)]),
+                 ReproFigure(x="sampling_rate", series=("method",),
+                             labels={"sampling_rate": "sampling rate (fraction of Adult's records)"})),
     Reproduction("001-fig4", _FIG4, _table("001-fig4", _FIG4, [({"attributes": k}, _attrs(k), 0.8)
-                                                                for k in (4, 6, 8, 10, 12, 14)])),
+                                                                for k in (4, 6, 8, 10, 12, 14)]),
+                 ReproFigure(x="attributes", series=("method",),
+                             labels={"attributes": "attributes used (the first k of Adult's 14)"})),
 )

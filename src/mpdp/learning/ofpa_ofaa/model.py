@@ -2,7 +2,7 @@
 
 Algorithms 2 and 3: each round every data owner minimises its perturbed local objective starting from the
 current global parameters and uploads the minimiser; the server forms the record-weighted average through
-secure aggregation (:func:`~mpdp.learning.ofpa_ofaa.parties.secure_weighted_average`, it never sees one
+secure aggregation (:mod:`mpdp.learning.ofpa_ofaa.rounds`, it never sees one
 owner's parameters); the loop stops when the change is below ``eta`` or after ``max_rounds``.
 
 Inputs are put in the unit ball as the proofs assume: ``x = [x_raw, 1] / sqrt(B^2 + 1)`` with ``B`` the public
@@ -31,7 +31,7 @@ Sensitivities and where the paper's are loose: :mod:`mpdp.dp.sensitivities.ofpa_
 
 References
 ----------
-Du, Li, Li, ``001_5578a5cbeaca8b44.txt``, Algorithms 1-3; Chaudhuri, Monteleoni, Sarwate, JMLR 2011.
+Du, Li, Li (paper 001, SecureComm 2018), Algorithms 1-3; Chaudhuri, Monteleoni, Sarwate, JMLR 2011.
 """
 
 from __future__ import annotations
@@ -39,15 +39,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from mpdp.datasets.dataset import Dataset
-from mpdp.dp.accounting.cost import PrivacyCost
+from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.dp.sensitivities.ofpa_ofaa import (
     OfaaBudget,
@@ -59,47 +58,47 @@ from mpdp.dp.sensitivities.ofpa_ofaa import (
 )
 from mpdp.errors import DatasetError, DomainError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning.erm import misclassification, to_pm1
-from mpdp.learning.ofpa_ofaa.parties import (
-    METHODS,
-    DataOwner,
-    OwnerRows,
-    fixed_quadratic_mask,
-    secure_weighted_average,
-)
+from mpdp.learning.ofpa_ofaa.parties import METHODS, DataOwner, Method, OwnerRows, average_spec, fixed_quadratic_mask
+from mpdp.learning.ofpa_ofaa.rounds import SERVER, RoundsOutcome, order, run_rounds
+from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
 from mpdp.randomness import RandomSource
+from mpdp.runtime.steps import RunRecord, StepSession, communication, run_programs
 
-__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate", "fit", "one_hot_blocks", "prepare_parties",
-           "prepare_rows", "stop_after"]
+__all__ = ["FitResult", "OfpaOfaaSettings", "PreparedParties", "calibrate", "fit", "one_hot_blocks",
+           "owner_cost", "prepare_parties", "prepare_rows"]
 
 FloatArray = npt.NDArray[np.float64]
+#: the options' defaults, written once in the spec
+_DEFAULTS = OfaaSettings()
 
 
 @dataclass(frozen=True)
 class OfpaOfaaSettings:
-    """Parameters of one multiparty run.
+    """Parameters of one multiparty run (defaults: the spec's, :mod:`mpdp.learning.ofpa_ofaa.spec`).
 
-    method: ``"ofpa"`` (Algorithm 2), ``"output"`` (Algorithm 1), ``"ofaa"`` (Algorithm 3) or ``"none"``
-    (no noise; the eps = inf reference). epsilon: total budget per owner (``inf`` only with ``"none"``).
+    method: a :class:`~mpdp.learning.ofpa_ofaa.parties.Method` (OFPA, Algorithm 2; output, Algorithm 1; OFAA,
+    Algorithm 3; none: no noise, the eps = inf reference). epsilon: total budget per owner (``inf`` only with none).
     lam: regulariser (mean form; OFPA may raise it, see :func:`~mpdp.dp.sensitivities.ofpa_ofaa.ofpa_plan`).
     eta, max_rounds: stopping rule. noise: ``"once"`` or ``"fresh"`` (module docstring). bound: public clip
     of the uploaded parameters for secure aggregation.
     """
 
-    method: str = "ofpa"
+    method: str = Method.OFPA.value
     epsilon: float = 0.8
-    lam: float = 1e-4
-    eta: float = 1e-4
-    max_rounds: int = 10
-    noise: str = "once"
+    lam: float = _DEFAULTS.lam
+    eta: float = _DEFAULTS.eta
+    max_rounds: int = _DEFAULTS.max_rounds
+    noise: str = _DEFAULTS.noise
     bound: float = 1e3
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ParameterError(explain("method", self.method, f"one of {METHODS}", "pass method='ofpa'"))
+            raise ParameterError(explain("method", self.method, f"one of {list(METHODS)}",
+                                         f"pass method={Method.OFPA.value!r}"))
         eps = self.epsilon
         if not isinstance(eps, (int, float)) or math.isnan(eps) or eps <= 0:
             raise ParameterError(explain("epsilon", eps, "a number > 0", "pass e.g. epsilon=0.8"))
-        if math.isinf(eps) != (self.method == "none"):
+        if math.isinf(eps) != (self.method == Method.NONE):
             raise ParameterError(explain("epsilon", eps, "finite for a private method, inf for method='none'",
                                          "pass a finite epsilon, or method='none' for the non-private run"))
         for name, value in (("lam", self.lam), ("eta", self.eta), ("bound", self.bound)):
@@ -109,6 +108,33 @@ class OfpaOfaaSettings:
             raise ParameterError(explain("max_rounds", self.max_rounds, "an int >= 1", "pass e.g. max_rounds=10"))
         if self.noise not in ("once", "fresh"):
             raise ParameterError(explain("noise", self.noise, "'once' or 'fresh'", "pass noise='once'"))
+
+
+    @classmethod
+    def of(cls, options: OfaaSettings, epsilon: float) -> OfpaOfaaSettings:
+        """The run's settings from an algorithm's options (:mod:`~mpdp.learning.ofpa_ofaa.spec`): OFPA's
+        ``perturbation`` picks Algorithm 2 (``objective``) or 1 (``output``); OFAA is Algorithm 3."""
+        method = Method.OFAA if not isinstance(options, OfpaSettings) else \
+            Method.OFPA if options.perturbation == "objective" else Method.OUTPUT
+        return cls(method=method, epsilon=epsilon, lam=options.lam, eta=options.eta, max_rounds=options.max_rounds,
+                   noise=options.noise)
+
+    @property
+    def per_release(self) -> float:
+        """Each release's epsilon: all of it with noise drawn once, ``epsilon / max_rounds`` with fresh noise."""
+        return self.epsilon if self.noise == "once" else self.epsilon / self.max_rounds
+
+
+def owner_cost(settings: OfpaOfaaSettings) -> PrivacyCost | None:
+    """What every data owner's ledger is charged for a run, before any noise is drawn (None: not private).
+
+    ``epsilon`` in both noise modes: noise drawn once is one release of ``epsilon`` repeated; fresh noise is at
+    most ``max_rounds`` releases of ``epsilon / max_rounds`` (pure DP, basic composition). A run the stopping
+    rule ends early is charged the whole bound all the same, since the charge comes before the first release.
+    """
+    if settings.method == Method.NONE:
+        return None
+    return PrivacyCost(epsilon=settings.epsilon, mechanism="laplace")
 
 
 @dataclass
@@ -226,93 +252,59 @@ def calibrate(settings: OfpaOfaaSettings, eps: float, n: int, prepared: Prepared
     """(lam, Laplace scale, OFAA budget) of one release of ``eps`` by an owner with ``n`` records (``prepared``
     supplies the public dimension, row-L1 bound and intercept weight)."""
     dim = prepared.dim
-    if settings.method == "none":
+    if settings.method == Method.NONE:
         return settings.lam, 0.0, None
-    if settings.method == "ofpa":
+    if settings.method == Method.OFPA:
         plan = ofpa_plan(eps, n, settings.lam, prepared.row_l1)
         return plan.lam, plan.scale, None
-    if settings.method == "output":
+    if settings.method == Method.OUTPUT:
         return settings.lam, output_laplace_scale(eps, n, settings.lam, dim), None
     budget = ofaa_budget(eps, prepared.row_l1, prepared.intercept, dim, dim * (dim + 1) // 2 - fixed)
     return settings.lam, budget.scale_quadratic, budget
 
 
 def fit(parties: Sequence[Dataset] | PreparedParties, settings: OfpaOfaaSettings, *,
-        rng: RandomSource | None = None, normalise: bool = False) -> FitResult:
+        rng: RandomSource | None = None, normalise: bool = False,
+        ledgers: Mapping[str, BudgetSpender] | None = None) -> FitResult:
     """Run Algorithm 2 / 3 (or Algorithm 1 inside the loop) over ``parties`` (one Dataset each, or their
-    :func:`prepare_parties`)."""
+    :func:`prepare_parties`): every owner, the server and the aggregators run their rounds
+    (:func:`~mpdp.learning.ofpa_ofaa.rounds.run_rounds`) over the in-memory transport.
+
+    Each owner's cost (:func:`owner_cost`) is charged before any noise is drawn, on ``ledgers[owner]`` when
+    given, else on a ledger of its own with the run's budget."""
     rng = rng if rng is not None else RandomSource.fresh()
     start = time.perf_counter()
     prepared = parties if isinstance(parties, PreparedParties) else prepare_parties(parties, normalise=normalise)
     dim = prepared.dim
-    per_release = settings.epsilon if settings.noise == "once" else settings.epsilon / settings.max_rounds
-    owners: list[DataOwner] = []
-    ledgers: dict[str, PrivacyLedger] = {}
     fixed = int(np.count_nonzero(prepared.rows[0].fixed))
+    owners: dict[str, DataOwner] = {}
     for name, rows in zip(prepared.names, prepared.rows, strict=True):
-        lam, scale, budget = calibrate(settings, per_release, int(rows.X.shape[0]), prepared, fixed)
-        owners.append(DataOwner(name, rows, settings.method, lam, scale, rng.spawn(name), budget))
-        if settings.method != "none":
-            ledgers[name] = PrivacyLedger(epsilon=settings.epsilon, subject=f"party:{name}")
-    counts = {o.name: o.n for o in owners}
-    count_bound = 1 << max(1, max(counts.values()).bit_length())
-    theta = np.zeros(dim)
-    traffic = {"bytes": 0, "messages": 0, "rounds": 0}
-    changes: list[float] = []
-    converged = False
-    rounds = 0
-    for rnd in range(settings.max_rounds):
-        uploads = {}
-        for o in owners:
-            if settings.method != "none" and (rnd == 0 or settings.noise == "fresh"):
-                ledgers[o.name].spend(PrivacyCost(epsilon=per_release, mechanism="laplace"), label=f"round {rnd}")
-                o.draw_noise(f"round/{rnd}")
-            uploads[o.name] = o.local_fit(theta)
-        new, comm = secure_weighted_average(uploads, counts, bound=settings.bound, count_bound=count_bound,
-                                            rng=rng.spawn(f"aggregate/{rnd}"))
-        for key in traffic:
-            traffic[key] += comm[key]
-        change = float(np.linalg.norm(new - theta))
-        changes.append(change)
-        theta = new
-        rounds = rnd + 1
-        if stop_after(rnd, change, settings):
-            converged = True
-            break
-    spent = {k: float(led.spent.epsilon) for k, led in ledgers.items()}
-    if settings.method == "none":
-        spent = {o.name: math.inf for o in owners}
-    return FitResult(theta=theta, rounds=rounds, converged=converged, epsilon_spent=spent,
-                     epsilon_per_release=per_release, scales={o.name: o.scale for o in owners},
-                     lams={o.name: o.lam for o in owners}, communication=traffic,
-                     seconds=time.perf_counter() - start, changes=changes,
-                     scales_linear={o.name: o.budget.scale_linear for o in owners if o.budget is not None})
+        lam, scale, budget = calibrate(settings, settings.per_release, int(rows.X.shape[0]), prepared, fixed)
+        owners[name] = DataOwner(name, rows, settings.method, lam, scale, rng.spawn(name), budget)
+    cost = owner_cost(settings)
+    spent = {name: math.inf for name in owners}
+    if cost is not None:
+        for name in owners:
+            given = (ledgers or {}).get(name)
+            ledger = given if given is not None else PrivacyLedger(epsilon=settings.epsilon, subject=f"party:{name}")
+            ledger.spend(cost, label=f"{settings.method}/{name}")
+            spent[name] = cost.epsilon
+    count_bound = 1 << max(1, max(o.n for o in owners.values()).bit_length())
+    spec = average_spec(sorted(owners), dim, bound=settings.bound, count_bound=count_bound)
 
+    def program(name: str) -> Callable[[StepSession], tuple[RoundsOutcome, list[RunRecord]]]:
+        def run(session: StepSession) -> tuple[RoundsOutcome, list[RunRecord]]:
+            return (run_rounds(session, name, list(owners), spec, settings, rng, dim, owners.get(name)),
+                    session.runs)
 
-def stop_after(rnd: int, change: float, settings: OfpaOfaaSettings) -> bool:
-    """The stopping rule: round ``rnd`` (from 0) moved the global parameters by ``change`` < ``eta`` (not the
-    first round)."""
-    return rnd > 0 and change < settings.eta
+        return run
 
-
-def options_from(raw: Any, method: str, epsilon: float) -> OfpaOfaaSettings:
-    """``--option`` keys of ``mpdp run ofpa|ofaa`` -> settings (unknown keys refused)."""
-    known = {"lam", "eta", "max_rounds", "noise", "perturbation"}
-    opts = dict(raw or {})
-    unknown = set(opts) - known
-    if unknown:
-        raise ParameterError(explain("options", sorted(unknown), f"keys among {sorted(known)}",
-                                     "e.g. --option noise=fresh --option max_rounds=5"))
-    if method == "ofpa":
-        pert = opts.get("perturbation", "objective")
-        if pert not in ("objective", "output"):
-            raise ParameterError(explain("perturbation", pert, "'objective' or 'output'",
-                                         "pass perturbation=output for Algorithm 1"))
-        method = "ofpa" if pert == "objective" else "output"
-    elif "perturbation" in opts:
-        raise ParameterError(explain("perturbation", opts["perturbation"], "no perturbation option for ofaa",
-                                     "use `mpdp run ofpa --option perturbation=output`"))
-    return OfpaOfaaSettings(method=method, epsilon=epsilon, lam=float(opts.get("lam", 1e-4)),
-                            eta=float(opts.get("eta", 1e-4)), max_rounds=int(opts.get("max_rounds", 10)),
-                            noise=str(opts.get("noise", "once")))
-
+    done = run_programs({name: program(name) for name in order(list(owners))}, rng=rng)
+    outcome = done[SERVER][0]
+    runs = {name: records for name, (_, records) in done.items()}
+    return FitResult(theta=outcome.theta, rounds=len(outcome.thetas), converged=outcome.converged,
+                     epsilon_spent=spent, epsilon_per_release=settings.per_release,
+                     scales={o.name: o.scale for o in owners.values()}, lams={o.name: o.lam for o in owners.values()},
+                     communication=communication(runs), seconds=time.perf_counter() - start,
+                     changes=outcome.changes,
+                     scales_linear={o.name: o.budget.scale_linear for o in owners.values() if o.budget is not None})

@@ -2,7 +2,7 @@
 
 A :class:`DataOwner` sees only its records and the global parameters the server broadcasts. Per round it
 returns its local minimiser; the minimisers reach the server only through secure aggregation
-(:func:`secure_weighted_average`), so the server learns the record-weighted average and nothing else.
+(:mod:`mpdp.learning.ofpa_ofaa.rounds`), so the server learns the record-weighted average and nothing else.
 
 Local objectives (mean form, ``x`` already in the unit ball with the intercept folded in):
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -38,15 +39,35 @@ from mpdp.dp.mechanisms.laplace import LaplaceMechanism
 from mpdp.dp.samplers import discrete_laplace
 from mpdp.dp.sensitivities.ofpa_ofaa import OfaaBudget
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.protocols.aggregation import AggregationSpec, simulate_aggregation
+from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource
 
-__all__ = ["METHODS", "OFAA_RIDGE_KAPPA", "DataOwner", "OwnerRows", "average_spec", "fixed_quadratic_mask",
-           "newton_logistic", "ofaa_ridge", "secure_weighted_average", "upload"]
+__all__ = [
+    "METHODS",
+    "OFAA_RIDGE_KAPPA",
+    "DataOwner",
+    "Method",
+    "OwnerRows",
+    "average_spec",
+    "fixed_quadratic_mask",
+    "newton_logistic",
+    "ofaa_ridge",
+    "upload",
+]
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-METHODS = ("ofpa", "output", "ofaa", "none")
+class Method(StrEnum):
+    """Paper 001's perturbations: OFPA (Algorithm 2), output perturbation (Algorithm 1), OFAA (Algorithm 3), and
+    none (the same rounds without noise: the non-private reference)."""
+
+    OFPA = "ofpa"
+    OUTPUT = "output"
+    OFAA = "ofaa"
+    NONE = "none"
+
+
+METHODS = tuple(Method)
 
 #: Ridge of OFAA's noisy quadratic form, in units of ``scale * sqrt(dim)`` (see :func:`ofaa_ridge`).
 OFAA_RIDGE_KAPPA = 0.5
@@ -148,9 +169,10 @@ class DataOwner:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ParameterError(explain("method", self.method, f"one of {METHODS}", "pass method='ofpa'"))
-        if self.method == "ofaa" and self.budget is None:
-            raise ParameterError(explain("budget", None, "an OfaaBudget for method='ofaa'",
+            raise ParameterError(explain("method", self.method, f"one of {list(METHODS)}",
+                                         f"pass method={Method.OFPA.value!r}"))
+        if self.method == Method.OFAA and self.budget is None:
+            raise ParameterError(explain("budget", None, "an OfaaBudget for OFAA",
                                          "pass budget=ofaa_budget(eps, row_l1, intercept, m1, m2)"))
 
     @property
@@ -166,10 +188,10 @@ class DataOwner:
         self._solution = None
         self._fixed = None
         self._noise = None
-        if self.method == "none":
+        if self.method == Method.NONE:
             return
         rng = self.rng.spawn(label)
-        if self.method == "ofaa":
+        if self.method == Method.OFAA:
             self._fixed = self._ofaa_release(rng)
             return
         self._noise = laplace_on_grid(self.scale, self.dim, grid_bits=default_grid_bits(self.scale), rng=rng)
@@ -211,7 +233,7 @@ class DataOwner:
         """
         if self._solution is not None:
             return self._solution
-        if self.method == "ofaa":
+        if self.method == Method.OFAA:
             if self._fixed is None:  # pragma: no cover - fit draws before the first local_fit
                 raise ParameterError("OFAA owner used before draw_noise")
             lin, quad = self._fixed
@@ -220,10 +242,10 @@ class DataOwner:
             self._solution = np.asarray(np.linalg.solve(2.0 * quad + ridge * np.eye(self.dim), -lin))
             return self._solution
         linear = None
-        if self.method == "ofpa" and self._noise is not None:
+        if self.method == Method.OFPA and self._noise is not None:
             linear = self._noise / self.n
         theta = newton_logistic(self.rows.X, self.rows.y, self.lam, linear, start, views=self.rows.newton_views())
-        if self.method == "output" and self._noise is not None:
+        if self.method == Method.OUTPUT and self._noise is not None:
             theta = theta + self._noise
         self._solution = theta
         return theta
@@ -286,24 +308,6 @@ def newton_logistic(X: FloatArray, y: FloatArray, lam: float, linear: FloatArray
             t *= 0.5
         w, margin, f = cand, cmargin, fc
     return w
-
-
-def secure_weighted_average(params: dict[str, FloatArray], counts: dict[str, int], *, bound: float,
-                            count_bound: int, rng: RandomSource) -> tuple[FloatArray, dict[str, int]]:
-    """``sum_k n_k theta_k / sum_k n_k`` through secure aggregation by two non-colluding aggregators.
-
-    Each owner clips its parameters to ``[-bound, bound]`` (public; post-processing of a DP release) and
-    shares ``(n_k theta_k, n_k)``; the server only learns the sums. Error: at most
-    ``spec.error_bound / sum n_k`` per entry from fixed-point rounding (:mod:`mpdp.protocols.aggregation`).
-    Returns the average and the communication (bytes, messages, rounds).
-    """
-    names = sorted(params)
-    dim = int(next(iter(params.values())).shape[0])
-    spec = average_spec(names, dim, bound=bound, count_bound=count_bound)
-    inputs = {k: upload(params[k], bound) for k in names}
-    weights = {k: np.array([float(counts[k])]) for k in names}
-    run = simulate_aggregation(spec, inputs, weights, rng=rng)
-    return np.asarray(run.results["server"].mean, dtype=np.float64), run.communication()
 
 
 def average_spec(names: Sequence[str], dim: int, *, bound: float, count_bound: int) -> AggregationSpec:

@@ -12,7 +12,8 @@
 
 References
 ----------
-004_c0399b84594d620b.txt, section 2.2 (majority voting, committee machines), section 4 (Mechanisms), section 5.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 2.2 (majority voting, committee machines),
+section 4 (Mechanisms), section 5.
 """
 
 from __future__ import annotations

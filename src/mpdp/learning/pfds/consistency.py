@@ -26,8 +26,9 @@ reads only DP outputs: post-processing (Theorem 2.3).
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3.2.1, Algorithm 5, Theorem 3.2. Fioretto, Lee, Van Hentenryck,
-AAMAS 2018 [13] (the optimisation-based release). Hay et al., VLDB 2010 [16] (hierarchical consistency).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3.2.1, Algorithm 5, Theorem 3.2. Fioretto,
+Lee, Van Hentenryck, AAMAS 2018 [13] (the optimisation-based release). Hay et al., VLDB 2010 [16] (hierarchical
+consistency).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 
 from mpdp.dp.accounting.cost import BudgetSpender
-from mpdp.dp.sensitivities.dp_tree import level_count_sensitivity
+from mpdp.dp.sensitivities.pfds import level_count_sensitivity
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.pfds import tree_noise
 from mpdp.learning.pfds.tree import PrivateTree

@@ -7,7 +7,7 @@ records: a private tree may only split on what both neighbouring datasets share.
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3.1 (notation, Omega_a, label bucketing).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3.1 (notation, Omega_a, label bucketing).
 """
 
 from __future__ import annotations

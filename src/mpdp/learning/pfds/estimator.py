@@ -14,9 +14,15 @@ labelled by the trees' vote and sent to every agent) and keeps what was released
 
 ``X`` is the attribute view: numeric attributes in their units within their declared bounds, categorical ones
 as codes 0..k-1 (:class:`~mpdp.datasets.Attribute`). Without ``attributes`` every column is numeric with the
-public bounds [-1, 1] (``clip=True`` clips into them). Labels are 0 and 1. Each fit charges ``epsilon`` on
-``ledger`` (every record belongs to one agent, whose releases cost at most ``epsilon``) before the protocol.
-Parameters, randomness and cloning: :mod:`mpdp.learning.estimator`.
+public bounds [-1, 1] (``clip=True`` clips into them). Labels are 0 and 1.
+
+The tree options (``sharers``, ``h_max``, ``t``, ``p``, ``max_leaves``) are ``pfds``'s options: their defaults
+are the spec's (:mod:`mpdp.learning.pfds.spec`; None is the spec's data-dependent default, resolved by
+:func:`~mpdp.learning.pfds.model.params_for`) and the spec's settings check them, with the errors of
+``mpdp run pfds --option``. Each fit charges ``ledger`` a record's guarantee before the protocol: every record
+belongs to one agent, so it is the largest of the agents' costs (:func:`~mpdp.learning.pfds.spec.agent_cost`,
+what every engine charges an agent: ``epsilon`` for a sharer). Parameters, randomness and cloning:
+:mod:`mpdp.learning.estimator`.
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.datasets.dataset import Attribute
-from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
-from mpdp.dp.accounting.ledger import PrivacyLedger
+from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import ShapeMismatchError, explain
 from mpdp.learning.estimator import BinaryClassifier, binary_labels, classes_of, row_split
-from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, Schema
+from mpdp.learning.pfds.evaluation import agent_ledger
+from mpdp.learning.pfds.model import PFDSAgent, Schema, params_for
+from mpdp.learning.pfds.spec import Method, PFDSVariantSettings, agent_cost
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
@@ -50,7 +57,7 @@ class PFDSClassifier(BinaryClassifier):
 
     def __init__(self, epsilon: float = 1.0, *, agents: int = 4, sharers: int | None = None,
                  attributes: Sequence[Attribute] | None = None, h_max: int | None = None, t: int = 10,
-                 p: int | None = None, max_leaves: int | None = 1024, clip: bool = False,
+                 p: int | None = None, max_leaves: int = 1024, clip: bool = False,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None,
                  random_state: int | None = None) -> None:
         self.epsilon = epsilon
@@ -82,23 +89,30 @@ class PFDSClassifier(BinaryClassifier):
         schema.domain.check_values(X)
         return X
 
+    def _settings(self) -> PFDSVariantSettings:
+        """The tree options, checked by ``pfds``'s settings (None: the spec's default)."""
+        given = {"sharers": self.sharers, "h_max": self.h_max, "t": self.t, "p": self.p,
+                 "max_leaves": self.max_leaves}
+        return PFDSVariantSettings.from_options(given, source=type(self).__name__)
+
     def fit(self, X: Any, y: Any) -> Self:
+        settings = self._settings()
         Xa, ya = self._check_features_labels(X, y)
         ya = binary_labels(ya)
         schema = self._schema(Xa.shape[1])
         Xa = self._values(Xa, schema)
-        h_max = self.h_max if self.h_max is not None else min(8, max(2, Xa.shape[1]))
-        params = PFDSParams(h_max=h_max, t=self.t, p=self.p if self.p is not None else min(4, h_max),
-                            max_leaves=self.max_leaves)
+        params = params_for(settings, Xa.shape[1])
         root = self._fit_source()
         parts = row_split(Xa.shape[0], self.agents, root.spawn("rows"))
         names = [f"agent{k}" for k in range(len(parts))]
-        sharers = names if self.sharers is None else names[: self.sharers]
-        ledgers = {n: PrivacyLedger(epsilon=self.epsilon, subject=f"party:{n}") for n in names}
+        sharers = names if settings.sharers is None else names[: settings.sharers]
+        ledgers = {n: agent_ledger(Method.PFDS, self.epsilon, n, sharer=n in sharers, regression=False)
+                   for n in names}
+        costs = [c for n in names if (c := agent_cost(Method.PFDS, self.epsilon, sharer=n in sharers)) is not None]
         agents = {n: PFDSAgent(n, Xa[idx], ya[idx], schema, params, self.epsilon, sharers, ledger=ledgers[n])
                   for n, idx in zip(names, parts, strict=True)}
-        if self.ledger is not None:
-            self.ledger.spend(PrivacyCost(epsilon=float(self.epsilon), mechanism="pfds"), label="pfds")
+        if self.ledger is not None and costs:  # a record's guarantee: its agent's cost, the largest of them
+            self.ledger.spend(max(costs, key=lambda c: c.epsilon), label=Method.PFDS.value)
         run = run_protocol(agents, rng=root.spawn("protocol"))
         self.trees_ = [a.tree for a in agents.values() if a.tree is not None]
         self.synthetic_ = agents[names[0]].training_set(include_own=False)
@@ -120,7 +134,9 @@ class PFDSClassifier(BinaryClassifier):
         return out
 
     def sample(self, n: int, *, rng: RandomSource | None = None) -> tuple[FloatArray, FloatArray]:
-        """``n`` records drawn with replacement from the released synthetic records (post-processing)."""
+        """``n`` records drawn with replacement from the released synthetic records (post-processing), each value
+        within its attribute's domain and type (:meth:`~mpdp.datasets.dataset.Attribute.in_domain`)."""
         values, labels = self.synthetic_
         pick = (rng or RandomSource.fresh()).integers(0, values.shape[0], n)
-        return values[pick], labels[pick]
+        drawn = np.column_stack([a.in_domain(values[pick, j]) for j, a in enumerate(self.schema_.attributes)])
+        return drawn, labels[pick]

@@ -17,8 +17,11 @@ PFDS protocol over the in-memory transport (every agent a :class:`~mpdp.learning
 
 Each agent computes its own figures: an evaluated agent is handed the test records
 (:class:`~mpdp.learning.pfds.scoring.AgentEvaluation`), trains and scores its predictors after the protocol
-and returns only their test errors, so the same runs work with every agent in its own process
-(:mod:`mpdp.deploy`). ``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random subset of the
+and returns only their test errors, so the same runs work with every agent in its own process.
+:mod:`~mpdp.learning.pfds.deployment` runs one method of this schedule for ``mpdp run`` and ``mpdp launch``
+with the same roles, agents (:func:`split_agents`), run labels (:func:`run_label`), ledgers (:func:`agent_ledger`)
+and analyst's figures (:func:`mean_error`, :func:`dp_pred_error`): under one seed both report the same.
+``eval_agents`` may restrict the PFDS/NP-Agt error to a uniformly random subset of the
 agents (an unbiased estimate of the mean over agents).
 """
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,16 +44,24 @@ from mpdp.learning.pfds import baselines as pfds_baselines
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, vote_labels
 from mpdp.learning.pfds.schema import Schema
 from mpdp.learning.pfds.scoring import LOSSES, AgentEvaluation, DPPredSharer, LocalAgent, error_of, loss_for
+from mpdp.learning.pfds.spec import SHARING, Method, agent_cost
 from mpdp.learning.pfds.tree import PrivateTree
 from mpdp.randomness import RandomSource
 from mpdp.runtime import ProtocolRun, run_protocol
 
-__all__ = ["LOSSES", "METHODS", "AgentSplit", "Setting", "SplitResult", "attribute_view", "evaluate_split",
-           "loss_for", "split_agents", "variant_params"]
+__all__ = ["DP_PRED_LAM", "LOSSES", "METHODS", "AgentSplit", "Setting", "SplitResult", "agent_ledger", "attribute_view",
+           "dp_pred_error", "evaluate_split", "loss_for", "mean_error", "released_records", "run_label",
+           "split_agents", "variant_params", "votes_source"]
 
 FloatArray = npt.NDArray[np.float64]
 
-METHODS = ("pfds", "pfds-mpdp", "pfds-s", "pfds-minus", "dp-pred", "np-agt", "np-agt-cv", "pfds-vote")
+#: what :func:`evaluate_split` measures: the five methods, ``pfds-mpdp`` (the pfds run scored by mpdp's fit),
+#: ``np-agt-cv`` and the ``pfds-vote`` diagnostic
+METHODS = (Method.PFDS, "pfds-mpdp", Method.PFDS_S, Method.PFDS_MINUS, Method.DP_PRED, Method.NP_AGT, "np-agt-cv",
+           "pfds-vote")
+
+#: DP-Pred's regularisation (objective perturbation needs a strongly convex objective; the paper gives none)
+DP_PRED_LAM = 0.05
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,7 @@ class Setting:
     sharers: int | None = None
     anchor: str | None = None
     eval_agents: int | None = None
-    dp_pred_lam: float = 0.05
+    dp_pred_lam: float = DP_PRED_LAM
 
     def __post_init__(self) -> None:
         if not isinstance(self.agents, int) or self.agents < 1:
@@ -105,8 +116,8 @@ class SplitResult:
     communication: dict[str, int]
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
-    #: The synthetic records every sharer released (attribute view, labels), per protocol run ("pfds",
-    #: "pfds-s", "pfds-minus"): what ``mpdp run pfds --save`` writes.
+    #: The synthetic records every sharer released (attribute view, labels), per protocol run of a sharing
+    #: method (PFDS, PFDS(s), PFDS-): what ``mpdp run pfds --save`` writes.
     shared: dict[str, tuple[FloatArray, FloatArray]] = field(default_factory=dict)
 
 
@@ -130,11 +141,58 @@ def _anchor(data: Dataset, anchor: str | None) -> str:
 
 def variant_params(method: str, params: PFDSParams) -> PFDSParams:
     """The protocol parameters of ``pfds``, ``pfds-s`` (own-tree labelling) or ``pfds-minus`` (no consistency)."""
-    if method == "pfds-s":
+    if method == Method.PFDS_S:
         return PFDSParams(**{**params.__dict__, "labelling": "own"})
-    if method == "pfds-minus":
+    if method == Method.PFDS_MINUS:
         return PFDSParams(**{**params.__dict__, "optimize": False})
     return params
+
+
+def run_label(method: str, loss: str | None = None) -> str:
+    """The label of ``method``'s protocol run under the split's random source (``rng.spawn(label)``): the
+    method's name, and for DP-Pred one run per ``loss``. Every engine draws the agents' noise from it."""
+    if method != Method.DP_PRED:
+        return str(method)
+    if loss is None:
+        raise ParameterError(explain(f"run label of {method}", None, "a loss", "pass the run's loss"))
+    return f"{method}/{loss}"
+
+
+def agent_ledger(method: Method, epsilon: float, name: str, *, sharer: bool, regression: bool) -> PrivacyLedger:
+    """The ledger an agent's run of ``method`` spends on: its budget is the agent's cost
+    (:func:`~mpdp.learning.pfds.spec.agent_cost`), so the run cannot release more than every engine charges. An
+    agent that releases nothing gets the run's ``epsilon``, which its role never spends."""
+    cost = agent_cost(method, epsilon, sharer=sharer, regression=regression)
+    return PrivacyLedger(epsilon=epsilon if cost is None else cost.epsilon, subject=f"party:{name}")
+
+
+def votes_source(rng: RandomSource) -> RandomSource:
+    """The analyst's coin for DP-Pred's tied votes, from the split's random source."""
+    return rng.spawn(f"{Method.DP_PRED} votes")
+
+
+def mean_error(results: Mapping[str, Any], names: Sequence[str], key: str) -> float:
+    """The mean of the test errors ``key`` the agents ``names`` returned (section 4's error over agents)."""
+    return float(np.mean([results[n]["errors"][key] for n in names]))
+
+
+def released_records(results: Mapping[str, Any], sharers: Sequence[str], width: int) -> tuple[FloatArray, FloatArray]:
+    """Every sharer's released records, in sharer order (what each agent holds as shared data)."""
+    parts = [results[s]["released"] for s in sharers if results[s]["released"] is not None]
+    if not parts:
+        return np.empty((0, width)), np.empty(0)
+    return (np.concatenate([np.asarray(p["values"], dtype=np.float64) for p in parts]),
+            np.concatenate([np.asarray(p["labels"], dtype=np.float64) for p in parts]))
+
+
+def dp_pred_error(schema: Schema, models: Sequence[FloatArray], test: Dataset, loss: str,
+                  votes: RandomSource) -> float:
+    """The analyst's DP-Pred figure: the released predictors voted (or averaged) on the test records."""
+    if test.values is None:
+        raise ParameterError(explain(f"attributes of {test.name!r}", "not declared", "typed attributes",
+                                     "load the data with mpdp.datasets"))
+    predicted = pfds_baselines.committee(schema, models, test.values, schema.task, votes)
+    return error_of(loss, predicted, test.y)
 
 
 @dataclass(frozen=True)
@@ -172,19 +230,6 @@ def split_agents(train: Dataset, setting: Setting, rng: RandomSource,
     return AgentSplit(names, data, sharers, evaluated)
 
 
-def _mean_error(run: ProtocolRun[Any], names: Sequence[str], key: str) -> float:
-    return float(np.mean([run.results[n]["errors"][key] for n in names]))
-
-
-def _released(run: ProtocolRun[Any], sharers: Sequence[str], width: int) -> tuple[FloatArray, FloatArray]:
-    """Every sharer's released records, in sharer order (what each agent holds as shared data)."""
-    parts = [run.results[s]["released"] for s in sharers if run.results[s]["released"] is not None]
-    if not parts:
-        return np.empty((0, width)), np.empty(0)
-    return (np.concatenate([np.asarray(p["values"], dtype=np.float64) for p in parts]),
-            np.concatenate([np.asarray(p["labels"], dtype=np.float64) for p in parts]))
-
-
 def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: Sequence[str] = METHODS,
                    losses: Sequence[str] = ("logistic", "svm"), rng: RandomSource,
                    rows: Sequence[npt.NDArray[np.int64]] | None = None) -> SplitResult:
@@ -193,9 +238,8 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
     ``rows`` (one index array into ``train`` per agent) replaces the paper's distance-to-anchor split.
 
     Every agent-side computation is a protocol run of the agents' roles (:mod:`mpdp.learning.pfds.scoring`),
-    in this order and from these random sources: one PFDS run per variant needed (``rng.spawn(variant)``),
-    NP-Agt (``rng.spawn("np-agt")``), NP-Agt with CV (``rng.spawn("np-agt-cv")``) and DP-Pred per loss
-    (``rng.spawn("dp-pred/<loss>")``); this function then averages the errors the evaluated agents returned
+    in this order, each from ``rng.spawn(run_label(...))``: one PFDS run per variant needed, NP-Agt, NP-Agt with
+    CV and DP-Pred per loss; this function then averages the errors the evaluated agents returned
     and votes DP-Pred's released models on the test records, as the analyst."""
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -228,27 +272,31 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
             warnings.simplefilter("ignore", PrivacyLeakWarning)  # experiments use seeded sources on purpose
             return run_protocol(roles, rng=rng.spawn(label))
 
-    for method in ("pfds", "pfds-s", "pfds-minus"):
+    def ledger(method: str, name: str) -> PrivacyLedger:
+        return agent_ledger(Method(method), setting.epsilon, name, sharer=name in sharers,
+                            regression=task == "regression")
+
+    for method in SHARING:
         fits = tuple(f for f, m in (("paper", method), ("mpdp", "pfds-mpdp")) if m in methods
-                     and (f == "paper" or method == "pfds"))
-        if not fits and not (method == "pfds" and "pfds-vote" in methods):
+                     and (f == "paper" or method == Method.PFDS))
+        if not fits and not (method == Method.PFDS and "pfds-vote" in methods):
             continue
         params = variant_params(method, setting.params)
         agents = {n: PFDSAgent(n, data[n][0], data[n][1], schema, params, setting.epsilon, sharers,
-                               ledger=PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}"),
+                               ledger=ledger(method, n),
                                evaluation=evaluation(fits) if n in evaluated and fits else None)
                   for n in names}
-        result = run(method, agents)
+        result = run(run_label(method), agents)
         per_party[method] = {n: float(result.results[n]["spent"]) for n in names}
         spent[method] = max(per_party[method].values())
-        shared[method] = _released(result, sharers, train.values.shape[1])
+        shared[method] = released_records(result.results, sharers, train.values.shape[1])
         for fit, key in (("paper", method), ("mpdp", "pfds-mpdp")):
             if fit in fits:
                 for loss_name in losses:
-                    errors[(key, loss_name)] = _mean_error(result, evaluated, f"{fit}/{loss_name}")
-        if method == "pfds" or not comm["messages"]:  # the traffic of pfds's run, else of the variant run
+                    errors[(key, loss_name)] = mean_error(result.results, evaluated, f"{fit}/{loss_name}")
+        if method == Method.PFDS or not comm["messages"]:  # the traffic of pfds's run, else of the variant run
             comm = result.communication()
-        if method != "pfds":
+        if method != Method.PFDS:
             continue
         extra["synthetic_records"] = int(sum(r["synthetic"] for r in result.results.values()))
         if "pfds-vote" in methods and task == "classification":
@@ -257,32 +305,33 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
             for loss_name in losses:
                 errors[("pfds-vote", loss_name)] = error_of(loss_name, votes, y_test)
         if "pfds-mpdp" in methods:
-            per_party["pfds-mpdp"], spent["pfds-mpdp"] = per_party["pfds"], spent["pfds"]
+            per_party["pfds-mpdp"], spent["pfds-mpdp"] = per_party[method], spent[method]
             chosen = {loss_name: [result.results[n]["choices"][loss_name] for n in evaluated] for loss_name in losses}
             extra["mpdp_choices"] = {k: {"shared_weight_mean": float(np.mean([w for w, _ in v])),
                                          "shared_weight_zero": float(np.mean([w == 0 for w, _ in v]))}
                                      for k, v in chosen.items()}
 
     p = setting.params
-    for method, cv in (("np-agt", False), ("np-agt-cv", True)):  # NP-Agt; NP-Agt with pfds (mpdp)'s regulariser
-        if method in methods:
-            per_party[method] = {n: 0.0 for n in names}  # nothing released
-            spent[method] = 0.0
-            result = run(method, {n: LocalAgent(n, data[n][0], data[n][1], schema, evaluation(), lam=p.lam, cv=cv,
-                                                lams=p.lams, cv_folds=p.cv_folds) for n in evaluated})
+    # NP-Agt; NP-Agt with pfds (mpdp)'s regulariser
+    for local, cv in ((str(Method.NP_AGT), False), ("np-agt-cv", True)):
+        if local in methods:
+            per_party[local] = {n: 0.0 for n in names}  # nothing released
+            spent[local] = 0.0
+            result = run(run_label(local), {
+                n: LocalAgent(n, data[n][0], data[n][1], schema, evaluation(), lam=p.lam, cv=cv, lams=p.lams,
+                              cv_folds=p.cv_folds) for n in evaluated})
             for loss_name in losses:
-                errors[(method, loss_name)] = _mean_error(result, evaluated, loss_name)
-    if "dp-pred" in methods:
-        vote_rng = rng.spawn("dp-pred votes")
+                errors[(local, loss_name)] = mean_error(result.results, evaluated, loss_name)
+    if Method.DP_PRED in methods:
+        votes_rng = votes_source(rng)
         for loss_name in losses:
+            label = run_label(Method.DP_PRED, loss_name)
             sharer_roles = {n: DPPredSharer(n, data[n][0], data[n][1], schema, loss_name, epsilon=setting.epsilon,
-                                            lam=setting.dp_pred_lam,
-                                            ledger=PrivacyLedger(epsilon=setting.epsilon, subject=f"party:{n}"))
+                                            lam=setting.dp_pred_lam, ledger=ledger(Method.DP_PRED, n))
                             for n in sharers}
-            result = run(f"dp-pred/{loss_name}", sharer_roles)
+            result = run(label, sharer_roles)
             models = [np.asarray(result.results[n]["model"], dtype=np.float64) for n in sharers]
-            predicted = pfds_baselines.committee(schema, models, test.values, task, vote_rng)
-            errors[("dp-pred", loss_name)] = error_of(loss_name, predicted, y_test)
-            per_party[f"dp-pred/{loss_name}"] = {n: float(result.results[n]["spent"]) for n in sharers}
-            spent[f"dp-pred/{loss_name}"] = max(per_party[f"dp-pred/{loss_name}"].values())
+            errors[(Method.DP_PRED, loss_name)] = dp_pred_error(schema, models, test, loss_name, votes_rng)
+            per_party[label] = {n: float(result.results[n]["spent"]) for n in sharers}
+            spent[label] = max(per_party[label].values())
     return SplitResult(errors, spent, per_party, comm, time.perf_counter() - start, extra, shared)

@@ -1,4 +1,6 @@
-"""Paper 004 on the command line: ``mpdp run pfds`` (and its baselines) and ``mpdp reproduce 004-table2/-fig3``.
+"""Paper 004's tables and figures: ``mpdp reproduce 004-table2`` and ``mpdp reproduce 004-fig3``.
+
+(``mpdp run pfds`` and its baselines run the agents of :mod:`mpdp.learning.pfds.deployment`.)
 
 Datasets: the paper's Census Income is Adult (:func:`mpdp.datasets.load_adult`, 45,222 records). Its other
 datasets (Default of credit card, Diabetes, Bike sharing, Online News Popularity) are not available here;
@@ -12,7 +14,7 @@ paper's PFDS figure. ``mpdp run pfds`` runs the mpdp fit unless given ``--option
 
 References
 ----------
-004_c0399b84594d620b.txt, section 4 (Tables 1-2, Figures 3-4).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 4 (Tables 1-2, Figures 3-4).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable
 
 import numpy as np
 
@@ -31,132 +32,29 @@ from mpdp.datasets.splits import kfold_indices
 from mpdp.datasets.synthetic import mixed_tabular
 from mpdp.dp.accounting import PrivacyLedger
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
-from mpdp.learning import erm
 from mpdp.learning.data_fidelity import histogram_distance, size_error
 from mpdp.learning.pfds.consistency import consistent_counts, integer_sizes, noisy_level_counts, synthesize
-from mpdp.learning.pfds.evaluation import Setting, attribute_view, evaluate_split, loss_for
-from mpdp.learning.pfds.model import PFDSParams, Schema, features
+from mpdp.learning.pfds.evaluation import Setting, attribute_view, evaluate_split
+from mpdp.learning.pfds.model import Schema, params_for
+from mpdp.learning.pfds.spec import Method, PFDSSettings
 from mpdp.learning.pfds.tree import make_tree
-from mpdp.learning.registry import (
-    Algorithm,
-    Metric,
-    Reproduction,
-    ReproOptions,
-    ReproRow,
-    ReproTable,
-    RunConfig,
-    RunReport,
-)
+from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
 from mpdp.randomness import RandomSource
 
-__all__ = ["ALGORITHMS", "PAPER_TABLE2", "REPRODUCTIONS", "result_key", "run_setting"]
+__all__ = ["PAPER_TABLE2", "REPRODUCTIONS", "fidelity", "reproduce_fig3", "reproduce_table2"]
 
+_COLUMNS = (Method.NP_AGT, Method.DP_PRED, Method.PFDS_S, Method.PFDS)
 #: Table 2's Census Income rows: (task, epsilon) -> {method: error}.
 PAPER_TABLE2: dict[tuple[str, float], dict[str, float]] = {
-    ("logistic", 1.0): {"np-agt": 0.276, "dp-pred": 0.232, "pfds-s": 0.266, "pfds": 0.212},
-    ("logistic", 0.5): {"np-agt": 0.276, "dp-pred": 0.245, "pfds-s": 0.301, "pfds": 0.226},
-    ("logistic", 0.1): {"np-agt": 0.276, "dp-pred": 0.293, "pfds-s": 0.336, "pfds": 0.246},
-    ("svm", 1.0): {"np-agt": 0.283, "dp-pred": 0.253, "pfds-s": 0.267, "pfds": 0.209},
-    ("svm", 0.5): {"np-agt": 0.283, "dp-pred": 0.262, "pfds-s": 0.269, "pfds": 0.224},
-    ("svm", 0.1): {"np-agt": 0.283, "dp-pred": 0.269, "pfds-s": 0.268, "pfds": 0.239},
-}
+    key: dict(zip(_COLUMNS, errors, strict=True)) for key, errors in {
+        ("logistic", 1.0): (0.276, 0.232, 0.266, 0.212),
+        ("logistic", 0.5): (0.276, 0.245, 0.301, 0.226),
+        ("logistic", 0.1): (0.276, 0.293, 0.336, 0.246),
+        ("svm", 1.0): (0.283, 0.253, 0.267, 0.209),
+        ("svm", 0.5): (0.283, 0.262, 0.269, 0.224),
+        ("svm", 0.1): (0.283, 0.269, 0.268, 0.239),
+    }.items()}
 
-_OPTIONS = {
-    "loss": "logistic (default) or svm for classification; regression always uses linear",
-    "h_max": "tree depth (default 8, at most the number of attributes)",
-    "t": "candidate split values (default 10)",
-    "p": "levels in the consistency step (default 4, at most h_max)",
-    "max_leaves": "leaf bound per tree (default 1024)",
-    "sharers": "number of sharing agents (default: all)", "eval_agents": "agents evaluated (default: all)",
-    "anchor": "numeric attribute of the distance-to-anchor partition (default: the first numeric one)",
-    "variant": "pfds only: mpdp (default; shared-data weight and regulariser by CV on own records) or paper",
-}
-
-
-# -- mpdp run ------------------------------------------------------------------------------------------------
-def run_setting(method: str, config: RunConfig) -> tuple[Setting, str]:
-    """The :class:`Setting` and loss name of ``mpdp run <method>``'s options (a paper 004 method)."""
-    if "variant" in config.options and method != "pfds":
-        raise ParameterError(explain("--option variant", config.options["variant"], f"no variant for {method}",
-                                     "variant applies to `mpdp run pfds` only"))
-    unknown = set(config.options) - set(_OPTIONS)
-    if unknown:
-        raise ParameterError(explain("--option", sorted(unknown), f"keys among {sorted(_OPTIONS)}", "fix the key"))
-    opts = dict(config.options)
-    # The paper's h_max = 8 and p = 4, capped by its precondition h_max <= |A| for small tables.
-    h_max = int(opts.get("h_max", min(8, max(2, len(config.train.attributes)))))
-    variant = str(opts.get("variant", "mpdp"))
-    if variant not in ("mpdp", "paper"):
-        raise ParameterError(explain("--option variant", variant, "mpdp or paper", "pass --option variant=paper"))
-    params = PFDSParams(h_max=h_max, t=int(opts.get("t", 10)), p=int(opts.get("p", min(4, h_max))),
-                        max_leaves=int(opts.get("max_leaves", 1024)),
-                        variant="paper" if variant == "paper" else "mpdp")
-    loss = "linear" if config.train.task == "regression" else str(opts.get("loss", "logistic"))
-    if config.train.task == "classification" and loss not in ("logistic", "svm"):
-        raise ParameterError(explain("loss", loss, "logistic or svm", "pass --option loss=svm"))
-    setting = Setting(agents=config.parties, epsilon=config.epsilon, params=params,
-                      sharers=int(opts["sharers"]) if "sharers" in opts else None,
-                      anchor=str(opts["anchor"]) if "anchor" in opts else None,
-                      eval_agents=int(opts["eval_agents"]) if "eval_agents" in opts else None)
-    return setting, loss
-
-
-def result_key(method: str, setting: Setting) -> str:
-    """The :func:`evaluate_split` method ``mpdp run <method>`` reports: ``pfds`` runs the variant its params
-    name (evaluate_split's ``"pfds"`` is the paper's fit, ``"pfds-mpdp"`` mpdp's)."""
-    return "pfds-mpdp" if method == "pfds" and setting.params.variant == "mpdp" else method
-
-
-def _non_private(config: RunConfig, loss: str) -> Metric:
-    """NP-Pred: a non-private predictor on the whole training set (the best attainable, Figure 4)."""
-    schema = Schema(config.train.attributes, "regression" if loss == "linear" else "classification")
-    if config.train.values is None or config.test.values is None:
-        raise ParameterError(explain("dataset", config.train.name, "an attribute view", "load it with mpdp.datasets"))
-    X = features(schema, config.train.values)
-    y = config.train.y if loss == "linear" else erm.to_pm1(config.train.y)
-    theta = erm.solve(erm.Objective(loss_for(loss), X, y, PFDSParams().lam), tol=1e-8).theta
-    Xt = features(schema, config.test.values)
-    if loss == "linear":
-        return Metric("mse", erm.mse(theta, Xt, config.test.y))
-    return Metric("misclassification", erm.misclassification(theta, Xt, config.test.y))
-
-
-def _runner(method: str) -> Callable[[RunConfig], RunReport]:
-    def run(config: RunConfig) -> RunReport:
-        setting, loss = run_setting(method, config)
-        key = result_key(method, setting)
-        # The user's --fractions / --anchor split replaces the paper's default distance-to-anchor split.
-        rows = config.row_partition if config.row_split != "default" else None
-        result = evaluate_split(config.train, config.test, setting, methods=(key,), losses=(loss,),
-                                rng=config.rng, rows=rows)
-        metric = "mse" if loss == "linear" else "misclassification"
-        spent_key = f"dp-pred/{loss}" if key == "dp-pred" else key
-        spent = result.epsilon_spent.get(spent_key, 0.0)
-        variant = {"variant": setting.params.variant} if method == "pfds" else {}
-        return RunReport(
-            algorithm=method, dataset=config.train.name, parties=config.parties, epsilon=config.epsilon,
-            delta=0.0, epsilon_spent=spent, delta_spent=0.0,
-            per_party_epsilon=result.per_party.get(spent_key), metric=Metric(metric, result.errors[(key, loss)]),
-            non_private=_non_private(config, loss), seconds=result.seconds, communication=result.communication,
-            extra={"loss": loss, **variant, **result.extra},
-            released=result.shared.get(method),  # pfds, pfds-s, pfds-minus: the shared synthetic records
-        )
-    return run
-
-
-_SUMMARIES = {
-    "pfds": "PFDS: DP trees, consistent synthetic data labelled by the trees' vote, ERM on own + shared data "
-            "(variant=mpdp: shared weight and regulariser by CV on own records; variant=paper: the paper's fit)",
-    "pfds-s": "PFDS(s): each sharer labels its synthetic data with its own tree only",
-    "pfds-minus": "PFDS-: PFDS without the consistency (least-squares) step",
-    "dp-pred": "DP-Pred: objective perturbation / functional mechanism per sharer, majority vote or average",
-    "np-agt": "NP-Agt: each agent's non-private predictor on its own data (baseline, no privacy)",
-}
-ALGORITHMS: tuple[Algorithm, ...] = tuple(
-    Algorithm(name=name, summary=summary, paper="004", partitioning="horizontal", task="classification",
-              run=_runner(name), options=_OPTIONS)
-    for name, summary in _SUMMARIES.items()
-)
 
 
 # -- mpdp reproduce 004-table2 -------------------------------------------------------------------------------------
@@ -180,7 +78,7 @@ def _splits(data: Dataset, folds: int, rng: RandomSource) -> list[tuple[Dataset,
     return [(data.rows(tr), data.rows(te)) for tr, te in pairs[:min(folds, 10)]]
 
 
-_DISPLAY = {"pfds": "pfds (paper)", "pfds-mpdp": "pfds (mpdp)", "np-agt-cv": "np-agt (cv)"}
+_DISPLAY = {Method.PFDS: "pfds (paper)", "pfds-mpdp": "pfds (mpdp)", "np-agt-cv": "np-agt (cv)"}
 
 
 def reproduce_table2(options: ReproOptions) -> ReproTable:
@@ -192,7 +90,7 @@ def reproduce_table2(options: ReproOptions) -> ReproTable:
         raise ParameterError(explain("runs, folds", (runs, folds), "both >= 1", "pass --runs 1 --folds 1"))
     agents = 5 if quick else 100
     eval_agents = 3 if quick else 20
-    methods = ("np-agt", "np-agt-cv", "dp-pred", "pfds-s", "pfds", "pfds-mpdp", "pfds-vote")
+    methods = (Method.NP_AGT, "np-agt-cv", Method.DP_PRED, Method.PFDS_S, Method.PFDS, "pfds-mpdp", "pfds-vote")
     cells: dict[tuple[str, str, float, str], list[float]] = {}
     for label, data, losses, _ in _datasets(quick, options.rng):
         for eps in (1.0, 0.5, 0.1):
@@ -207,10 +105,10 @@ def reproduce_table2(options: ReproOptions) -> ReproTable:
     rows = []
     for (label, loss, eps, method), errs in cells.items():
         # The mpdp variant is measured against the paper's PFDS figure: the issue's target.
-        paper_key = "pfds" if method == "pfds-mpdp" else method
+        paper_key = Method.PFDS if method == "pfds-mpdp" else method
         paper = PAPER_TABLE2.get((loss, eps), {}).get(paper_key) if label.startswith("Census") else None
         rows.append(ReproRow(setting={"dataset": label, "task": loss, "epsilon": eps,
-                                      "method": _DISPLAY.get(method, method)},
+                                      "method": str(_DISPLAY.get(method, method))},
                              metric="mse" if loss == "linear" else "misclassification", paper=paper,
                              ours_mean=float(np.mean(errs)), ours_std=float(np.std(errs)), repetitions=len(errs)))
     notes = [
@@ -248,12 +146,12 @@ def fidelity(data: Dataset, *, agents: int, h_values: tuple[int, ...], epsilon: 
     chosen = [k for k in range(agents) if part.sizes[k] > 0][:evaluated]
     out: dict[tuple[int, str], dict[str, list[float]]] = {}
     for h_max in h_values:
-        params = PFDSParams(h_max=h_max, p=min(4, h_max))
+        params = params_for(PFDSSettings(h_max=h_max), len(schema.attributes))
         for k in chosen:
             d = part.party(k)
             values, labels = attribute_view(d)
             for optimize in (True, False):
-                method = "pfds" if optimize else "pfds-minus"
+                method = Method.PFDS if optimize else Method.PFDS_MINUS
                 ledger = PrivacyLedger(epsilon=epsilon, subject=f"party:agent{k}")
                 agent_rng = rng.spawn(f"{h_max}/{k}/{method}")
                 begin = time.perf_counter()
@@ -287,7 +185,7 @@ def reproduce_fig3(options: ReproOptions) -> ReproTable:
     cells = fidelity(data, agents=10 if quick else 100, h_values=(4, 6, 8) if quick else (2, 4, 6, 8),
                      epsilon=1.0, repeats=10 if quick else 50, evaluated=3 if quick else 20,
                      rng=options.rng.spawn("fig3"))
-    rows = [ReproRow(setting={"h_max": h, "method": method}, metric=metric, paper=None,
+    rows = [ReproRow(setting={"h_max": h, "method": str(method)}, metric=metric, paper=None,
                      ours_mean=float(np.mean(v)), ours_std=float(np.std(v)), repetitions=len(v))
             for (h, method), metrics in cells.items() for metric, v in metrics.items()]
     notes = ["Census Income (Adult), eps = 1.0, agents by distance to anchors on age; per-agent averages.",
@@ -301,7 +199,11 @@ def reproduce_fig3(options: ReproOptions) -> ReproTable:
 
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("004-table2", "PFDS vs DP-Pred vs NP-Agt error on Census (Adult) and substitutes (Table 2)",
-                 reproduce_table2),
+                 reproduce_table2, ReproFigure(x="epsilon", series=("method",), panels=("dataset", "task"))),
     Reproduction("004-fig3", "PFDS vs PFDS- data fidelity and runtime per agent on Adult (Figure 3)",
-                 reproduce_fig3),
+                 reproduce_fig3,
+                 ReproFigure(x="h_max", series=("method",),
+                             labels={"size_error_log10": "dataset size error, log10(1 + |n' − n|)",
+                                     "wasserstein": "Wasserstein distance of histograms",
+                                     "seconds": "time per agent (s)"})),
 )

@@ -35,7 +35,7 @@ drowning the agent's records, and the small gain over NP-Agt mostly from the cro
 
 References
 ----------
-004_c0399b84594d620b.txt, Algorithm 1 (line 3) and section 4.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), Algorithm 1 (line 3) and section 4.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ mpdp variant (``variant="mpdp"``), departures and their cost:
 
 References
 ----------
-004_c0399b84594d620b.txt, sections 3-3.2, Algorithms 1, 2, 4 and 5, Theorems 3.1-3.3.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), sections 3-3.2, Algorithms 1, 2, 4 and 5, Theorems 3.1-3.3.
 """
 
 from __future__ import annotations
@@ -107,11 +107,13 @@ from mpdp.learning.pfds import scoring, tree_noise
 from mpdp.learning.pfds.consistency import consistent_counts, integer_sizes, noisy_level_counts, synthesize
 from mpdp.learning.pfds.schema import Schema, encoded_features, features
 from mpdp.learning.pfds.scoring import AgentEvaluation, SpendTally, theta_error
+from mpdp.learning.pfds.spec import AgentSettings, PFDSSettings, PFDSVariantSettings
 from mpdp.learning.pfds.tree import PrivateTree, TreeParams, make_tree
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, Party
 
-__all__ = ["PFDSAgent", "PFDSParams", "Schema", "encoded_features", "features", "majority_vote", "vote_labels"]
+__all__ = ["PFDSAgent", "PFDSParams", "Schema", "encoded_features", "features", "majority_vote", "params_for",
+           "vote_labels"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -174,6 +176,21 @@ class PFDSParams:
     @property
     def tree(self) -> TreeParams:
         return TreeParams(self.h_max, self.t, self.max_leaves)
+
+
+def params_for(settings: AgentSettings, attributes: int) -> PFDSParams:
+    """The protocol's parameters for a run with ``settings`` on data with ``attributes`` attributes.
+
+    The data-dependent defaults are resolved here and only here: ``h_max`` is the paper's 8 within its
+    precondition ``h_max <= |A|`` (and at least 2, the least depth a consistency step over ``p >= 2`` levels
+    needs), ``p`` the paper's 4 within ``h_max``. The baselines' settings carry no tree options: their
+    parameters are these defaults (only the fits' regularisers matter to them)."""
+    tree = settings if isinstance(settings, PFDSSettings) else PFDSSettings()
+    h_max = tree.h_max if tree.h_max is not None else min(8, max(2, attributes))
+    p = tree.p if tree.p is not None else min(4, h_max)
+    variant: Literal["mpdp", "paper"] = "paper" if isinstance(settings, PFDSVariantSettings) and \
+        settings.variant == "paper" else "mpdp"
+    return PFDSParams(h_max=h_max, t=tree.t, p=p, max_leaves=tree.max_leaves, variant=variant)
 
 
 def majority_vote(predictions: IntArray, n_classes: int, rng: RandomSource) -> IntArray:

@@ -5,7 +5,7 @@ maps attribute-view rows to the unit-ball ERM features every agent's predictor (
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3 (the data universe) and section 4 (the ERM tasks).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3 (the data universe) and section 4 (the ERM tasks).
 """
 
 from __future__ import annotations

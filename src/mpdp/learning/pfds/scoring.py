@@ -21,7 +21,7 @@ outside an experiment, is given no :class:`AgentEvaluation` and returns no error
 
 References
 ----------
-004_c0399b84594d620b.txt, section 4 (the error measures of Table 2 and Figure 4).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 4 (the error measures of Table 2 and Figure 4).
 """
 
 from __future__ import annotations

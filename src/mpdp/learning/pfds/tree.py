@@ -4,7 +4,7 @@ A sharer grows a tree of depth ``h_max`` over the public data universe (:class:`
 inner node it picks an attribute uniformly at random (data-independent); a numeric attribute is split at a
 value chosen by the exponential mechanism among ``t`` candidates drawn uniformly from the node's interval,
 scored by the Max operator ``u(D, a, v) = max_l |D_{a<v}^{y=l}| + max_l |D_{a>=v}^{y=l}|`` (sensitivity 1,
-:func:`mpdp.dp.sensitivities.dp_tree.max_operator_sensitivity`); a categorical attribute branches on every
+:func:`mpdp.dp.sensitivities.pfds.max_operator_sensitivity`); a categorical attribute branches on every
 category and is not used again below. Leaves (level ``h_max``) get Laplace-noised per-class counts and the
 label of the largest noisy count. The tree is built level by level, which draws the same distribution as the
 paper's depth-first recursion (each node's choices depend only on its own data and coins) and lets each
@@ -36,7 +36,7 @@ unbounded rule.
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3.1, Algorithms 2-3, Theorem 3.1.
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3.1, Algorithms 2-3, Theorem 3.1.
 Friedman & Schuster, KDD 2010 (Max operator). McSherry & Talwar, FOCS 2007 (exponential mechanism).
 """
 
@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.dp.accounting.cost import BudgetSpender
-from mpdp.dp.sensitivities.dp_tree import class_histogram_sensitivity, max_operator_sensitivity
+from mpdp.dp.sensitivities.pfds import class_histogram_sensitivity, max_operator_sensitivity
 from mpdp.errors import MalformedMessageError, ParameterError, PrivacyLeakWarning, ShapeMismatchError, explain
 from mpdp.learning.pfds import tree_noise
 from mpdp.learning.pfds.domain import TreeDomain
@@ -330,7 +330,7 @@ def make_tree(
 
     References
     ----------
-    004_c0399b84594d620b.txt, Algorithm 3 and Theorem 3.1.
+    Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), Algorithm 3 and Theorem 3.1.
     """
     rng = resolve(rng)
     tree_noise.check_epsilon(epsilon_level, "epsilon_level")

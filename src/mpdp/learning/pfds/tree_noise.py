@@ -11,7 +11,7 @@ module only adapts shapes and ledger labels, so the tree and consistency code re
 
 References
 ----------
-004_c0399b84594d620b.txt, section 2.3 (Theorems 2.2, 2.4 and 2.5).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 2.3 (Theorems 2.2, 2.4 and 2.5).
 """
 
 from __future__ import annotations

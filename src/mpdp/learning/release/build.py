@@ -1,17 +1,19 @@
-"""The released model of an ``mpdp run``: what each algorithm's :class:`~mpdp.learning.registry.RunReport`
+"""The released model of an ``mpdp run``: what each algorithm's :class:`~mpdp.learning.spec.run.RunReport`
 carries in ``released``, turned into a :class:`~mpdp.learning.release.format.ReleasedModel`.
 
-* fm-logistic, fm-linear (:class:`~mpdp.learning.functional_mechanism.model.FMLogisticRegression`): ``linear``, the
-  coefficients on the encoded features;
-* mpc-gradp, mpc-outp, pathak, local-* (and ``-ridge``; a :class:`~mpdp.learning.distributed_erm.DistributedFit`):
-  ``linear``, ``theta`` folded through the public unit-ball map ``[x / B, 1] / sqrt(2)``;
-* ofpa (either perturbation), ofaa (:class:`~mpdp.learning.ofpa_ofaa.model.FitResult`): ``linear``, ``theta``
-  folded through ``[x, 1] / sqrt(B^2 + 1)``;
-* dpvi (:class:`~mpdp.learning.dpvi.VerticalDPVI`): ``mixture`` at the released posterior mean;
-* pfds, pfds-s, pfds-minus (the sharers' synthetic records): ``records``.
+An algorithm's spec names the function that reads its release (:attr:`AlgorithmSpec.release
+<mpdp.learning.spec.AlgorithmSpec.release>`), one of those below, ``(released, train) -> (kind, parameters)``:
 
-Other algorithms (dp-pred, np-agt: an agent's predictor trained on its own records is not a DP release) have
-nothing to save: :class:`~mpdp.errors.UnsupportedModelError`.
+* :func:`linear_of_fm` (fm-logistic, fm-linear): ``linear``, the coefficients on the encoded features;
+* :func:`linear_of_erm` (paper 003's methods; a :class:`~mpdp.learning.distributed_erm.DistributedFit`):
+  ``linear``, ``theta`` folded through the public unit-ball map ``[x / B, 1] / sqrt(2)``;
+* :func:`linear_of_ofpa` (ofpa, ofaa; a :class:`~mpdp.learning.ofpa_ofaa.model.FitResult`): ``linear``,
+  ``theta`` folded through ``[x, 1] / sqrt(B^2 + 1)``;
+* :func:`mixture_of_dpvi` (dpvi): ``mixture`` at the released posterior mean;
+* :func:`records_of` (pfds, pfds-s, pfds-minus: the sharers' synthetic records): ``records``.
+
+An algorithm without one (dp-pred, np-agt: an agent's predictor trained on its own records is not a DP release)
+has nothing to save: :class:`~mpdp.errors.UnsupportedModelError`.
 """
 
 from __future__ import annotations
@@ -28,24 +30,67 @@ from mpdp.learning.distributed_erm.common import DistributedFit
 from mpdp.learning.dpvi.model import DPVI, VerticalDPVI
 from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
 from mpdp.learning.ofpa_ofaa.model import FitResult, prepare_rows
-from mpdp.learning.registry import RunReport
+from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.release import kinds, mixture
 from mpdp.learning.release.format import ReleasedModel
 from mpdp.learning.release.schema import TableSchema
+from mpdp.learning.spec.run import RunReport
 
-__all__ = ["SAVABLE", "check_savable", "released_model"]
+__all__ = ["check_savable", "linear_of_erm", "linear_of_fm", "linear_of_ofpa", "mixture_of_dpvi", "records_of",
+           "released_model", "savable"]
 
-#: Algorithms whose run releases a model file (the ``-ridge`` variants of paper 003's methods included).
-SAVABLE = ("fm-logistic", "fm-linear", "mpc-gradp", "mpc-outp", "pathak", "local-outp", "local-objp", "local-gradp",
-           "ofpa", "ofaa", "dpvi", "pfds", "pfds-s", "pfds-minus")
+def savable() -> tuple[str, ...]:
+    """The algorithms whose run releases a model file (their spec names a release reader)."""
+    return tuple(name for name, spec in algorithms().items() if spec.release is not None)
 
 
 def check_savable(algorithm: str) -> None:
     """Refuse ``--save`` before a run whose algorithm releases nothing mpdp can save."""
-    if algorithm.removesuffix("-ridge") not in SAVABLE:
-        raise UnsupportedModelError(explain("--save", algorithm, f"one of {list(SAVABLE)}",
+    if get_algorithm(algorithm).release is None:
+        raise UnsupportedModelError(explain("--save", algorithm, f"one of {list(savable())}",
                                             f"{algorithm} releases no DP model (an agent's own predictor or a "
                                             "non-private baseline): drop --save"))
+
+
+def linear_of_fm(released: Any, train: Dataset) -> tuple[str, dict[str, Any]]:
+    if not isinstance(released, FMLogisticRegression | FMLinearRegression):
+        raise _unexpected(released, "a fitted FM estimator")
+    return "linear", kinds.linear_parameters(released.coef_, released.intercept_, task=train.task)
+
+
+def linear_of_erm(released: Any, train: Dataset) -> tuple[str, dict[str, Any]]:
+    if not isinstance(released, DistributedFit):
+        raise _unexpected(released, "a DistributedFit")
+    bound = train.row_norm_bound
+    weights, intercept = kinds.fold_affine(lambda X: erm.add_intercept(X / bound), released.theta,
+                                           len(train.feature_names))
+    return "linear", kinds.linear_parameters(weights, intercept, task=train.task)
+
+
+def linear_of_ofpa(released: Any, train: Dataset) -> tuple[str, dict[str, Any]]:
+    if not isinstance(released, FitResult):
+        raise _unexpected(released, "an OFPA/OFAA FitResult")
+    bound = train.row_norm_bound
+    weights, intercept = kinds.fold_affine(lambda X: prepare_rows(X, bound), released.theta, len(train.feature_names))
+    return "linear", kinds.linear_parameters(weights, intercept, task=train.task)
+
+
+def mixture_of_dpvi(released: Any, train: Dataset) -> tuple[str, dict[str, Any]]:
+    if not isinstance(released, VerticalDPVI | DPVI):
+        raise _unexpected(released, "a fitted DPVI")
+    return "mixture", mixture.parameters(released.model_, released.theta_)
+
+
+def records_of(released: Any, train: Dataset) -> tuple[str, dict[str, Any]]:
+    if not (isinstance(released, tuple) and len(released) == 2 and isinstance(released[0], np.ndarray)):
+        raise _unexpected(released, "released records (values, labels)")
+    return "records", kinds.records_parameters(released[0], released[1])
+
+
+def _unexpected(released: Any, expected: str) -> UnsupportedModelError:
+    return UnsupportedModelError(explain("release", type(released).__name__, expected,
+                                         "this run released no model mpdp can save (a non-private run?): "
+                                         "drop --save"))
 
 
 def _run_summary(report: RunReport) -> dict[str, Any]:
@@ -60,25 +105,11 @@ def released_model(report: RunReport, train: Dataset, *, label_bounds: tuple[flo
     regression target's declared public bounds, ``label_classes``: the names of classes 0 and 1
     (:class:`~mpdp.learning.release.schema.TableSchema`)."""
     schema = TableSchema.of(train, label_bounds=label_bounds, label_classes=label_classes)
-    released = report.released
-    d = len(schema.feature_names)
-    if isinstance(released, FMLogisticRegression | FMLinearRegression):
-        kind, params = "linear", kinds.linear_parameters(released.coef_, released.intercept_, task=train.task)
-    elif isinstance(released, DistributedFit):
-        bound = train.row_norm_bound
-        weights, intercept = kinds.fold_affine(lambda X: erm.add_intercept(X / bound), released.theta, d)
-        kind, params = "linear", kinds.linear_parameters(weights, intercept, task=train.task)
-    elif isinstance(released, FitResult):
-        bound = train.row_norm_bound
-        weights, intercept = kinds.fold_affine(lambda X: prepare_rows(X, bound), released.theta, d)
-        kind, params = "linear", kinds.linear_parameters(weights, intercept, task=train.task)
-    elif isinstance(released, VerticalDPVI | DPVI):
-        kind, params = "mixture", mixture.parameters(released.model_, released.theta_)
-    elif isinstance(released, tuple) and len(released) == 2 and isinstance(released[0], np.ndarray):
-        kind, params = "records", kinds.records_parameters(released[0], released[1])
-    else:
-        raise UnsupportedModelError(explain(f"{report.algorithm} release", type(released).__name__,
-                                            f"a model of one of {list(SAVABLE)}", "drop --save for this algorithm"))
+    hook = get_algorithm(report.algorithm).release
+    if hook is None:
+        check_savable(report.algorithm)
+        raise UnsupportedModelError(report.algorithm)  # pragma: no cover - check_savable raised
+    kind, params = hook.load()(report.released, train)
     if not (math.isfinite(report.epsilon_spent) and math.isfinite(report.delta_spent)):
         raise UnsupportedModelError(explain("privacy spent", report.epsilon_spent, "a finite epsilon (a DP release)",
                                             "a non-private run releases nothing to save"))

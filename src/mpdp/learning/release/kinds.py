@@ -134,6 +134,7 @@ def sample(kind: str, parameters: dict[str, Any], schema: TableSchema, rows: int
     if kind == "records":
         values, labels = _records(parameters, schema)
         pick = rng.integers(0, values.shape[0], rows)
-        return values[pick], labels[pick]
+        drawn = np.column_stack([a.in_domain(values[pick, j]) for j, a in enumerate(schema.attributes)])
+        return drawn, labels[pick]
     raise UnsupportedModelError(explain("model kind", kind, "a generative release ('mixture' or 'records')",
                                         "synthesize works for dpvi and pfds models; use mpdp predict for this one"))

@@ -116,16 +116,16 @@ def sample(params: dict[str, Any], schema: TableSchema, rows: int, rng: RandomSo
     """``rows`` records (attribute view in the schema's order, labels) drawn from the mixture at ``theta``.
 
     Numeric attributes come out in their units (Beta features decoded onto their bounds, binned ones drawn
-    inside their bin), categorical ones as codes of the schema's categories. A label the model does not cover
-    is returned as zeros (the twin then has no label column: see :func:`has_label`).
+    inside their bin; an integer attribute rounded to whole numbers within its bounds), categorical ones as
+    codes of the schema's categories. A label the model does not cover is returned as zeros (the twin then has
+    no label column: see :func:`has_label`).
     """
     model, theta = model_of(params)
     drawn = model.sample(theta, rows, rng)
     names = model.names
     values = np.column_stack([drawn[:, names.index(a.name)] for a in schema.attributes])
     for j, attr in enumerate(schema.attributes):
-        if attr.kind == "numeric" and attr.bounds is not None:
-            values[:, j] = np.clip(values[:, j], *attr.bounds)
+        values[:, j] = attr.in_domain(values[:, j])
     labels = drawn[:, names.index(schema.label)] if schema.label in names else np.zeros(rows)
     return values, labels
 

@@ -3,7 +3,8 @@
 A :class:`TableSchema` is the public part of a training set's description: each attribute's name and type,
 numeric bounds, category labels, in the order the encoding uses (:mod:`mpdp.datasets.encoding`), plus the
 label's name and task. It is what ``mpdp predict`` needs to encode a new CSV exactly as training did, and what
-``mpdp synthesize`` needs to write a twin in the original column names, category labels and units.
+``mpdp synthesize`` needs to write a twin in the original column names, category labels, units and types (an
+integer attribute, ``"integer": true`` in the file, is written in whole numbers).
 
 Reading a CSV for a model (:func:`read_table`) never guesses:
 
@@ -137,7 +138,8 @@ class TableSchema:
 
 def _attribute_dict(attr: Attribute) -> dict[str, Any]:
     if attr.kind == "numeric":
-        return {"name": attr.name, "kind": "numeric", "bounds": [float(b) for b in attr.bounds or ()]}
+        out = {"name": attr.name, "kind": "numeric", "bounds": [float(b) for b in attr.bounds or ()]}
+        return {**out, "integer": True} if attr.integer else out  # the key is there for integer attributes only
     return {"name": attr.name, "kind": "categorical", "categories": list(attr.categories or ())}
 
 
@@ -153,11 +155,16 @@ def _attribute(data: Any) -> Attribute:
     kind = data.get("kind") if isinstance(data, dict) else None
     try:
         if kind == "numeric":
-            body = _exact(data, {"name", "kind", "bounds"}, "schema attribute")
+            keys = {"name", "kind", "bounds"} | ({"integer"} if "integer" in data else set())
+            body = _exact(data, keys, "schema attribute")
             bounds = body["bounds"]
             if not (isinstance(bounds, list) and len(bounds) == 2 and all(_finite(b) for b in bounds)):
                 raise ModelFileError(explain("bounds", bounds, "[low, high], finite", "rewrite the model file"))
-            return Attribute(str(body["name"]), "numeric", bounds=(float(bounds[0]), float(bounds[1])))
+            integer = body.get("integer", False)
+            if not isinstance(integer, bool):
+                raise ModelFileError(explain("integer", integer, "true or false", "rewrite the model file"))
+            return Attribute(str(body["name"]), "numeric", bounds=(float(bounds[0]), float(bounds[1])),
+                             integer=integer)
         if kind == "categorical":
             body = _exact(data, {"name", "kind", "categories"}, "schema attribute")
             cats = body["categories"]
@@ -277,7 +284,12 @@ def write_table(path: str | Path, columns: Mapping[str, Sequence[str]]) -> Path:
 
 
 def format_value(attr: Attribute, value: float) -> str:
-    """One attribute-view value in the table's terms: a category label, or a number in the attribute's units."""
+    """One attribute-view value in the table's terms and type: a category label, a whole number for an integer
+    attribute (age ``51``, never ``50.70693479``), else a number in the attribute's units; always within the
+    attribute's domain (:meth:`~mpdp.datasets.dataset.Attribute.in_domain`)."""
+    inside = float(attr.in_domain(value))
     if attr.kind == "categorical":
-        return (attr.categories or ())[int(value)]
-    return f"{value:.10g}"
+        return (attr.categories or ())[int(inside)]
+    if attr.integer:
+        return str(int(inside))
+    return f"{inside:.10g}"

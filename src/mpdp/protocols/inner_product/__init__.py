@@ -55,7 +55,7 @@ References
 ----------
 W. Du, M. Atallah, "Privacy-preserving cooperative statistical analysis", ACSAC 2001 (commodity server);
 D. Beaver, "Efficient multiparty protocols using circuit randomization", CRYPTO 1991; P. Paillier, EUROCRYPT
-1999; paper 000 (``000_f849ec3839ecc68a.txt``): the cross-party coefficients sum_i v_i^k v_i^l.
+1999; paper 000 (Xu et al., IEEE BigData 2021): the cross-party coefficients sum_i v_i^k v_i^l.
 """
 
 from mpdp.protocols.inner_product.run import cross_product, cross_product_share, simulate_cross_product

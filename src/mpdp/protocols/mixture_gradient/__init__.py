@@ -88,8 +88,9 @@ bits).
 
 References
 ----------
-Paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), Eqs. 18-30, section 4.5.1 (renormalization),
-Algorithm 1; Abadi et al., CCS 2016 (DP-SGD); Kairouz, Liu, Steinke, ICML 2021 (distributed discrete Gaussian).
+Paper 002 (Tajeddine et al., arXiv 2020; :data:`mpdp.learning.papers.PAPERS`), Eqs. 18-30, section 4.5.1
+(renormalization), Algorithm 1; Abadi et al., CCS 2016 (DP-SGD); Kairouz, Liu, Steinke, ICML 2021 (distributed
+discrete Gaussian).
 """
 
 from mpdp.protocols.mixture_gradient.bounds import clip_domain_bound, gradient_error_bound

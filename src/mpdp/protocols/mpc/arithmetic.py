@@ -26,7 +26,7 @@ References
 ----------
 Beaver, CRYPTO 1991 (triples); Escudero, Ghosh, Keller, Rachuri, Scholl, "Improved primitives for MPC over
 mixed arithmetic-binary circuits", CRYPTO 2020 (truncation from a mask with a known top bit); paper 002
-(``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), section 4.5, Algorithm 2 (split multiplication).
+(Tajeddine et al., arXiv 2020; :data:`mpdp.learning.papers.PAPERS`), section 4.5, Algorithm 2 (split multiplication).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ nothing is opened but uniformly masked values.
 References
 ----------
 Abadi et al., "Deep learning with differential privacy", CCS 2016 (per-example clipping); paper 002
-(``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), Eqs. 27-30 (clipping the whole per-example gradient
+(Tajeddine et al., arXiv 2020; :data:`mpdp.learning.papers.PAPERS`), Eqs. 27-30 (clipping the whole per-example gradient
 under MPC); Catrina and Saxena, FC 2010 (normalised Newton-Raphson).
 """
 

@@ -21,8 +21,8 @@ except uniformly masked values inside the sub-protocols (products, truncations, 
 
 References
 ----------
-Paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), section 4.5 and Algorithm 3 (Newton-Raphson
-division with a user-set iteration count, exp from the same building blocks); Catrina and Saxena,
+Paper 002 (Tajeddine et al., arXiv 2020; :data:`mpdp.learning.papers.PAPERS`), section 4.5 and Algorithm 3
+(Newton-Raphson division with a user-set iteration count, exp from the same building blocks); Catrina and Saxena,
 "Secure computation with fixed-point numbers", FC 2010 (normalised Newton-Raphson reciprocal); Knott et
 al., "CrypTen", NeurIPS 2021 (exp by repeated squaring).
 """

@@ -1,4 +1,7 @@
-"""A network model: the wall time a run would take between organisations, from what it measured.
+"""The network model: the wall time a run would take between organisations, from what it measured.
+
+One model serves ``mpdp run/launch --network`` (:meth:`NetworkModel.model`, a record) and the benchmarks'
+``lan_seconds`` / ``wan_seconds`` (:meth:`NetworkModel.seconds`).
 
 ``modelled seconds = compute seconds + rounds x RTT + bytes / bandwidth``: the parties' measured time (in
 memory or on loopback, where the network costs next to nothing), plus one round trip per communication round
@@ -24,6 +27,11 @@ class NetworkModel:
     rtt_ms: float
     mbps: float
 
+    def seconds(self, compute_seconds: float, rounds: float, critical_bytes: float) -> float:
+        """``compute + rounds x RTT + bytes x 8 / bandwidth``: ``critical_bytes`` are the busiest party's (every
+        party sends its bytes on its own link, in parallel)."""
+        return compute_seconds + rounds * self.rtt_ms / 1000.0 + critical_bytes * 8.0 / (self.mbps * 1e6)
+
     def model(self, compute_seconds: float, communication: Mapping[str, Any],
               bytes_per_party: Mapping[str, int] | None = None) -> dict[str, Any]:
         """The modelled wall time of a run that computed for ``compute_seconds`` and sent ``communication``."""
@@ -32,11 +40,11 @@ class NetworkModel:
             critical, basis = max(bytes_per_party.values()), "busiest party's bytes sent"
         else:
             critical, basis = int(communication.get("bytes", 0)), "all parties' bytes (upper bound)"
-        latency = rounds * self.rtt_ms / 1000.0
-        transfer = critical * 8.0 / (self.mbps * 1e6)
+        latency = self.seconds(0.0, rounds, 0)
+        transfer = self.seconds(0.0, 0, critical)
         return {"model": self.name, "rtt_ms": self.rtt_ms, "mbps": self.mbps, "compute_seconds": compute_seconds,
                 "latency_seconds": latency, "transfer_seconds": transfer, "bytes_basis": basis,
-                "modelled_seconds": compute_seconds + latency + transfer}
+                "modelled_seconds": self.seconds(compute_seconds, rounds, critical)}
 
 
 NAMED = {"lan": NetworkModel("lan", 1.0, 1000.0), "wan": NetworkModel("wan", 50.0, 100.0)}

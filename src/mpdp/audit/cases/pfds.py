@@ -1,7 +1,7 @@
 """PFDS's DP trees (paper 004): the exponential-mechanism split choice and the Laplace leaf counts.
 
 Both go through :mod:`mpdp.learning.pfds.tree_noise`, the calls ``make_tree`` makes, with the sensitivities
-of :mod:`mpdp.dp.sensitivities.dp_tree` and add/remove neighbours (one record added).
+of :mod:`mpdp.dp.sensitivities.pfds` and add/remove neighbours (one record added).
 
 Split choice: the Max-operator utilities of eight candidate split values of one attribute, computed by
 :func:`mpdp.learning.pfds.tree.max_operator`. Adding a record raises a candidate's utility by 0 or 1 (the
@@ -22,7 +22,7 @@ import numpy as np
 from mpdp.audit.case import AuditCase
 from mpdp.audit.core import batched
 from mpdp.audit.neighbours import check_add_remove, check_query_distance
-from mpdp.dp.sensitivities.dp_tree import class_histogram_sensitivity, max_operator_sensitivity
+from mpdp.dp.sensitivities.pfds import class_histogram_sensitivity, max_operator_sensitivity
 from mpdp.learning.pfds import tree_noise
 from mpdp.learning.pfds.tree import max_operator
 from mpdp.randomness import RandomSource

@@ -1,33 +1,46 @@
-"""What deploying one registered algorithm takes: who the parties are, what each holds, how each runs.
+"""What running one algorithm's parties apart takes: who the parties are, what each holds, how each runs.
 
-An :class:`AlgorithmDeployment` answers four questions, two on each side:
+An algorithm's spec names its :class:`AlgorithmDeployment` (:attr:`AlgorithmSpec.deployment
+<mpdp.learning.spec.AlgorithmSpec.deployment>`). It answers four questions, two on each side:
 
-* launcher side, from the same :class:`~mpdp.learning.registry.RunConfig` ``mpdp run`` builds:
+* launcher side, from the same :class:`~mpdp.learning.spec.run.RunConfig` ``mpdp run`` builds:
   :meth:`~AlgorithmDeployment.plan` names the parties in the protocol's canonical order, writes down the
   *public* parameters every party must agree on (JSON: budget, options, schema, the public bounds) and cuts
   each party's own data out of the training set; :meth:`~AlgorithmDeployment.decode` rebuilds a party's
   result from its wire form, so the algorithm's own driver code assembles the report;
 * party side, in the party's own process: :meth:`~AlgorithmDeployment.run_party` builds the party's role
   (the same :class:`~mpdp.runtime.Party` objects and role functions the in-memory run uses) from the public
-  parameters and its own data only, and runs it through the session; :meth:`~AlgorithmDeployment.cost` is
-  what the party's own ledger is charged before it sends anything; :meth:`~AlgorithmDeployment.encode`
-  turns its result into plain data for the wire codec.
+  parameters and its own data only, and runs it through its :class:`StepRunner` (a deployed party's
+  session over gRPC, or :class:`~mpdp.runtime.steps.StepSession` over the in-memory transport);
+  :meth:`~AlgorithmDeployment.cost` is what the party's own ledger is charged for the run;
+  :meth:`~AlgorithmDeployment.encode` turns its result into plain data for the wire codec.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from mpdp.deploy.data import PartyData
-from mpdp.deploy.session import PartySession
+from mpdp.datasets.holdings import PartyData, records_digest
 from mpdp.dp.accounting.cost import PrivacyCost
-from mpdp.learning.registry import RunConfig
+from mpdp.learning.spec.run import RunConfig, RunReport
 from mpdp.randomness import RandomSource
+from mpdp.runtime.comm import Comm
+from mpdp.runtime.steps import RunRecord
 
-__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext"]
+__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "StepRunner", "shared_parameters"]
+
+
+class StepRunner(Protocol):
+    """Runs the local party's protocol runs one after the other over its connections."""
+
+    def run(self, role: Callable[[Comm], Any], root: RandomSource, parties: Sequence[str], *,
+            counted: bool = True) -> Any:
+        """Run the local party's ``role`` among ``parties`` (canonical order), its random source
+        ``root.spawn(name)``; return its result. ``counted=False``: coordination a single process would not
+        send (reported apart from the algorithm's communication)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,22 @@ class DeployPlan:
     evaluation: dict[str, PartyData] = field(default_factory=dict)
 
 
+def shared_parameters(plan: DeployPlan) -> dict[str, Any]:
+    """What every party of ``plan`` is handed and must agree on: the public parameters, the random sources'
+    path, who holds what (``holdings``: features, label, attribute view, rows) and, where parties score
+    themselves, the held-out records they are given, pinned by their sha256."""
+    shared = dict(plan.public)
+    shared["rng_path"] = list(plan.rng_path)
+    shared["holdings"] = {name: None if d is None else {"features": list(d.features), "label": d.y is not None,
+                                                         "values": d.values is not None, "rows": d.n}
+                          for name, d in plan.data.items()}
+    if plan.evaluation:
+        shared["evaluation"] = {name: {"features": list(d.features), "label": d.y is not None,
+                                       "values": d.values is not None, "rows": d.n, "sha256": records_digest(d)}
+                                for name, d in plan.evaluation.items()}
+    return shared
+
+
 @dataclass
 class PartyContext:
     """What the local party's process holds: its name, the public parameters, its own data, its session,
@@ -61,7 +90,7 @@ class PartyContext:
     name: str
     public: Mapping[str, Any]
     data: PartyData | None
-    session: PartySession
+    session: StepRunner
     root: RandomSource
     evaluation: PartyData | None = None
 
@@ -69,8 +98,6 @@ class PartyContext:
 class AlgorithmDeployment(ABC):
     """One algorithm (or family) made deployable: see the module docstring."""
 
-    #: registry names this deployment serves
-    algorithms: tuple[str, ...] = ()
     #: the driver's protocol runs after the deployed ones (a non-private reference the launcher computes, as
     #: ``mpdp run`` does) run in the launcher's memory; :meth:`check` then confirms the deployed part matched
     reference_in_memory: bool = False
@@ -89,7 +116,8 @@ class AlgorithmDeployment(ABC):
         """Build the local party's role(s) and run them through ``ctx.session`` (party side)."""
 
     def cost(self, public: Mapping[str, Any], party: str) -> PrivacyCost | None:
-        """What this party's own ledger is charged before it sends anything (None: it releases nothing)."""
+        """What this party's own ledger is charged for a run (None: it releases nothing): reserved once the
+        handshake has authenticated every peer, before its first protocol message (:mod:`mpdp.deploy.charge`)."""
         return None
 
     def encode(self, party: str, result: Any) -> Any:
@@ -99,6 +127,20 @@ class AlgorithmDeployment(ABC):
     def decode(self, party: str, wire: Any, public: Mapping[str, Any]) -> Any:
         """The party's result rebuilt from :meth:`encode`'s output (launcher side; default: unchanged)."""
         return wire
+
+    def report(self, config: RunConfig, plan: DeployPlan,
+               outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport | None:
+        """The run's report from every party's protocol runs (their results decoded), computed by the analyst
+        who holds the test data (launcher side, and the in-memory engine's). None: the algorithm's own driver
+        assembles it, its protocol runs answered by the parties' results (the launcher's replay)."""
+        _ = (config, plan, outcomes)
+        return None
+
+    def execution(self, config: RunConfig) -> Mapping[str, Any]:
+        """How the in-memory engine runs the parties: keyword arguments of :func:`~mpdp.runtime.run_protocol`
+        (``cooperative``, ``processes``, ``forked``, ``timeout``); default: one thread each."""
+        _ = config
+        return {}
 
     def check(self, report: Any, deployed_runs: int) -> None:
         """Confirm the driver's report rests on exactly the ``deployed_runs`` runs the parties made (launcher

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpdp.dp.sensitivities.dp_tree import (
+from mpdp.dp.sensitivities.pfds import (
     class_histogram_sensitivity,
     level_count_sensitivity,
     max_operator_sensitivity,

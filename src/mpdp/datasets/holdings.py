@@ -44,7 +44,7 @@ def schema_of(data: Dataset) -> dict[str, Any]:
         "label": data.label_name,
         "features": list(data.feature_names),
         "attributes": [{"name": a.name, "kind": a.kind, "bounds": None if a.bounds is None else list(a.bounds),
-                        "categories": None if a.categories is None else list(a.categories)}
+                        "categories": None if a.categories is None else list(a.categories), "integer": a.integer}
                        for a in data.attributes],
         "encoded_columns": [list(c) for c in data.encoded_columns],
         "groups": {k: list(v) for k, v in data.groups.items()},
@@ -178,7 +178,7 @@ def _read_with_ids(source: Path, party: str, schema: Mapping[str, Any], id_colum
 def attributes_from_schema(schema: Mapping[str, Any]) -> tuple[Attribute, ...]:
     """The typed attributes of a public schema (:func:`schema_of`)."""
     return tuple(Attribute(a["name"], a["kind"], None if a["bounds"] is None else tuple(a["bounds"]),
-                           None if a["categories"] is None else tuple(a["categories"]))
+                           None if a["categories"] is None else tuple(a["categories"]), bool(a.get("integer", False)))
                  for a in schema["attributes"])
 
 

@@ -7,7 +7,8 @@ replaced) gets the sound, doubled value instead of silently reusing the unbounde
 
 References
 ----------
-004_c0399b84594d620b.txt, section 3.1 (Algorithm 3, Theorem 3.1) and section 3.2.1 (Algorithm 5, Theorem 3.2).
+Paper 004 (Fioretto and Van Hentenryck, AAMAS 2019), section 3.1 (Algorithm 3, Theorem 3.1) and section 3.2.1
+(Algorithm 5, Theorem 3.2).
 Friedman & Schuster, "Data mining with differential privacy", KDD 2010 (Max operator, sensitivity 1).
 """
 
