@@ -111,7 +111,7 @@ def _launch_by_hand(folder: Path, plan: Any, case: str, run: str) -> dict[str, t
 @pytest.mark.parametrize("case", list(MATRIX))
 def test_honest_ledgers_are_charged_only_once_data_left_them_and_agree(tmp_path: Path, plan: Any, case: str) -> None:
     victim, fault, _, charged = MATRIX[case]
-    run = f"fault-{abs(hash(case)) % 10**8}"
+    run = "fault-" + case.replace(" ", "-")
     ended = _launch_by_hand(tmp_path, plan, case, run)
     expected = {"foreign": ("AuthenticationError", "ProtocolAbortError")}.get(
         fault, ("PartyUnavailableError", "ProtocolAbortError"))

@@ -56,8 +56,9 @@ _TLS_FILES = Schema({k: Field(_PATH, required=True, example=f"certs/alice.{'pem'
 _SECONDS = Number(low=0.0, low_open=True, high=MAX_TIMEOUT)
 _LEDGER = Schema({
     "path": Field(_PATH, required=True, example="ledger.json"),
-    "epsilon": Field(Number(low=0.0, low_open=True, high=1e6), required=True, example=1.0),
-    "delta": Field(Number(low=0.0, high=0.5), default=0.0, example=0.0),
+    "epsilon": Field(Number(low=0.0, low_open=True), required=True, example=1.0),
+    "delta": Field(Custom(Number(low=0.0), lambda d: None if d < 1 else "a number in [0, 1)"), default=0.0,
+                   example=0.0),
     "key": Field(_PATH, default=None, example="mpdp-integrity.key",
                  help="the organisation's integrity key file; default beside the ledger"),
 }, "a ledger {path, epsilon[, delta, key]}")
