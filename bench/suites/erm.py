@@ -26,8 +26,8 @@ from bench.harness import BenchResult
 from mpdp.datasets.synthetic import sparse_linear_regression
 from mpdp.learning import erm
 from mpdp.learning.distributed_erm.common import GradientPerturbation, gd_step
-from mpdp.learning.distributed_erm.mpc import fit_mpc_gradp
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+from mpdp.learning.distributed_erm.rounds import fit_mpc_gradp
 from mpdp.randomness import RandomSource
 
 

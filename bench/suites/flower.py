@@ -66,10 +66,12 @@ def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
     record = get_algorithm(algorithm).run(config).as_json()
     if algorithm == "mpc-gradp":
         from mpdp.learning.distributed_erm import HorizontalParties
-        from mpdp.learning.distributed_erm.experiments import equal_parts, fit_method, prepare
+        from mpdp.learning.distributed_erm.experiments import fit_method
         from mpdp.learning.distributed_erm.mpc import MPCSetup
+        from mpdp.learning.distributed_erm.problem import equal_parts, prepare
+        from mpdp.learning.distributed_erm.spec import ERMSettings
 
-        prepared = prepare(config.train, config.test)
+        prepared = prepare(config.train, config.test, lam=ERMSettings().lam)
         parties = HorizontalParties.from_rows(prepared.X, prepared.y,
                                               equal_parts(config.train, config.parties, rng=config.rng.spawn("rows")),
                                               task=prepared.problem.task)
@@ -116,11 +118,11 @@ def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
 
 
 def _in_process(algorithm: str, parties: int, rows: int) -> tuple[BenchResult, float]:
-    from mpdp.flower import gradp, ofpa_ofaa
+    from mpdp.flower import distributed_erm, ofpa_ofaa
     from mpdp.flower.inprocess import InProcessGrid
     from mpdp.flower.plans import plan_run
 
-    app = gradp if algorithm == "mpc-gradp" else ofpa_ofaa
+    app = distributed_erm if algorithm == "mpc-gradp" else ofpa_ofaa
     config = _config(algorithm, parties, rows)
     load = _load()
     with TemporaryDirectory() as tmp:
@@ -142,7 +144,7 @@ def _sim_client_app() -> Any:
     from flwr.app import Context, Message
     from flwr.clientapp import ClientApp
 
-    from mpdp.flower import gradp
+    from mpdp.flower import distributed_erm
 
     app = ClientApp()
 
@@ -152,7 +154,7 @@ def _sim_client_app() -> Any:
         node = nodes[int(context.node_config["partition-id"])]  # type: ignore[call-overload, unused-ignore]
         inner = Context(run_id=context.run_id, node_id=context.node_id, node_config=node, state=context.state,
                         run_config=context.run_config)
-        reply: Message = gradp.client_app(message, inner)
+        reply: Message = distributed_erm.client_app(message, inner)
         return reply
 
     del query
@@ -165,14 +167,14 @@ def _sim_server_app() -> Any:
     from flwr.app import Context
     from flwr.serverapp import Grid, ServerApp
 
-    from mpdp.flower import gradp
+    from mpdp.flower import distributed_erm
 
     app = ServerApp()
 
     @app.main()  # type: ignore[untyped-decorator, unused-ignore]
     def main(grid: Grid, context: Context) -> None:
         job = json.loads(Path(os.environ["MPDP_BENCH_FLOWER_JOB"]).read_text())
-        Path(job["output"]).write_text(json.dumps(gradp.run(grid, job)))
+        Path(job["output"]).write_text(json.dumps(distributed_erm.run(grid, job)))
 
     del main
     return app

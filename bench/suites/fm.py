@@ -17,8 +17,8 @@ import warnings
 
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split, vertical_by_sizes
-from mpdp.learning.functional_mechanism.experiments import attribute_l1_bounds
 from mpdp.learning.functional_mechanism.model import FMLogisticRegression
+from mpdp.learning.functional_mechanism.objective import attribute_l1_bounds
 from mpdp.learning.functional_mechanism.parties import BACKENDS
 from mpdp.randomness import RandomSource
 

@@ -25,10 +25,9 @@ pytest.importorskip("flwr")
 
 from mpdp.errors import PartyUnavailableError
 from mpdp.flower.launcher import launch, wait_for_port
-from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
-from mpdp.learning.distributed_erm.problem import PartyGroup
+from mpdp.learning.distributed_erm.problem import PartyGroup, equal_parts
 from mpdp.runtime.guard import descendants
-from tests.flower.helpers import SEED, in_memory_iterates, small_config
+from tests.flower.helpers import SEED, in_memory_iterates, prepared, small_config
 
 pytestmark = pytest.mark.net
 
@@ -40,9 +39,9 @@ def test_real_supernodes_with_a_client_killed_mid_round(tmp_path: Path) -> None:
     assert out["engine"] == "flower" and out["algorithm"] == "mpc-gradp"
     assert out["rounds"][0]["survivors"] == 2 and out["rounds"][0]["dropped"] == ["party1"]
     # recompute the survivors' step from the in-process run's noise (theta_0 = 0, eta = 1)
-    prepared = prepare(config.train, config.test)
+    data = prepared(config)
     indices = equal_parts(config.train, 3, rng=config.rng.spawn("rows"))
-    grads = [PartyGroup(0, prepared.X[i][None], prepared.y[i][None]).local_gradients(prepared.problem, np.zeros(6))[0]
+    grads = [PartyGroup(0, data.X[i][None], data.y[i][None]).local_gradients(data.problem, np.zeros(6))[0]
              for i in indices]
     noise = -3 * in_memory_iterates(config)[0] - np.sum(grads, axis=0)
     expected = -(grads[0] + grads[2] + noise) / 2

@@ -45,3 +45,19 @@ def test_a_dropped_owner_leaves_the_survivors_average(tmp_path: Path) -> None:
     rounds = out["rounds"]
     assert [r["survivors"] for r in rounds][:2] == [4, 3]  # type: ignore[index]
     assert np.all(np.isfinite(out["theta"]))  # type: ignore[arg-type]
+
+
+def test_the_hubs_result_is_mpdp_runs_record(tmp_path: Path) -> None:
+    from mpdp.flower.plans import result_record
+
+    config = small_config(parties=4)
+    config = type(config)(train=config.train, test=config.test, parties=4, epsilon=1.0, delta=0.0, rng=config.rng,
+                          options={"max_rounds": 3, "noise": "fresh"})
+    plan = plan_run("ofaa", config, tmp_path, seed=SEED)
+    out = ofpa_ofaa.run(InProcessGrid(ofpa_ofaa.client_app, {100 + i: c for i, c in enumerate(plan.nodes.values())}),
+                        plan.job)
+    record = result_record(config, plan, out, 1.0)
+    assert record["engine"] == "flower" and record["noise"] == "fresh" and record["variant"] == "ofaa"
+    assert record["metric"]["name"] == "accuracy" and record["metric"]["split"] == "test"
+    assert record["metric"]["as_computed"]["name"] == "misclassification"
+    assert record["epsilon_spent"] == 1.0 and set(record["per_party_epsilon"]) == {f"party{j}" for j in range(4)}

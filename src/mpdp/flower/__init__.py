@@ -10,7 +10,8 @@ Only this package imports ``flwr``; nothing else in mpdp needs it. Layout, one j
 * :mod:`~mpdp.flower.messages`: mpdp-codec payloads in Flower messages, typed errors across the wire, one round
   of send-and-collect with a deadline;
 * :mod:`~mpdp.flower.nodes`: a SuperNode's own configuration: role, name, its rows, its ledger, its seed;
-* :mod:`~mpdp.flower.gradp`: paper 003's MPC Grad P as ``server_app`` / ``client_app``;
+* :mod:`~mpdp.flower.distributed_erm`: paper 003's MPC Grad P and MPC Out P as ``server_app`` / ``client_app``;
+* :mod:`~mpdp.flower.ofpa_ofaa`: paper 001's OFPA and OFAA;
 * :mod:`~mpdp.flower.inprocess`: the apps' code in one process (tests, benchmarks);
 * :mod:`~mpdp.flower.launcher`: :func:`launch`: SuperLink + one SuperNode process per party on 127.0.0.1.
 

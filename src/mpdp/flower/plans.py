@@ -20,7 +20,7 @@ import numpy as np
 from mpdp.errors import ParameterError, explain
 from mpdp.flower.nodes import write_rows
 from mpdp.learning.registry import algorithms, get_algorithm
-from mpdp.learning.spec.run import RunConfig
+from mpdp.learning.spec.run import Metric, RunConfig
 
 __all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "message_rounds", "plan_run",
            "result_record"]
@@ -42,10 +42,12 @@ def flower_algorithms() -> tuple[str, ...]:
 
 def message_rounds(job: Mapping[str, Any]) -> int:
     """At most how many message rounds the hub runs for ``job``: the hello, then two per training round
-    (contributions, then the aggregators' shares), the training rounds bounded by the job's ``T`` or
+    (contributions, then the aggregators' shares), the training rounds bounded by the settings' ``T`` or
     ``max_rounds`` (an upper bound where a method stops sooner); each lasts at most the job's round timeout."""
-    rounds = job.get("T", job.get("max_rounds", 1))
-    return 1 + 2 * max(1, int(rounds) if isinstance(rounds, int | float) else 1)
+    settings = job.get("settings")
+    found = [v for where in (settings if isinstance(settings, Mapping) else {}, job) for k in ("T", "max_rounds")
+             if isinstance(v := where.get(k), int | float) and not isinstance(v, bool)]
+    return 1 + 2 * max(1, int(found[0]) if found else 1)
 
 
 def check_algorithm(algorithm: str) -> None:
@@ -81,6 +83,7 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
     root.mkdir(parents=True, exist_ok=True)
     if _is_erm(algorithm):
         rows, public, scoring = _erm_layout(config)
+        aggregators = int(public["settings"]["aggregators"])  # the spec's option
     else:
         rows, public, scoring = _ofpa_layout(algorithm, config)
     clients = [f"party{j}" for j in range(len(rows))]
@@ -106,20 +109,19 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
 
 
 def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
-    from mpdp.learning.distributed_erm.experiments import equal_parts, prepare
+    from mpdp.learning.distributed_erm.common import curve_iterations
+    from mpdp.learning.distributed_erm.deployment import party_indices, run_settings
+    from mpdp.learning.distributed_erm.mpc import MPCSetup
+    from mpdp.learning.distributed_erm.problem import prepare
+    from mpdp.learning.distributed_erm.spec import GradientSettings, method_of
 
-    opts = config.options
-    prepared = prepare(config.train, config.test, lam=float(opts.get("lam", 1e-3)))
-    if config.row_partition is not None:  # as mpdp run: the smaller parties first
-        indices = sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
-    else:
-        indices = equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
-    T = int(opts.get("T", 100))
-    record = [int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))]
-    public = {"task": config.train.task, "lam": float(opts.get("lam", 1e-3)), "d": int(prepared.X.shape[1]), "T": T,
-              "eta": float(opts.get("eta", 1.0)), "delta": config.delta,
-              "accountant": str(opts.get("accountant", "zcdp")), "frac_bits": 24, "stop_after": None,
-              "record": record}
+    settings = run_settings(config)
+    prepared = prepare(config.train, config.test, lam=settings.lam)
+    indices = party_indices(config)  # as mpdp run: the smaller parties first
+    record = list(curve_iterations(settings.T)) if isinstance(settings, GradientSettings) else []
+    public = {"method": method_of(config.algorithm).value, "settings": settings.to_public(), "task": config.train.task,
+              "d": int(prepared.X.shape[1]), "delta": config.delta, "frac_bits": MPCSetup().frac_bits,
+              "stop_after": None, "record": record}
     return [(prepared.X[i], prepared.y[i]) for i in indices], public, prepared
 
 
@@ -159,8 +161,6 @@ def result_record(config: RunConfig, plan: RunPlan, out: Mapping[str, Any], seco
 
 
 def _erm_record(config: RunConfig, prepared: Any, job: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
-    from mpdp.learning.distributed_erm.experiments import config_name
-
     ev = prepared.evaluator
     score = ev.score(np.asarray(out["theta"], dtype=np.float64))
     xs = [float(t) for t in out["recorded"]]
@@ -169,18 +169,14 @@ def _erm_record(config: RunConfig, prepared: Any, job: Mapping[str, Any], out: M
                "y_label": "J(theta) - J(theta*)"},
               {"name": f"test {ev.metric_name}", "x": xs, "y": [ev.test_metric(t) for t in iterates], "x_label": "T",
                "y_label": ev.metric_name}] if xs else []
-    if "calibration" in out:  # MPC Grad P: T Gaussian releases
-        cal = out["calibration"]
-        spent = cal["epsilon_zcdp"] if cal["accountant"] == "zcdp" else cal["epsilon_exact"]
-        delta, privacy, T = config.delta, cal, job["T"]
-    else:  # MPC Out P: one pure-DP Laplace release
-        spent, delta, privacy, T = out["privacy"]["epsilon"], 0.0, out["privacy"], None
-    return {"algorithm": config_name(str(job["algorithm"]), config.train.task),
-            "epsilon_spent": spent, "delta_spent": delta, "per_party_epsilon": None,
-            "metric": {"name": ev.metric_name, "value": score.test_metric},
-            "non_private": {"name": ev.metric_name, "value": ev.metric_star}, "curves": curves,
+    privacy = out["privacy"]
+    return {"algorithm": str(job["algorithm"]), "epsilon_spent": privacy["epsilon"], "delta_spent": privacy["delta"],
+            "per_party_epsilon": privacy["per_party"],
+            "metric": Metric(ev.metric_name, score.test_metric).as_json(),
+            "non_private": Metric(ev.metric_name, ev.metric_star).as_json(), "curves": curves,
             "optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
-            "n_min": out["n_min"], "T": T, "privacy": privacy, "iterates": out["iterates"]}
+            "n_min": out["n_min"], "T": job["settings"].get("T"), "privacy": privacy["details"],
+            "iterates": out["iterates"]}
 
 
 def _ofpa_record(config: RunConfig, scoring: Any, job: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,7 +190,7 @@ def _ofpa_record(config: RunConfig, scoring: Any, job: Mapping[str, Any], out: M
     spent = float(out["epsilon_spent"])
     return {"algorithm": job["algorithm"], "delta": 0.0, "epsilon_spent": spent, "delta_spent": 0.0,
             "per_party_epsilon": dict.fromkeys(job["clients"], spent),
-            "metric": {"name": "misclassification",
-                       "value": misclassification(np.asarray(out["theta"], dtype=np.float64), Xt, yt)},
-            "non_private": {"name": "misclassification", "value": baseline.misclassification(Xt, config.test.y)},
-            "converged": out["converged"], "noise": job["noise"], "variant": job["method"]}
+            "metric": Metric("misclassification",
+                             misclassification(np.asarray(out["theta"], dtype=np.float64), Xt, yt)).as_json(),
+            "non_private": Metric("misclassification", baseline.misclassification(Xt, config.test.y)).as_json(),
+            "converged": out["converged"], "noise": job["settings"]["noise"], "variant": job["method"]}

@@ -10,14 +10,8 @@ import pytest
 from mpdp.dp.sensitivities.erm import gradient_sensitivity
 from mpdp.errors import DomainError, ParameterError
 from mpdp.learning import erm
-from mpdp.learning.distributed_erm.baselines import (
-    fit_local_gradp,
-    fit_local_objp,
-    fit_local_outp,
-    gaussian_rows,
-    laplace_rows,
-    output_laplace,
-)
+from mpdp.learning.distributed_erm import fit_local_gradp, fit_local_objp, fit_local_outp
+from mpdp.learning.distributed_erm.baselines import gaussian_rows, laplace_rows, output_laplace
 from mpdp.learning.distributed_erm.common import (
     GradientPerturbation,
     OutputPerturbation,

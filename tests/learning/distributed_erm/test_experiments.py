@@ -66,30 +66,10 @@ def test_run_reports_privacy_metrics_and_curves(capsys: pytest.CaptureFixture[st
     assert record["non_private"]["name"] == "accuracy" and record["optimality_gap"] >= 0
 
 
-@pytest.mark.parametrize(("method", "accountant"), [("mpc-outp", None), ("pathak", None), ("local-objp", None),
-                                                    ("mpc-gradp", "zcdp"), ("mpc-gradp", "tight"),
-                                                    ("local-gradp", "tight")])
-def test_every_run_is_charged_on_a_ledger_within_budget(method: str, accountant: str | None,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    import json
-
-    from mpdp.cli import main
-
-    args = ["run", method, "--dataset", "synthetic-logistic:n=200,d=4", "--parties", "4", "--epsilon", "0.5",
-            "--delta", "1e-3", "--seed", "3", "--json"]
-    if accountant:
-        args += ["--option", "T=5", "--option", f"accountant={accountant}"]
-    assert main(args) == 0
-    ledger = json.loads(capsys.readouterr().out)["ledger"]
-    expected = {None: "basic", "zcdp": "zcdp", "tight": "pld"}[accountant]
-    assert ledger["method"] == expected and ledger["entries"] == 1
-    # the ledger accepted the charge, so it is within budget; and a run spends (nearly) all of it
-    assert 0.3 < ledger["epsilon_spent"] <= 0.5 * (1 + 1e-12) and ledger["delta_spent"] <= 1e-3
-
-
 @pytest.mark.parametrize(
     ("option", "match"),
-    [("T=0", "T: received 0"), ("lam=0", "lambda"), ("lam=-1", "lambda"), ("accountant=rdp", "accountant")],
+    [("T=0", "T: received '0'"), ("lam=0", "lam: received '0'"), ("lam=-1", "lam: received '-1'"),
+     ("accountant=rdp", "accountant")],
 )
 def test_run_refuses_bad_input(option: str, match: str, capsys: pytest.CaptureFixture[str]) -> None:
     from mpdp.cli import main
@@ -113,7 +93,9 @@ def test_equal_parts_keep_every_row_once_and_put_equal_sizes_together() -> None:
     from mpdp.learning.distributed_erm.problem import HorizontalParties
 
     data = sparse_linear_regression(1003, 3, 1.0, rng=RandomSource.seeded(5)).data
-    parts = paper003.equal_parts(data, 100, rng=RandomSource.seeded(6))
+    from mpdp.learning.distributed_erm.problem import equal_parts
+
+    parts = equal_parts(data, 100, rng=RandomSource.seeded(6))
     assert sorted(np.concatenate(parts).tolist()) == list(range(1003))
     assert [len(p) for p in parts] == [10] * 97 + [11] * 3
     X = np.clip(data.X / 2, -0.5, 0.5)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -12,7 +11,6 @@ from mpdp.datasets import train_test_split
 from mpdp.datasets.dataset import Dataset
 from mpdp.learning import registry
 from mpdp.learning.dpvi import experiments as dpvi_experiments
-from mpdp.learning.dpvi.model import VerticalDPVI
 from mpdp.learning.registry import ReproOptions
 from mpdp.randomness import RandomSource
 
@@ -28,10 +26,10 @@ def test_run_json_carries_the_baseline(capsys: pytest.CaptureFixture[str]) -> No
             "--seed", "4", "--json"]
     assert main(argv) == 0
     record = json.loads(capsys.readouterr().out)
-    assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "test_nll"
+    assert record["algorithm"] == "dpvi" and record["metric"]["name"] == "nll"
     assert record["baseline"]["name"].startswith("non-partitioned") and record["baseline"]["value"] > 0
     assert record["epsilon_spent"] <= record["epsilon"] and set(record["per_party_epsilon"]) == {"party0", "party1"}
-    assert record["non_private"]["name"] == "test_nll" and len(record["curves"]) == 2
+    assert record["non_private"]["name"] == "nll" and len(record["curves"]) == 2
     assert record["runner"] == "greenlets"
 
 
@@ -49,25 +47,6 @@ def test_human_output_says_what_the_per_party_epsilon_means(capsys: pytest.Captu
     assert main([*argv, "--option", "batching=disjoint"]) == 0
     out = capsys.readouterr().out
     assert "towards each party (VPDP)" in out and "batching=disjoint" not in out
-
-
-def test_runner_option_chooses_how_the_parties_run(monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    seen: list[tuple[bool, bool]] = []
-
-    class Recording(VerticalDPVI):
-        def __init__(self, **kwargs: Any) -> None:
-            seen.append((kwargs["processes"], kwargs["fork_services"]))
-            # greenlets after all: a test session may run threads, which fork_services refuses
-            super().__init__(**{**kwargs, "processes": False, "fork_services": False})
-
-    monkeypatch.setattr(dpvi_experiments, "VerticalDPVI", Recording)
-    argv = ["run", "dpvi", "--dataset", "synthetic-mixed:n=150", "--partition", "num0,num1;cat0,cat1,cat2,num2,num3",
-            "--label-party", "1", "--option", "epochs=1", "--option", "batch=75", "--option", "components=2",
-            "--option", "baseline=false", "--seed", "4", "--json"]
-    for runner, flags in (("fork-services", (False, True)), ("processes", (True, False))):
-        assert main([*argv[:-3], "--option", f"runner={runner}", *argv[-3:]]) == 0
-        assert json.loads(capsys.readouterr().out)["runner"] == runner and seen.pop() == flags
 
 
 def test_bad_options_are_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ import pytest
 from mpdp.datasets import mixed_tabular, train_test_split
 from mpdp.errors import ParameterError
 from mpdp.learning import registry
-from mpdp.learning.functional_mechanism.experiments import attribute_l1_bounds
+from mpdp.learning.functional_mechanism.objective import attribute_l1_bounds
 from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 

@@ -205,7 +205,7 @@ def test_registered_and_run() -> None:
     out = report.as_json()
     assert out["epsilon_spent"] <= 1.0 + 1e-12
     assert set(out["per_party_epsilon"]) == {"party0", "party1", "party2"}
-    assert out["metric"]["name"] == "misclassification"
+    assert out["metric"]["name"] == "accuracy" and out["metric"]["as_computed"]["name"] == "misclassification"
     with pytest.raises(ParameterError):
         registry.get_algorithm("ofpa").run(RunConfig(train=config.train, test=config.test, parties=3, epsilon=1.0,
                                                      delta=0.0, rng=RandomSource.seeded(1), options={"lr": 1}))

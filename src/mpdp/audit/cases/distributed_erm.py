@@ -30,6 +30,7 @@ from mpdp.learning.distributed_erm.mpc import (
     in_mpc_laplace_scale,
     open_with_noise,
 )
+from mpdp.learning.distributed_erm.spec import Method
 from mpdp.protocols.aggregation import AggregatorShare
 from mpdp.protocols.mpc import TrustedDealer
 from mpdp.randomness import RandomSource
@@ -68,8 +69,8 @@ def mpc_outp_case(broken: bool = False, *, epsilon: float = 1.0) -> AuditCase:
     check_query_distance(d0.sum(), d1.sum(), l1)
     scale = in_mpc_laplace_scale(l1, epsilon, SETUP.fmt, 1)
     noise = InMPCNoise("laplace", scale / 2 if broken else scale)
-    return AuditCase("mpc-outp" + ("-broken" if broken else ""), _opened_sampler(noise, 4 * l1), d0, d1, epsilon,
-                     0.0, 100_000, score=lambda x: x[:, 0], description="MPC Out P: in-MPC discrete Laplace")
+    return AuditCase(Method.MPC_OUTP.value + ("-broken" if broken else ""), _opened_sampler(noise, 4 * l1), d0, d1,
+                     epsilon, 0.0, 100_000, score=lambda x: x[:, 0], description="MPC Out P: in-MPC discrete Laplace")
 
 
 def mpc_gradp_case(broken: bool = False, *, epsilon: float = 2.0, delta: float = 1e-3) -> AuditCase:
@@ -84,7 +85,7 @@ def mpc_gradp_case(broken: bool = False, *, epsilon: float = 2.0, delta: float =
     calibration = calibrate_gradient_noise(used, 1, settings, grid_bits=SETUP.fmt.frac_bits)
     claim = calibrate_gradient_noise(l2, 1, settings, grid_bits=SETUP.fmt.frac_bits)
     noise = InMPCNoise("gaussian", calibration.sigma)
-    return AuditCase("mpc-gradp" + ("-broken" if broken else ""), _opened_sampler(noise, M * G), d0, d1,
+    return AuditCase(Method.MPC_GRADP.value + ("-broken" if broken else ""), _opened_sampler(noise, M * G), d0, d1,
                      claim.epsilon, delta, 100_000, score=lambda x: x[:, 0],
                      description="MPC Grad P: per-aggregator discrete Gaussian shares")
 

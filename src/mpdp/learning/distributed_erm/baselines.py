@@ -39,14 +39,12 @@ C. Monteleoni, A. Sarwate, JMLR 12 (2011), Algorithms 1-2; R. Shokri, V. Shmatik
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting import BudgetSpender
 from mpdp.dp.grid import snap_to_grid
 from mpdp.dp.mechanisms import LaplaceMechanism, ObjectivePerturbation, gamma_norm_noise
 from mpdp.dp.samplers import discrete_gaussian, discrete_laplace
@@ -54,26 +52,19 @@ from mpdp.dp.sensitivities.erm import gradient_sensitivity, minimizer_sensitivit
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.distributed_erm.common import (
     SERVER,
-    DistributedFit,
     GaussianCalibration,
     GradientPerturbation,
-    OutputPerturbation,
-    PrivacySpent,
     calibrate_gradient_noise,
-    charge,
-    cohorts,
     gd_step,
-    laplace_cost,
-    per_size_class,
     release_grid_bits,
 )
-from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
-from mpdp.randomness import RandomSource, resolve
-from mpdp.runtime import Comm, run_protocol
+from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
+from mpdp.learning.distributed_erm.spec import Method
+from mpdp.randomness import RandomSource
+from mpdp.runtime import Comm
 
-__all__ = ["average_at_server", "fit_local_gradp", "fit_local_objp", "fit_local_outp", "laplace_rows",
-           "local_gradp_calibration", "local_gradp_party_role", "local_gradp_server", "one_shot_party_role",
-           "one_shot_rows", "output_laplace"]
+__all__ = ["average_at_server", "laplace_rows", "local_gradp_calibration", "local_gradp_party_role",
+           "local_gradp_server", "objective_mechanism", "one_shot_party_role", "one_shot_rows", "output_laplace"]
 
 FloatArray = npt.NDArray[np.float64]
 _RELEASE_GRID_BITS = 24  # objective perturbation's released minimiser is rounded to 2^-24
@@ -139,9 +130,9 @@ def one_shot_party_role(group: PartyGroup, make_rows: Any) -> Any:
     return role
 
 
-def one_shot_rows(method: str, problem: ERMProblem, epsilon: float, d: int) -> Any:
-    """``(group, rng) -> released rows`` of Local Out P (``"local-outp"``) or Local Obj P (``"local-objp"``)."""
-    if method == "local-outp":
+def one_shot_rows(method: Method, problem: ERMProblem, epsilon: float, d: int) -> Any:
+    """``(group, rng) -> released rows`` of Local Out P or Local Obj P (``method``)."""
+    if method == Method.LOCAL_OUTP:
         def outp(group: PartyGroup, source: RandomSource) -> FloatArray:
             mech = output_laplace(problem, group.records, epsilon, d)
             return laplace_rows(mech, group.local_minimizers(problem), rng=source)
@@ -150,7 +141,7 @@ def one_shot_rows(method: str, problem: ERMProblem, epsilon: float, d: int) -> A
 
     def objp(group: PartyGroup, source: RandomSource) -> FloatArray:
         n = group.records
-        mech = _objective_mechanism(problem, n, epsilon)
+        mech = objective_mechanism(problem, n, epsilon)
         b = gamma_norm_noise(d, mech.beta, group.size, rng=source)
         theta = group.local_minimizers(problem, lam=problem.lam + mech.extra_regularization, linear=b / n)
         out: FloatArray = np.ldexp(np.rint(np.ldexp(theta, _RELEASE_GRID_BITS)), -_RELEASE_GRID_BITS)
@@ -159,63 +150,14 @@ def one_shot_rows(method: str, problem: ERMProblem, epsilon: float, d: int) -> A
     return objp
 
 
-def _one_shot(method: str, parties: HorizontalParties, make_rows: Any, *, rng: RandomSource | None,
-              cohort_size: int | None) -> tuple[FloatArray, dict[str, int], float]:
-    groups = cohorts(parties, cohort_size)
-    names = [c.name for c in groups]
-    roles: dict[str, Any] = {c.name: one_shot_party_role(c.group, make_rows) for c in groups}
-    roles[SERVER] = average_at_server(names, parties.m, "release")
-    start = time.perf_counter()
-    run = run_protocol(roles, rng=resolve(rng))
-    return run.results[SERVER], run.communication(), time.perf_counter() - start
-
-
-# -- Local Out P ------------------------------------------------------------------------------------------------
-def fit_local_outp(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
-                   rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                   cohort_size: int | None = None) -> DistributedFit:
-    """Local Out P: every party releases its own Laplace-perturbed minimiser; the aggregator averages.
-
-    Accuracy: the averaged noise has per-coordinate std ``sqrt(2) sqrt(d) 2G / (sqrt(m) n lam eps)`` for equal
-    party sizes n (Table 1's ``2G / (sqrt(m) n(1) lam eps)`` times the l1 factor ``sqrt(d)``).
-    """
-    d, eps = parties.d, settings.epsilon
-    smallest = output_laplace(problem, parties.n_min, eps, d)
-    charge(ledger, laplace_cost(eps, smallest.scale, smallest.sensitivity), "003/local-outp")
-
-    rows = one_shot_rows("local-outp", problem, eps, d)
-    theta, comm, seconds = _one_shot("local-outp", parties, rows, rng=rng, cohort_size=cohort_size)
-    privacy = PrivacySpent(epsilon=eps, delta=0.0, per_party=per_size_class(parties.sizes, lambda n: eps),
-                           details={"laplace_scale_n1": smallest.scale,
-                                    "l1_factor_sqrt_d": math.sqrt(d)})
-    return DistributedFit("local-outp", theta, (), theta[None, :], privacy, comm, seconds)
-
-
 # -- Local Obj P ------------------------------------------------------------------------------------------------
-def _objective_mechanism(problem: ERMProblem, n: int, epsilon: float) -> ObjectivePerturbation:
+def objective_mechanism(problem: ERMProblem, n: int, epsilon: float) -> ObjectivePerturbation:
+    """Local Obj P's mechanism for a party with ``n`` records (CMS11 Algorithm 2); its ``cost`` is the party's."""
     if problem.G > 1.0 + 1e-12:
         raise ParameterError(explain("G", problem.G, "G <= 1 (objective perturbation assumes |loss'| <= 1)",
                                      "use a 1-Lipschitz loss, e.g. HuberLoss(c=1.0) or LogisticLoss()"))
     return ObjectivePerturbation(epsilon=epsilon, n_samples=n, regularization=problem.lam,
                                  smoothness=problem.loss.smoothness)
-
-
-def fit_local_objp(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
-                   rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                   cohort_size: int | None = None) -> DistributedFit:
-    """Local Obj P: every party releases its objective-perturbed minimiser (CMS11 Algorithm 2); average."""
-    d, eps = parties.d, settings.epsilon
-    mechanisms = {n: _objective_mechanism(problem, n, eps) for n in set(parties.sizes)}
-    charge(ledger, mechanisms[parties.n_min].cost, "003/local-objp")
-
-    rows = one_shot_rows("local-objp", problem, eps, d)
-    theta, comm, seconds = _one_shot("local-objp", parties, rows, rng=rng, cohort_size=cohort_size)
-    smallest = mechanisms[parties.n_min]
-    privacy = PrivacySpent(epsilon=eps, delta=0.0, per_party=per_size_class(parties.sizes, lambda n: eps),
-                           details={"epsilon_prime_n1": smallest.epsilon_prime,
-                                    "extra_regularization_n1": smallest.extra_regularization,
-                                    "noise_norm_scale_n1": 1.0 / smallest.beta})
-    return DistributedFit("local-objp", theta, (), theta[None, :], privacy, comm, seconds)
 
 
 # -- Local Grad P -----------------------------------------------------------------------------------------------
@@ -253,35 +195,3 @@ def local_gradp_server(names: list[str], m: int, d: int, settings: GradientPertu
             comm.broadcast(mean, label="mean-gradient", to=names)
 
     return server
-
-
-def fit_local_gradp(problem: ERMProblem, parties: HorizontalParties, settings: GradientPerturbation, *,
-                    rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                    cohort_size: int | None = None) -> DistributedFit:
-    """Local Grad P: T rounds; each party sends its own noisy mean gradient, the aggregator averages.
-
-    Party j's noise is calibrated to its sensitivity ``2G / n_j`` over T releases (``settings.accountant``);
-    every party reaches the same (epsilon, delta). Accuracy: the averaged gradient's noise has per-coordinate
-    std ``sigma_j / sqrt(m)`` for equal sizes (Table 1's Local Grad P column, with the sound calibration).
-    """
-    settings.check_step(problem)
-    d = parties.d
-    calibrations = {n: local_gradp_calibration(problem, n, d, settings) for n in set(parties.sizes)}
-    smallest = calibrations[parties.n_min]
-    charge(ledger, smallest.step_cost(), "003/local-gradp")
-    groups = cohorts(parties, cohort_size)
-    names = [c.name for c in groups]
-    roles: dict[str, Any] = {c.name: local_gradp_party_role(problem, c.group, calibrations[c.group.records], settings)
-                             for c in groups}
-    roles[SERVER] = local_gradp_server(names, parties.m, d, settings)
-    start = time.perf_counter()
-    run = run_protocol(roles, rng=resolve(rng))
-    seconds = time.perf_counter() - start
-    final, iterates = run.results[names[0]]
-    privacy = PrivacySpent(
-        epsilon=smallest.epsilon, delta=settings.delta,
-        per_party=per_size_class(parties.sizes, lambda n: calibrations[n].epsilon),
-        details={**smallest.as_dict(), "sigma_per_party_n1": smallest.sigma,
-                 "sigma_of_average_n1": smallest.sigma / math.sqrt(parties.m)},
-    )
-    return DistributedFit("local-gradp", final, settings.recorded, iterates, privacy, run.communication(), seconds)

@@ -42,11 +42,15 @@ __all__ = [
     "PrivacySpent",
     "calibrate_gradient_noise",
     "charge",
+    "cohort_layout",
+    "cohort_name",
     "cohorts",
+    "curve_iterations",
     "gd_step",
     "laplace_cost",
     "per_size_class",
     "release_grid_bits",
+    "size_classes",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -154,9 +158,10 @@ class GradientPerturbation:
 class PrivacySpent:
     """The guarantee a fit actually reached.
 
-    ``epsilon``/``delta`` is the guarantee claimed for the released output (every data record); ``per_party``
-    maps a party-size class (``"n_j=30"``) to the epsilon of those parties' records, smaller for parties
-    above ``n(1)``; ``details`` holds the calibration (noise scale, rho, the epsilon by each accountant).
+    ``epsilon``/``delta`` is the guarantee claimed for the released output (every data record): the largest
+    party's charge; ``per_party`` maps a party-size class (:func:`size_classes`, e.g. ``"party0..party2 (30 rows
+    each)"``) to the epsilon those parties are charged, smaller for parties above ``n(1)`` where the noise is
+    calibrated to ``n(1)``; ``details`` holds the calibration (noise scale, rho, the epsilon by each accountant).
     """
 
     epsilon: float
@@ -192,11 +197,35 @@ class Cohort:
 DEFAULT_COHORT = 1024
 
 
-def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Cohort]:
-    """Split the party groups into cohorts of at most ``max_size`` data parties (default :data:`DEFAULT_COHORT`).
+def cohort_name(first: int, size: int) -> str:
+    """A runtime party standing for data parties ``first .. first + size - 1``: ``party{j}`` for one data party
+    (its own name), ``parties{first}-{last}`` for a cohort."""
+    return f"party{first}" if size == 1 else f"parties{first}-{first + size - 1}"
 
-    A cohort of one data party is named ``party{j}``, a larger one ``parties{first}-{last}``.
-    """
+
+def cohort_layout(sizes: Sequence[int], max_size: int | None = None) -> list[tuple[str, int, int]]:
+    """``(name, first, count)`` of each runtime party for data parties of record counts ``sizes`` (in run order):
+    consecutive parties of equal size form a group, cut into cohorts of at most ``max_size`` (default
+    :data:`DEFAULT_COHORT`) data parties each. :func:`cohorts` cuts the same way."""
+    if max_size is not None and (isinstance(max_size, bool) or max_size < 1):
+        raise ParameterError(explain("max_size", max_size, "None or an int >= 1", "pass e.g. max_size=1"))
+    step = DEFAULT_COHORT if max_size is None else int(max_size)
+    out: list[tuple[str, int, int]] = []
+    first = 0
+    while first < len(sizes):
+        stop = first
+        while stop < len(sizes) and sizes[stop] == sizes[first]:
+            stop += 1
+        for start in range(first, stop, step):
+            count = min(stop, start + step) - start
+            out.append((cohort_name(start, count), start, count))
+        first = stop
+    return out
+
+
+def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Cohort]:
+    """Split the party groups into cohorts of at most ``max_size`` data parties (default :data:`DEFAULT_COHORT`),
+    named by :func:`cohort_name`."""
     if max_size is not None and (isinstance(max_size, bool) or max_size < 1):
         raise ParameterError(explain("max_size", max_size, "None or an int >= 1", "pass e.g. max_size=1"))
     out: list[Cohort] = []
@@ -205,9 +234,7 @@ def cohorts(parties: HorizontalParties, max_size: int | None = None) -> list[Coh
         for start in range(0, group.size, step):
             stop = min(group.size, start + step)
             sub = PartyGroup(first=group.first + start, X=group.X[start:stop], y=group.y[start:stop])
-            name = (f"party{sub.first}" if sub.size == 1
-                    else f"parties{sub.first}-{sub.first + sub.size - 1}")
-            out.append(Cohort(name, sub))
+            out.append(Cohort(cohort_name(sub.first, sub.size), sub))
     return out
 
 
@@ -223,9 +250,35 @@ def laplace_cost(epsilon: float, scale: float, l1_sensitivity: float) -> Privacy
                        noise_multiplier=scale / l1_sensitivity)
 
 
+def size_classes(sizes: Sequence[int]) -> dict[int, str]:
+    """A readable name for each distinct party size: the data parties of that size (``party{j}`` in run order,
+    runs of consecutive parties as ``party{a}..party{b}``) and their row count, e.g.
+    ``{53: "party0 (53 rows)", 54: "party1..party2 (54 rows each)"}``, smallest size first."""
+    members: dict[int, list[int]] = {}
+    for j, n in enumerate(sizes):
+        members.setdefault(int(n), []).append(j)
+    out: dict[int, str] = {}
+    for n in sorted(members):
+        runs: list[list[int]] = []
+        for j in members[n]:
+            if runs and runs[-1][1] == j - 1:
+                runs[-1][1] = j
+            else:
+                runs.append([j, j])
+        names = ", ".join(f"party{a}" if a == b else f"party{a}..party{b}" for a, b in runs)
+        rows = f"{n} row{'' if n == 1 else 's'}"
+        out[n] = f"{names} ({rows}{' each' if len(members[n]) > 1 else ''})"
+    return out
+
+
 def per_size_class(sizes: Sequence[int], epsilon_of_size: Callable[[int], float]) -> dict[str, float]:
-    """``{"n_j=<size>": epsilon}`` for each distinct party size, largest epsilon (smallest parties) first."""
-    return {f"n_j={n}": epsilon_of_size(n) for n in sorted(set(sizes))}
+    """``{size class: epsilon}`` (:func:`size_classes` names them), largest epsilon (smallest parties) first."""
+    return {name: epsilon_of_size(n) for n, name in size_classes(sizes).items()}
+
+
+def curve_iterations(T: int) -> tuple[int, ...]:
+    """The iterations whose model a run's curves show: about 60, log-spaced from 1 to T."""
+    return tuple(int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60)))))
 
 
 def gd_step(theta: FloatArray, noisy_gradient: FloatArray, problem: ERMProblem, eta: float) -> FloatArray:
@@ -264,8 +317,19 @@ class GaussianCalibration:
         """The claimed epsilon for records whose sensitivity is ``sensitivity`` (e.g. a larger party's)."""
         eff = grid_l2_sensitivity(sensitivity, self.grid_bits, dim) * 2.0 ** -self.grid_bits
         if self.accountant == "zcdp":
-            return zcdp_epsilon(self.T * eff * eff / (2 * self.sigma ** 2), self.delta, conversion="bun_steinke")
+            return zcdp_epsilon(self.rho_for(sensitivity, dim), self.delta, conversion="bun_steinke")
         return gaussian_epsilon(sigma=self.sigma, sensitivity=eff * math.sqrt(self.T), delta=self.delta)
+
+    def rho_for(self, sensitivity: float, dim: int) -> float:
+        """The zCDP of the T releases for records whose sensitivity is ``sensitivity``."""
+        eff = grid_l2_sensitivity(sensitivity, self.grid_bits, dim) * 2.0 ** -self.grid_bits
+        return self.T * eff * eff / (2 * self.sigma ** 2)
+
+    def run_cost(self, sensitivity: float, dim: int) -> PrivacyCost:
+        """The whole run (T releases) as one charge, for records whose sensitivity is ``sensitivity``: the
+        claimed ``(epsilon, delta)`` and its zCDP."""
+        return PrivacyCost(epsilon=self.epsilon_for(sensitivity, dim), delta=self.delta,
+                           rho=self.rho_for(sensitivity, dim), mechanism="gaussian")
 
     def step_cost(self) -> PrivacyCost:
         """One iteration's cost, ``count = T``: a ledger composes the T releases (zCDP, RDP or PLD)."""

@@ -1,20 +1,21 @@
 """Paper 003's six methods as scikit-learn estimators, every party simulated in-process.
 
-``DistributedERMClassifier(method="mpc-gradp", epsilon=0.5, delta=1e-3, T=100, parties=10).fit(X, y)`` splits
+``DistributedERMClassifier(method=Method.MPC_GRADP, epsilon=0.5, delta=1e-3, parties=10).fit(X, y)`` splits
 the rows of ``X`` at random into ``parties`` near-equal parties and runs the method
 (:mod:`mpdp.learning.distributed_erm`): MPC Grad P / MPC Out P with the noise made inside the secure computation,
 Pathak et al., or the local baselines. :class:`DistributedERMRegressor` is the same with the Huber-capped ridge
 loss. Features must lie in [-1, 1] (``clip=True`` clips them there, and a regression target into [-1, 1]); rows
 enter the unit ball the proofs assume by the public map ``[x / sqrt(d), 1] / sqrt(2)``. Parameters, randomness,
-cloning and the budget (each fit charges its cost on ``ledger`` before anything is released):
-:mod:`mpdp.learning.estimator`.
+cloning and the budget: :mod:`mpdp.learning.estimator`. Each fit charges a record's guarantee
+(:meth:`~mpdp.learning.distributed_erm.rounds.Schedule.record_cost`, the largest charge of any party, the
+charge every engine makes) on ``ledger`` before any party starts. Parameter defaults are the spec's
+(:mod:`mpdp.learning.distributed_erm.spec`); the options are checked by its settings.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, Self, cast
+from typing import Any, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -23,10 +24,10 @@ from sklearn.base import RegressorMixin
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.errors import ParameterError, explain
 from mpdp.learning import erm
-from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
-from mpdp.learning.distributed_erm.common import Accountant, DistributedFit, GradientPerturbation, OutputPerturbation
-from mpdp.learning.distributed_erm.mpc import MPCSetup, fit_mpc_gradp, fit_mpc_outp, fit_pathak
+from mpdp.learning.distributed_erm.common import DistributedFit
 from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties
+from mpdp.learning.distributed_erm.rounds import fit, perturbation_of, setup_of
+from mpdp.learning.distributed_erm.spec import ERMSettings, Method, MPCGradientSettings, settings_class
 from mpdp.learning.estimator import (
     LinearBinaryClassifier,
     PrivateEstimator,
@@ -40,11 +41,8 @@ from mpdp.randomness import RandomSource
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor"]
 
 FloatArray = npt.NDArray[np.float64]
-_FITS: dict[str, Callable[..., DistributedFit]] = {
-    "pathak": fit_pathak, "local-outp": fit_local_outp, "local-objp": fit_local_objp,
-    "local-gradp": fit_local_gradp, "mpc-outp": fit_mpc_outp, "mpc-gradp": fit_mpc_gradp}
-_GRADIENT = ("local-gradp", "mpc-gradp")
-_MPC = ("mpc-outp", "mpc-gradp", "pathak")
+_DEFAULTS = MPCGradientSettings()  # every option's default, written once in the spec
+_OPTIONS = ("lam", "T", "eta", "accountant", "aggregators")  # the options an estimator takes as parameters
 
 
 class _DistributedERM(PrivateEstimator):
@@ -52,10 +50,11 @@ class _DistributedERM(PrivateEstimator):
 
     _loss: erm.Loss = erm.LogisticLoss()
 
-    def __init__(self, method: str = "mpc-gradp", epsilon: float = 0.5, delta: float = 1e-3, *, T: int = 100,
-                 eta: float = 1.0, lam: float = 1e-3, parties: int = 3, accountant: str = "zcdp",
-                 aggregators: int = 2, clip: bool = False, ledger: BudgetSpender | None = None,
-                 rng: RandomSource | None = None, random_state: int | None = None) -> None:
+    def __init__(self, method: str = Method.MPC_GRADP.value, epsilon: float = 0.5, delta: float = 1e-3, *,
+                 T: int = _DEFAULTS.T, eta: float = _DEFAULTS.eta, lam: float = _DEFAULTS.lam, parties: int = 3,
+                 accountant: str = _DEFAULTS.accountant, aggregators: int = _DEFAULTS.aggregators,
+                 clip: bool = False, ledger: BudgetSpender | None = None, rng: RandomSource | None = None,
+                 random_state: int | None = None) -> None:
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
@@ -70,12 +69,20 @@ class _DistributedERM(PrivateEstimator):
         self.rng = rng
         self.random_state = random_state
 
-    def _labels(self, y: FloatArray) -> FloatArray:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _settings(self) -> tuple[Method, ERMSettings]:
+        """The method and its options, checked by the spec's settings (the errors of every engine)."""
+        if self.method not in tuple(Method):
+            raise ParameterError(explain("method", self.method, f"one of {[m.value for m in Method]}",
+                                         "pick a paper-003 method"))
+        method = Method(self.method)
+        source = type(self).__name__
+        given = MPCGradientSettings.from_options({k: getattr(self, k) for k in _OPTIONS}, source=source)
+        options = settings_class(method)
+        return method, options.from_options({k: getattr(given, k) for k in options.names() if k in _OPTIONS},
+                                            source=source)
 
     def fit(self, X: Any, y: Any) -> Self:
-        if self.method not in _FITS:
-            raise ParameterError(explain("method", self.method, f"one of {sorted(_FITS)}", "pick a paper-003 method"))
+        method, settings = self._settings()
         Xa, ya = self._check_features_labels(X, y)
         Xa, ya = unit_box(Xa, clip=self.clip), self._labels(ya)
         d = Xa.shape[1]
@@ -83,23 +90,20 @@ class _DistributedERM(PrivateEstimator):
         root = self._fit_source()
         parties = HorizontalParties.from_rows(rows, ya, row_split(Xa.shape[0], self.parties, root.spawn("rows")),
                                               task=self._loss.task)
-        settings: GradientPerturbation | OutputPerturbation
-        if self.method in _GRADIENT:
-            settings = GradientPerturbation(epsilon=self.epsilon, delta=self.delta, T=self.T, eta=self.eta,
-                                            accountant=cast(Accountant, self.accountant))
-        else:
-            settings = OutputPerturbation(epsilon=self.epsilon)
-        kwargs: dict[str, Any] = {"setup": MPCSetup(aggregators=self.aggregators)} if self.method in _MPC else {}
-        fit: DistributedFit = _FITS[self.method](ERMProblem(self._loss, lam=self.lam), parties, settings,
-                                                 rng=root.spawn(self.method), ledger=self.ledger, **kwargs)
+        result: DistributedFit = fit(method, ERMProblem(self._loss, lam=settings.lam), parties,
+                                     perturbation_of(method, settings, self.epsilon, self.delta),
+                                     rng=root.spawn(method), ledger=self.ledger, setup=setup_of(settings))
         h = 1.0 / math.sqrt(2.0)  # add_intercept: [x / sqrt(d), 1] / sqrt(2)
-        self.theta_ = fit.theta
-        self.coef_ = fit.theta[:-1] * h / math.sqrt(d)
-        self.intercept_ = float(fit.theta[-1] * h)
-        self.epsilon_spent_, self.delta_spent_ = fit.privacy.epsilon, fit.privacy.delta
-        self.per_party_epsilon_ = dict(fit.privacy.per_party or {})
-        self.communication_ = dict(fit.communication)
+        self.theta_ = result.theta
+        self.coef_ = result.theta[:-1] * h / math.sqrt(d)
+        self.intercept_ = float(result.theta[-1] * h)
+        self.epsilon_spent_, self.delta_spent_ = result.privacy.epsilon, result.privacy.delta
+        self.per_party_epsilon_ = dict(result.privacy.per_party or {})
+        self.communication_ = dict(result.communication)
         return self
+
+    def _labels(self, y: FloatArray) -> FloatArray:  # pragma: no cover - overridden
+        raise NotImplementedError
 
     def _linear(self, X: Any) -> FloatArray:
         Xa = unit_box(self._check_features(X, reset=False), clip=True)

@@ -1,10 +1,8 @@
-"""Paper 003 (Jayaraman et al., NeurIPS 2018) in the CLI: its six methods and its Table 1 and Figures 1-2.
+"""Paper 003 (Jayaraman et al., NeurIPS 2018) reproduced: its Table 1 and Figures 1-2.
 
-``mpdp run mpc-outp | mpc-gradp | pathak | local-outp | local-objp | local-gradp`` (logistic regression; the
-``-ridge`` variants, e.g. ``mpc-gradp-ridge``, fit ridge regression) trains one method on a
-dataset split into ``--parties`` equal horizontal parts (down to one record each);
 ``mpdp reproduce 003-table1 | 003-fig1 | 003-fig2`` reruns the paper's noise table and its two figures as
-tables.
+tables (``mpdp run`` of the six methods is their deployment's parties in memory:
+:mod:`mpdp.learning.distributed_erm.deployment`).
 
 Data: records are mapped into the unit ball by the public constant ``sqrt(d)``
 (:meth:`~mpdp.datasets.dataset.Dataset.unit_ball`) and an intercept coordinate is appended
@@ -27,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -36,31 +34,20 @@ import numpy.typing as npt
 
 from mpdp.datasets.adult import load_adult
 from mpdp.datasets.dataset import Dataset
-from mpdp.datasets.partition import horizontal_equal
 from mpdp.datasets.synthetic import sparse_linear_regression
-from mpdp.dp.accounting import PrivacyLedger
 from mpdp.dp.grid import default_grid_bits, gaussian_on_grid, laplace_on_grid
 from mpdp.dp.sensitivities import erm as sens
-from mpdp.errors import ParameterError, explain
-from mpdp.learning import erm
-from mpdp.learning.distributed_erm.baselines import fit_local_gradp, fit_local_objp, fit_local_outp
 from mpdp.learning.distributed_erm.common import (
     Accountant,
     DistributedFit,
     GradientPerturbation,
     OutputPerturbation,
 )
-from mpdp.learning.distributed_erm.mpc import (
-    MPCSetup,
-    NoiseFamily,
-    fit_mpc_gradp,
-    fit_mpc_outp,
-    fit_pathak,
-    mpc_noise_samples,
-)
-from mpdp.learning.distributed_erm.problem import ERMProblem, Evaluator, HorizontalParties
+from mpdp.learning.distributed_erm.mpc import NoiseFamily, mpc_noise_samples
+from mpdp.learning.distributed_erm.problem import HorizontalParties, Prepared, equal_parts, prepare
+from mpdp.learning.distributed_erm.rounds import fit
+from mpdp.learning.distributed_erm.spec import Method, method_of
 from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
-from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport
 from mpdp.randomness import RandomSource
 
 __all__ = [
@@ -68,68 +55,22 @@ __all__ = [
     "METHODS",
     "OUTPUT_METHODS",
     "REPRODUCTIONS",
-    "RUNS",
-    "Prepared",
-    "RunSettings",
     "compare_methods",
-    "equal_parts",
-    "party_indices",
-    "prepare",
+    "fit_method",
+    "split_parties",
 ]
 
 FloatArray = npt.NDArray[np.float64]
 
-OUTPUT_METHODS = ("pathak", "local-outp", "local-objp", "mpc-outp")
-GRADIENT_METHODS = ("local-gradp", "mpc-gradp")
-METHODS = ("pathak", "local-outp", "local-objp", "local-gradp", "mpc-outp", "mpc-gradp")
-LABELS = {"pathak": "Pathak", "local-outp": "Local Out P", "local-objp": "Local Obj P",
-          "local-gradp": "Local Grad P", "mpc-outp": "MPC Out P", "mpc-gradp": "MPC Grad P"}
-
-Fit = Callable[..., DistributedFit]
-FITS: dict[str, Fit] = {
-    "pathak": fit_pathak, "local-outp": fit_local_outp, "local-objp": fit_local_objp,
-    "local-gradp": fit_local_gradp, "mpc-outp": fit_mpc_outp, "mpc-gradp": fit_mpc_gradp,
-}
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A train/test pair in paper 003's form, with its loss and the non-private evaluator."""
-
-    problem: ERMProblem
-    X: FloatArray
-    y: FloatArray
-    X_test: FloatArray
-    y_test: FloatArray
-    evaluator: Evaluator
-    name: str
-
-
-def loss_for(task: str) -> erm.Loss:
-    """Logistic loss for classification, Huber-capped ridge (c = G = 1) for regression."""
-    return erm.LogisticLoss() if task == "classification" else erm.HuberLoss(c=1.0)
-
-
-def prepare(train: Dataset, test: Dataset, *, lam: float = 1e-3) -> Prepared:
-    """Unit-ball features with an intercept, labels in {-1, +1} (classification), the evaluator for theta*."""
-    problem = ERMProblem(loss_for(train.task), lam=lam)
-    X = erm.add_intercept(train.unit_ball())
-    X_test = erm.add_intercept(test.unit_ball())
-    y = erm.to_pm1(train.y) if train.task == "classification" else train.y.astype(np.float64)
-    y_test = erm.to_pm1(test.y) if test.task == "classification" else test.y.astype(np.float64)
-    erm.require_unit_ball(X, y, name="training records")
-    return Prepared(problem, X, y, X_test, y_test, Evaluator(problem, (X, y), (X_test, y_test)), train.name)
-
-
-def equal_parts(train: Dataset, m: int, *, rng: RandomSource) -> list[npt.NDArray[np.int64]]:
-    """Row indices of ``m`` near-equal random parts, the smaller parts first.
-
-    Party labels are arbitrary, and :class:`HorizontalParties` stacks *consecutive* equal-size parties into one
-    vectorised group: ordering by size gives two groups (two runtime cohorts per 1,024 parties) instead of one per
-    run of equal sizes (hundreds for 1,000 parts of Adult, with one thread and two messages each per round).
-    """
-    indices = [np.asarray(i, dtype=np.int64) for i in horizontal_equal(train, m, rng=rng).indices]
-    return sorted(indices, key=len)  # stable: equal sizes keep the partitioner's order
+METHODS = (Method.PATHAK, Method.LOCAL_OUTP, Method.LOCAL_OBJP, Method.LOCAL_GRADP, Method.MPC_OUTP,
+           Method.MPC_GRADP)
+OUTPUT_METHODS = tuple(m for m in METHODS if not m.gradient)
+GRADIENT_METHODS = tuple(m for m in METHODS if m.gradient)
+#: the paper's two methods (noise made inside the secure computation); the others are its baselines
+MPC_COLUMNS = (Method.MPC_OUTP, Method.MPC_GRADP)
+LABELS: dict[str, str] = {
+    Method.PATHAK: "Pathak", Method.LOCAL_OUTP: "Local Out P", Method.LOCAL_OBJP: "Local Obj P",
+    Method.LOCAL_GRADP: "Local Grad P", Method.MPC_OUTP: "MPC Out P", Method.MPC_GRADP: "MPC Grad P"}
 
 
 def split_parties(prepared: Prepared, m: int, *, rng: RandomSource, train: Dataset) -> HorizontalParties:
@@ -142,17 +83,17 @@ def fit_method(method: str, prepared: Prepared, parties: HorizontalParties, *, e
                T: int, eta: float = 1.0, accountant: str = "zcdp", record: Sequence[int] | None = None,
                rng: RandomSource, cohort_size: int | None = None, stop_after: int | None = None,
                **kwargs: Any) -> DistributedFit:
-    """Train one of :data:`METHODS` with the settings of 003 section 4."""
-    if method not in FITS:
-        raise ParameterError(explain("method", method, f"one of {METHODS}", "pick a paper-003 method"))
-    if method in GRADIENT_METHODS:
-        settings: Any = GradientPerturbation(epsilon=epsilon, delta=delta, T=T, eta=eta,
-                                             accountant=cast(Accountant, accountant),
-                                             record=None if record is None else tuple(record),
-                                             stop_after=stop_after)
+    """Train one of :data:`METHODS` with the settings of 003 section 4 (every party in this process,
+    :func:`~mpdp.learning.distributed_erm.rounds.fit`)."""
+    chosen = method_of(method)
+    perturbation: GradientPerturbation | OutputPerturbation
+    if chosen.gradient:
+        perturbation = GradientPerturbation(epsilon=epsilon, delta=delta, T=T, eta=eta,
+                                            accountant=cast(Accountant, accountant),
+                                            record=None if record is None else tuple(record), stop_after=stop_after)
     else:
-        settings = OutputPerturbation(epsilon=epsilon)
-    return FITS[method](prepared.problem, parties, settings, rng=rng, cohort_size=cohort_size, **kwargs)
+        perturbation = OutputPerturbation(epsilon=epsilon)
+    return fit(chosen, prepared.problem, parties, perturbation, rng=rng, cohort_size=cohort_size, **kwargs)
 
 
 def compare_methods(prepared: Prepared, parties: HorizontalParties, *, methods: Sequence[str] = METHODS,
@@ -175,9 +116,10 @@ def compare_methods(prepared: Prepared, parties: HorizontalParties, *, methods: 
 # -- Table 1 ----------------------------------------------------------------------------------------------------
 TABLE1_INPUT = {"m": 100, "n1": 500, "lam": 0.01, "eps": 0.5, "G": 1.0, "T": 100}
 #: Table 1 as printed: (analytic noise scale, std over 1,000 generated samples), in the paper's column order.
-TABLE1_PRINTED = {
-    "pathak": (800e-3, 1150e-3), "local-outp": (80.0e-3, 112e-3), "local-objp": (8.00e-3, 11.6e-3),
-    "local-gradp": (5.66e-3, 5.63e-3), "mpc-outp": (8.00e-3, 12.2e-3), "mpc-gradp": (0.57e-3, 0.572e-3),
+TABLE1_PRINTED: dict[str, tuple[float, float]] = {
+    Method.PATHAK: (800e-3, 1150e-3), Method.LOCAL_OUTP: (80.0e-3, 112e-3), Method.LOCAL_OBJP: (8.00e-3, 11.6e-3),
+    Method.LOCAL_GRADP: (5.66e-3, 5.63e-3), Method.MPC_OUTP: (8.00e-3, 12.2e-3),
+    Method.MPC_GRADP: (0.57e-3, 0.572e-3),
 }
 TABLE1_DELTA = 1e-3  # the delta of section 4, used for the Theorem 3.4 and sound rows (Table 1 prints none)
 
@@ -187,12 +129,12 @@ def table1_scales() -> dict[str, tuple[NoiseFamily, float]]:
     m, n1, lam, eps, G, T = (TABLE1_INPUT[k] for k in ("m", "n1", "lam", "eps", "G", "T"))
     mi, ni, ti = int(m), int(n1), int(T)
     return {
-        "pathak": ("laplace", sens.pathak_laplace_scale(G, ni, lam, eps)),
-        "local-outp": ("laplace", sens.local_outp_laplace_scale(G, mi, ni, lam, eps)),
-        "local-objp": ("laplace", sens.local_objp_laplace_scale(G, ni, eps)),
-        "local-gradp": ("gaussian", sens.local_gradp_sigma(G, mi, ni, eps, ti)),
-        "mpc-outp": ("laplace", sens.mpc_outp_laplace_scale(G, mi, ni, lam, eps)),
-        "mpc-gradp": ("gaussian", sens.mpc_gradp_sigma(G, mi, ni, eps, ti)),
+        Method.PATHAK: ("laplace", sens.pathak_laplace_scale(G, ni, lam, eps)),
+        Method.LOCAL_OUTP: ("laplace", sens.local_outp_laplace_scale(G, mi, ni, lam, eps)),
+        Method.LOCAL_OBJP: ("laplace", sens.local_objp_laplace_scale(G, ni, eps)),
+        Method.LOCAL_GRADP: ("gaussian", sens.local_gradp_sigma(G, mi, ni, eps, ti)),
+        Method.MPC_OUTP: ("laplace", sens.mpc_outp_laplace_scale(G, mi, ni, lam, eps)),
+        Method.MPC_GRADP: ("gaussian", sens.mpc_gradp_sigma(G, mi, ni, eps, ti)),
     }
 
 
@@ -207,7 +149,7 @@ def generate_noise(method: str, family: NoiseFamily, scale: float, count: int, *
     Local columns: exact grid samplers of :mod:`mpdp.dp.grid` (what a party runs on its own). MPC columns:
     noise generated inside the secure computation (:func:`mpdp.learning.distributed_erm.mpc.mpc_noise_samples`).
     """
-    if method.startswith("mpc-"):
+    if method in MPC_COLUMNS:
         return mpc_noise_samples(family, scale, count, rng=rng)
     k = default_grid_bits(scale)
     if family == "laplace":
@@ -243,9 +185,9 @@ def reproduce_table1(options: ReproOptions) -> ReproTable:
     printed = table1_scales()
     rows += [
         ReproRow({**extra, "method": "MPC Grad P", "row": "rho = eps^2 zCDP sigma (the printed reading)"},
-                 "noise scale", TABLE1_PRINTED["mpc-gradp"][0], printed["mpc-gradp"][1], 0.0, 1),
+                 "noise scale", TABLE1_PRINTED[Method.MPC_GRADP][0], printed[Method.MPC_GRADP][1], 0.0, 1),
         ReproRow({**extra, "method": "Local Grad P", "row": "rho = eps^2 zCDP sigma (the printed reading)"},
-                 "noise scale", TABLE1_PRINTED["local-gradp"][0], printed["local-gradp"][1], 0.0, 1),
+                 "noise scale", TABLE1_PRINTED[Method.LOCAL_GRADP][0], printed[Method.LOCAL_GRADP][1], 0.0, 1),
         ReproRow({**extra, "method": "Local Grad P", "row": "Theorem 3.4 sigma of the average"}, "noise scale", None,
                  local_theorem, 0.0, 1),
         ReproRow({**extra, "method": "MPC Grad P", "row": "Theorem 3.4 sigma"}, "noise scale", None, theorem, 0.0, 1),
@@ -341,7 +283,7 @@ def reproduce_figure(figure_id: str, data: FigureData, options: ReproOptions) ->
             parties = HorizontalParties.from_rows(prepared.X, prepared.y, indices, task=prepared.problem.task)
             for method in METHODS:
                 stop = (LOCAL_GRADP_ONE_RECORD_ITERATIONS
-                        if method == "local-gradp" and parties.n_min == 1 and not options.quick else None)
+                        if method == Method.LOCAL_GRADP and parties.n_min == 1 and not options.quick else None)
                 fit = fit_method(method, prepared, parties, epsilon=0.5, delta=1e-3, T=T, record=record,
                                  rng=rng.spawn(method), stop_after=stop)
                 results[method].append(_scores(method, fit, prepared, record))
@@ -382,135 +324,14 @@ def _scores(method: str, fit: DistributedFit, prepared: Prepared, record: Sequen
 def _verdict(m: int, results: Mapping[str, list[dict[str, Any]]]) -> str:
     """Does each MPC method beat every baseline in final optimality gap (the issue's target)?"""
     final = {method: float(np.mean([run["gap"][-1] for run in runs])) for method, runs in results.items()}
-    baselines = {k: v for k, v in final.items() if not k.startswith("mpc-")}
+    baselines = {k: v for k, v in final.items() if k not in MPC_COLUMNS}
     best = min(baselines, key=baselines.__getitem__)
     verdicts = [f"{LABELS[k]} {final[k]:.3g} {'beats' if final[k] < baselines[best] else 'does NOT beat'}"
-                for k in ("mpc-gradp", "mpc-outp")]
+                for k in reversed(MPC_COLUMNS)]
     return (f"m = {m}: final optimality gaps: " + ", ".join(f"{LABELS[k]} {v:.3g}" for k, v in final.items())
             + f". Target: {'; '.join(verdicts)} the best baseline ({LABELS[best]} {baselines[best]:.3g}).")
 
 
-# -- mpdp run ------------------------------------------------------------------------------------------------------
-RUN_OPTIONS = {
-    "T": "gradient-descent iterations (default 100; the paper's figures use up to 1500)",
-    "eta": "step size (default 1, the paper's)",
-    "lam": "regularisation lambda > 0 (default 1e-3, the paper's)",
-    "accountant": "'zcdp' (default: the paper's route, Lemma 2.3 solved exactly) or 'tight' (exact Gaussian curve)",
-    "cohort": "data parties per simulated runtime party (default 1024; 1 runs every party as its own thread)",
-    "aggregators": "non-colluding aggregators of the MPC methods (default 2)",
-}
-
-
-def _option(options: Mapping[str, Any], key: str, default: Any, kind: type) -> Any:
-    value = options.get(key, default)
-    if value is None:
-        return None
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ParameterError(explain(f"--option {key}", value, "an integer", f"write e.g. --option {key}={default}"))
-    if kind is float and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise ParameterError(explain(f"--option {key}", value, "a number", f"write e.g. --option {key}={default}"))
-    if kind is str and not isinstance(value, str):
-        raise ParameterError(explain(f"--option {key}", value, "a string", f"write e.g. --option {key}={default}"))
-    return kind(value)
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """``mpdp run``'s ``--option`` values for a paper-003 method, with their defaults."""
-
-    T: int
-    eta: float
-    lam: float
-    accountant: str
-    cohort: int | None
-    aggregators: int
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> RunSettings:
-        return cls(T=_option(options, "T", 100, int), eta=_option(options, "eta", 1.0, float),
-                   lam=_option(options, "lam", 1e-3, float), accountant=_option(options, "accountant", "zcdp", str),
-                   cohort=_option(options, "cohort", None, int),
-                   aggregators=_option(options, "aggregators", 2, int))
-
-    @property
-    def record(self) -> tuple[int, ...] | None:
-        """The iterations whose model the report's curves show (about 60, log-spaced)."""
-        T = self.T
-        return tuple(int(t) for t in np.unique(np.rint(np.geomspace(1, T, min(T, 60))))) if T >= 1 else None
-
-
-def party_indices(config: RunConfig) -> list[npt.NDArray[np.int64]]:
-    """Each party's training rows, in the order the parties run (``mpdp run``'s split)."""
-    if not 1 <= config.parties <= config.train.n:
-        raise ParameterError(explain("parties", config.parties, f"1..{config.train.n} (one record each at most)",
-                                     "use at most as many parties as training records"))
-    if config.row_partition is not None:  # the CLI's --fractions/--anchor split; smaller parties first
-        return sorted((np.asarray(i, dtype=np.int64) for i in config.row_partition), key=len)
-    return equal_parts(config.train, config.parties, rng=config.rng.spawn("rows"))
-
-
-def _runner(method: str) -> Callable[[RunConfig], RunReport]:
-    def run(config: RunConfig) -> RunReport:
-        start = time.perf_counter()
-        opts = config.options
-        rs = RunSettings.of(opts)
-        T, eta, lam, accountant, cohort = rs.T, rs.eta, rs.lam, rs.accountant, rs.cohort
-        prepared = prepare(config.train, config.test, lam=lam)
-        indices = party_indices(config)
-        parties = HorizontalParties.from_rows(prepared.X, prepared.y, indices, task=prepared.problem.task)
-        kwargs: dict[str, Any] = {}
-        if method in ("mpc-outp", "mpc-gradp", "pathak"):
-            kwargs["setup"] = MPCSetup(aggregators=rs.aggregators)
-        record = rs.record
-        ledger = run_ledger(method, config, accountant)
-        fit = fit_method(method, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T, eta=eta,
-                         accountant=accountant, record=record, rng=config.rng.spawn(method), cohort_size=cohort,
-                         ledger=ledger, **kwargs)
-        ev = prepared.evaluator
-        score = ev.score(fit.theta)
-        curves = []
-        if method in GRADIENT_METHODS:
-            xs = tuple(float(t) for t in fit.iterations)
-            curves = [Curve("optimality gap", xs, tuple(ev.optimality_gap(t) for t in fit.iterates), "T",
-                            "J(theta) - J(theta*)"),
-                      Curve(f"test {ev.metric_name}", xs, tuple(ev.test_metric(t) for t in fit.iterates), "T",
-                            ev.metric_name)]
-        return RunReport(
-            algorithm=config_name(method, config.train.task), dataset=config.train.name, parties=parties.m,
-            epsilon=config.epsilon, delta=config.delta, epsilon_spent=fit.privacy.epsilon,
-            delta_spent=fit.privacy.delta, per_party_epsilon=fit.privacy.per_party,
-            metric=Metric(ev.metric_name, score.test_metric), non_private=Metric(ev.metric_name, ev.metric_star),
-            seconds=time.perf_counter() - start, communication=fit.communication,
-            extra={"optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
-                   "n_min": parties.n_min, "T": T if method in GRADIENT_METHODS else None,
-                   "party_rows": [int(i.size) for i in indices],  # the order the parties ran in
-                   "privacy": fit.privacy.details,
-                   "ledger": {"method": ledger.method, "subject": ledger.subject,
-                              "epsilon_spent": ledger.spent.epsilon, "delta_spent": ledger.spent.delta,
-                              "entries": len(ledger.entries)}},
-            curves=curves, released=fit,
-        )
-
-    return run
-
-
-def run_ledger(method: str, config: RunConfig, accountant: str) -> PrivacyLedger:
-    """The run's budget ``(config.epsilon, config.delta)`` on the training data, composed the way the method is
-    calibrated: pure eps for the one-shot methods, zCDP for zCDP-calibrated gradient descent, the privacy-loss
-    distribution for the exact Gaussian accountant. The method charges it before anything is released."""
-    if method not in GRADIENT_METHODS:
-        return PrivacyLedger(epsilon=config.epsilon, delta=config.delta, method="basic",
-                             subject=f"dataset:{config.train.name}")
-    return PrivacyLedger(epsilon=config.epsilon, delta=config.delta, method="pld" if accountant == "tight" else "zcdp",
-                         subject=f"dataset:{config.train.name}")
-
-
-def config_name(method: str, task: str) -> str:
-    return method if task == "classification" else f"{method}-ridge"
-
-
-#: ``mpdp run <method>`` and its ``-ridge`` form, by method (the drivers the specs name)
-RUNS: dict[str, Callable[[RunConfig], RunReport]] = {method: _runner(method) for method in METHODS}
 _CURVES = {"m": "parties m", "n(1)": "records per party n(1)"}
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction("003-table1", "Paper 003 Table 1: noise magnitudes of the six methods", reproduce_table1,

@@ -49,34 +49,22 @@ M. Pathak, S. Rane, B. Raj,
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.fixed_point import FixedPointFormat
-from mpdp.dp.accounting import BudgetSpender, zcdp_epsilon
+from mpdp.dp.accounting import zcdp_epsilon
 from mpdp.dp.grid import grid_l1_sensitivity
-from mpdp.dp.sensitivities.erm import averaged_gradient_sensitivity, gradient_sensitivity, minimizer_sensitivity
+from mpdp.dp.sensitivities.erm import minimizer_sensitivity
 from mpdp.errors import MalformedMessageError, ParameterError, explain
-from mpdp.learning.distributed_erm.common import (
-    Cohort,
-    DistributedFit,
-    GaussianCalibration,
-    GradientPerturbation,
-    OutputPerturbation,
-    PrivacySpent,
-    calibrate_gradient_noise,
-    charge,
-    cohorts,
-    gd_step,
-    laplace_cost,
-    per_size_class,
-)
-from mpdp.learning.distributed_erm.problem import ERMProblem, HorizontalParties, PartyGroup
+from mpdp.learning.distributed_erm.common import Cohort, GaussianCalibration, GradientPerturbation, gd_step
+from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup
+from mpdp.learning.distributed_erm.spec import Method
 from mpdp.protocols.aggregation import (
     AggregationSpec,
     AggregatorShare,
@@ -85,12 +73,7 @@ from mpdp.protocols.aggregation import (
     aggregation_server,
 )
 from mpdp.protocols.mpc import MPCSession, TrustedDealer
-from mpdp.protocols.noise import (
-    MPC_LAPLACE_TV,
-    add_distributed_gaussian,
-    distributed_gaussian_rho,
-    mpc_discrete_laplace,
-)
+from mpdp.protocols.noise import add_distributed_gaussian, distributed_gaussian_rho, mpc_discrete_laplace
 from mpdp.protocols.noisy_aggregation import MpcNoise, noisy_aggregation_aggregator, noisy_aggregation_server
 from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime import Comm, run_protocol
@@ -100,9 +83,7 @@ __all__ = [
     "InMPCNoise",
     "MPCSetup",
     "NoiseFamily",
-    "fit_mpc_gradp",
-    "fit_mpc_outp",
-    "fit_pathak",
+    "aggregator_gaussian",
     "gradp_aggregator_role",
     "gradp_party_role",
     "in_mpc_laplace_scale",
@@ -110,8 +91,10 @@ __all__ = [
     "open_with_noise",
     "outp_aggregator_role",
     "outp_party_role",
+    "output_epsilon",
     "output_noise_scale",
     "output_spec",
+    "outsider_epsilon",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -189,8 +172,7 @@ def open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: 
             z = mpc_discrete_laplace(session, (dim,), scale=noise.scale)
             opened: FloatArray = np.asarray((shared_sum + z).reveal(), dtype=np.float64)
             return opened
-    own = add_distributed_gaussian(share.share, sigma=noise.scale * math.sqrt(setup.aggregators),
-                                   parties=setup.aggregators, fmt=fmt, rng=comm.rng)
+    own = aggregator_gaussian(share.share, noise, setup, rng=comm.rng)
     others = [a for a in setup.names if a != comm.name]
     comm.broadcast(own, label="noisy-share", to=others)
     total = own
@@ -204,40 +186,20 @@ def open_with_noise(comm: Comm, setup: MPCSetup, share: AggregatorShare, noise: 
     return out
 
 
+def aggregator_gaussian(share: Any, noise: InMPCNoise, setup: MPCSetup, *, rng: RandomSource) -> Any:
+    """An aggregator's share plus its own exact discrete Gaussian of std ``noise.scale`` (the full sigma, see
+    :class:`InMPCNoise`), drawn from ``rng``: one call per opening, so the draws of successive openings follow
+    each other in ``rng``'s stream."""
+    return add_distributed_gaussian(share, sigma=noise.scale * math.sqrt(setup.aggregators),
+                                    parties=setup.aggregators, fmt=setup.fmt, rng=rng)
+
+
 def in_mpc_laplace_scale(l1_sensitivity: float, epsilon: float, fmt: FixedPointFormat, dim: int) -> float:
     """Laplace scale (real units) for an l1 sensitivity once ``dim`` entries are rounded to the grid ``2^-f``."""
     return grid_l1_sensitivity(l1_sensitivity, fmt.frac_bits, dim) * fmt.resolution / epsilon
 
 
 # -- one-shot: MPC Out P and Pathak -----------------------------------------------------------------------------
-def _fit_output(method: str, problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation,
-                sum_l1_sensitivity: float, *, rng: RandomSource | None, ledger: BudgetSpender | None,
-                cohort_size: int | None, setup: MPCSetup) -> DistributedFit:
-    d, eps, m = parties.d, settings.epsilon, parties.m
-    fmt = setup.fmt
-    noise = InMPCNoise("laplace", in_mpc_laplace_scale(sum_l1_sensitivity, eps, fmt, d))
-    tv = d * MPC_LAPLACE_TV  # the in-MPC sampler's distance from the exact discrete Laplace, added to delta
-    charge(ledger, replace(laplace_cost(eps, noise.scale, sum_l1_sensitivity), delta=tv), f"003/{method}")
-    groups = cohorts(parties, cohort_size)
-    names = [c.name for c in groups]
-    spec = output_spec(setup, groups, d, problem)
-    roles: dict[str, Any] = {c.name: outp_party_role(problem, spec, c.group) for c in groups}
-    roles.update({a: outp_aggregator_role(spec, noise.scale, names) for a in setup.names})
-    roles[DEALER] = TrustedDealer(DEALER, parties=setup.names)
-    start = time.perf_counter()
-    run = run_protocol(roles, rng=resolve(rng))
-    theta = np.asarray(run.results[spec.server], dtype=np.float64)
-    b_mean = noise.scale / m
-    privacy = PrivacySpent(
-        epsilon=eps, delta=tv,
-        per_party=per_size_class(parties.sizes, lambda n: eps * parties.n_min / n),
-        details={"laplace_scale_of_average": b_mean, "laplace_scale_paper_scalar": b_mean / math.sqrt(d),
-                 "l1_factor_sqrt_d": math.sqrt(d), "frac_bits": fmt.frac_bits, "aggregators": setup.aggregators},
-    )
-    return DistributedFit(method, theta, (), theta[None, :], privacy, run.communication(),
-                          time.perf_counter() - start)
-
-
 def output_spec(setup: MPCSetup, groups: list[Cohort], d: int, problem: ERMProblem) -> AggregationSpec:
     """The aggregation of the local minimisers: ``lam ||theta_j|| <= G``, so every entry is at most ``G / lam``."""
     return setup.spec(groups, d, problem.G / problem.lam)
@@ -271,96 +233,32 @@ def outp_aggregator_role(spec: AggregationSpec, scale: float,
     return role
 
 
-def output_l1(method: str, problem: ERMProblem, m: int, n_min: int, d: int) -> float:
-    """The l1 sensitivity of the sum of minimisers MPC Out P (``"mpc-outp"``) or Pathak (``"pathak"``) assumes."""
-    one = math.sqrt(d) * minimizer_sensitivity(problem.G, n_min, problem.lam)
-    return one if method == "mpc-outp" else m * one
+def output_l1(method: Method, problem: ERMProblem, m: int, n: int, d: int) -> float:
+    """The l1 sensitivity of the sum of minimisers that MPC Out P or Pathak assumes for records of a party
+    with ``n`` records (the calibration uses ``n = n(1)``): ``sqrt(d)`` times the l2 ``2G / (n lam)``, times
+    ``m`` for Pathak (module docstring)."""
+    one = math.sqrt(d) * minimizer_sensitivity(problem.G, n, problem.lam)
+    return one if method == Method.MPC_OUTP else m * one
 
 
-def output_noise_scale(method: str, problem: ERMProblem, m: int, n_min: int, d: int, epsilon: float,
+def output_noise_scale(method: Method, problem: ERMProblem, m: int, n_min: int, d: int, epsilon: float,
                        setup: MPCSetup) -> float:
     """The Laplace scale (sum's units) the aggregators add for MPC Out P or Pathak."""
     return in_mpc_laplace_scale(output_l1(method, problem, m, n_min, d), epsilon, setup.fmt, d)
 
 
-def fit_mpc_outp(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
-                 rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                 cohort_size: int | None = None, setup: MPCSetup | None = None) -> DistributedFit:
-    """MPC Out P: securely averaged local minimisers + in-MPC Laplace noise for ``2G/(m n(1) lam)``, one reveal.
-
-    The sum of the m minimisers has l2 sensitivity ``2G / (n(1) lam)`` (one party's minimiser moves that much,
-    Chaudhuri et al. Corollary 8); the noise on the sum is calibrated to ``sqrt(d)`` times that in l1, hence
-    ``sqrt(d) 2G / (m n(1) lam eps)`` on the average (module docstring). Per party, records of a party with
-    ``n_j`` records are ``eps n(1) / n_j``-DP.
-    """
-    l1 = output_l1("mpc-outp", problem, parties.m, parties.n_min, parties.d)
-    return _fit_output("mpc-outp", problem, parties, settings, l1, rng=rng, ledger=ledger,
-                       cohort_size=cohort_size, setup=setup or MPCSetup())
-
-
-def fit_pathak(problem: ERMProblem, parties: HorizontalParties, settings: OutputPerturbation, *,
-               rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-               cohort_size: int | None = None, setup: MPCSetup | None = None) -> DistributedFit:
-    """Pathak et al.: MPC Out P's pipeline with noise ``2G / (n(1) lam eps)`` on the average (m times more).
-
-    Pathak et al. bound the average's sensitivity by one party's, ``2G / (n(1) lam)``, forgetting the 1/m; the
-    sum is therefore treated as ``m`` times as sensitive (and, as everywhere, ``sqrt(d)`` for the l1 bound).
-    """
-    l1 = output_l1("pathak", problem, parties.m, parties.n_min, parties.d)
-    return _fit_output("pathak", problem, parties, settings, l1, rng=rng, ledger=ledger,
-                       cohort_size=cohort_size, setup=setup or MPCSetup())
+def output_epsilon(method: Method, problem: ERMProblem, m: int, n: int, n_min: int, d: int, epsilon: float,
+                   setup: MPCSetup) -> float:
+    """The epsilon of a record of a party with ``n`` records under MPC Out P's or Pathak's noise (calibrated to
+    ``n(1)``): the grid-inflated l1 sensitivities' ratio, ``epsilon`` for ``n = n(1)`` and a little above
+    ``epsilon n(1) / n`` for larger parties (the grid adds ``d`` units to both)."""
+    f = setup.fmt.frac_bits
+    ratio = Fraction(grid_l1_sensitivity(output_l1(method, problem, m, n, d), f, d),
+                     grid_l1_sensitivity(output_l1(method, problem, m, n_min, d), f, d))
+    return epsilon if ratio == 1 else float(Fraction(epsilon) * ratio)
 
 
 # -- iterative: MPC Grad P --------------------------------------------------------------------------------------
-def fit_mpc_gradp(problem: ERMProblem, parties: HorizontalParties, settings: GradientPerturbation, *,
-                  rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
-                  cohort_size: int | None = None, setup: MPCSetup | None = None) -> DistributedFit:
-    """MPC Grad P: T rounds of securely averaged gradients + Gaussian noise added inside the secure computation.
-
-    The sum of the parties' mean gradients has l2 sensitivity ``2G / n(1)`` (``2G / (m n(1))`` for the average);
-    ``sigma`` is calibrated for it over T rounds by ``settings.accountant`` (the rounding to the shares' grid is
-    added to the sensitivity). Each round every aggregator adds an exact discrete Gaussian ``N_Z(0, sigma^2)``
-    (on the grid ``2^-f``) to its additive share of the sum before the shares are combined, so the opened sum
-    carries ``A`` independent copies and every coalition of up to ``A - 1`` aggregators, with any number of data
-    parties, still faces one copy it does not know: the claimed (eps, delta) holds against all of them, and
-    outsiders (who know none) get more privacy (``details["epsilon_outsiders"]``). The price is ``sqrt(A)`` in
-    the noise's std (``details["sigma_of_average"]``) compared with a single copy.
-
-    Why not a single copy from the in-MPC rejection sampler (:func:`mpdp.protocols.noise.mpc_discrete_gaussian`):
-    its fixed-point ``exp`` makes each coordinate only approximately discrete-Gaussian, priced at ``+2e-5`` in
-    epsilon and ``+2.3e-7`` in delta per coordinate and release; over T = 1,500 releases of d = 100 coordinates
-    that is ``+0.03`` in epsilon and ``+0.03`` in delta, far beyond the paper's delta = 1e-3. The per-aggregator
-    exact Gaussians cost ``sqrt(2)`` in std (two aggregators) and nothing in the guarantee.
-    """
-    setup = setup or MPCSetup()
-    settings.check_step(problem)
-    d, m, fmt = parties.d, parties.m, setup.fmt
-    calibration = calibrate_gradient_noise(gradient_sensitivity(problem.G, parties.n_min), d, settings,
-                                           grid_bits=fmt.frac_bits)
-    noise = InMPCNoise("gaussian", calibration.sigma)
-    charge(ledger, calibration.step_cost(), "003/mpc-gradp")
-    groups = cohorts(parties, cohort_size)
-    names = [c.name for c in groups]
-    spec = setup.spec(groups, d, problem.G)
-    roles: dict[str, Any] = {c.name: gradp_party_role(problem, spec, c.group, settings) for c in groups}
-    roles.update({a: gradp_aggregator_role(problem, spec, setup, noise, settings, m, names) for a in setup.names})
-    start = time.perf_counter()
-    run = run_protocol(roles, rng=resolve(rng))
-    final, iterates = run.results[names[0]]
-    mean_sensitivity = averaged_gradient_sensitivity(problem.G, m, parties.n_min)
-    privacy = PrivacySpent(
-        epsilon=calibration.epsilon, delta=settings.delta,
-        per_party=per_size_class(parties.sizes, lambda n: _epsilon_for(calibration, problem, n, d)),
-        details={**calibration.as_dict(), "sigma_per_aggregator_of_average": calibration.sigma / m,
-                 "sigma_of_average": calibration.sigma * math.sqrt(setup.aggregators) / m,
-                 "epsilon_outsiders": _outsider_epsilon(calibration, setup, d),
-                 "sensitivity_of_average": mean_sensitivity, "frac_bits": fmt.frac_bits,
-                 "aggregators": setup.aggregators},
-    )
-    return DistributedFit("mpc-gradp", final, settings.recorded, iterates, privacy, run.communication(),
-                          time.perf_counter() - start)
-
-
 def gradp_party_role(problem: ERMProblem, spec: AggregationSpec, group: PartyGroup,
                      settings: GradientPerturbation) -> Callable[[Comm], tuple[FloatArray, FloatArray]]:
     """A data party (or cohort) of MPC Grad P: each iteration shares its gradients and steps on the noisy mean;
@@ -400,16 +298,12 @@ def gradp_aggregator_role(problem: ERMProblem, spec: AggregationSpec, setup: MPC
     return role
 
 
-def _outsider_epsilon(calibration: GaussianCalibration, setup: MPCSetup, d: int) -> float:
+def outsider_epsilon(calibration: GaussianCalibration, setup: MPCSetup, d: int) -> float:
     """Epsilon towards observers who know none of the aggregators' noise shares (all A copies protect)."""
     per_round = distributed_gaussian_rho(sensitivity=calibration.sensitivity,
                                          sigma=calibration.sigma * math.sqrt(setup.aggregators),
                                          parties=setup.aggregators, dim=d, frac_bits=setup.frac_bits)
     return zcdp_epsilon(per_round * calibration.T, calibration.delta, conversion="bun_steinke")
-
-
-def _epsilon_for(calibration: GaussianCalibration, problem: ERMProblem, n: int, d: int) -> float:
-    return calibration.epsilon_for(gradient_sensitivity(problem.G, n), d)
 
 
 def mpc_noise_samples(family: NoiseFamily, scale: float, count: int, *, rng: RandomSource | None = None,

@@ -22,7 +22,10 @@ Where each part lives
 * :mod:`~mpdp.learning.dpvi.emulation`: the partitioned step's responsibilities in float64 (ablations);
 * :mod:`~mpdp.learning.dpvi.model`: the estimators :class:`VerticalDPVI` (MPC) and :class:`DPVI`
   (non-partitioned float64 baseline);
-* :mod:`~mpdp.learning.dpvi.experiments`: ``mpdp run dpvi`` and ``mpdp reproduce 002-fig2|002-fig3|002-floor``.
+* :mod:`~mpdp.learning.dpvi.spec`: the algorithm's spec and options (defaults written once);
+* :mod:`~mpdp.learning.dpvi.deployment`: the parties of a run, their plan, privacy cost and report: what
+  ``mpdp run dpvi`` runs in memory and ``mpdp launch`` one process each;
+* :mod:`~mpdp.learning.dpvi.experiments`: ``mpdp reproduce 002-fig2|002-fig3|002-floor``.
 """
 
 from mpdp.learning.dpvi.mixture import MixtureModel, adult_model

@@ -53,10 +53,13 @@ from mpdp.learning.dpvi.parties import NOISE_SOURCES, PartyOutcome, VerticalSetu
 from mpdp.learning.dpvi.privacy import (
     ACCOUNTANTS,
     Privacy,
+    analyst_cost,
     analyst_epsilon,
     calibrate_noise_multiplier,
+    party_cost,
     party_epsilon,
 )
+from mpdp.learning.dpvi.spec import DEFAULTS, PAPER_BATCH, DPVIRunSettings, batch_size_for, epochs_for
 from mpdp.learning.dpvi.training import BatchPlan, DPVISettings, FloatStep, Trace, train
 from mpdp.learning.dpvi.variational import AdamSettings, MeanFieldGaussian
 from mpdp.learning.estimator import PrivateEstimator
@@ -78,15 +81,17 @@ def default_model(data: Dataset, components: int = 10) -> MixtureModel:
     return MixtureModel.from_dataset(data, components=components)
 
 
-def same_privacy_noise(data: Dataset, *, epsilon: float, delta: float, components: int = 10, epochs: int = 33,
-                       batch_size: int = 100, clip: float = 2.0, batching: str = "poisson", grid_bits: int = 30,
-                       accountant: str = "ddg") -> float:
+def same_privacy_noise(data: Dataset, *, epsilon: float, delta: float, components: int = DEFAULTS.components,
+                       epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                       clip: float = DEFAULTS.clip, batching: str = DEFAULTS.batching, grid_bits: int = 30,
+                       accountant: str = DEFAULTS.accountant) -> float:
     """One noise multiplier giving both :class:`DPVI` (snapped float sum) and :class:`VerticalDPVI` (either
     noise source) at most ``epsilon`` towards the analyst: calibrated for the float run, whose snapping makes
     it the most expensive. Pass it to both (with the same ``rng`` and ``public_seed``) to compare them at the
-    same privacy; with ``noise="trusted"`` they then add identical noise."""
+    same privacy; with ``noise="trusted"`` they then add identical noise. Defaults: the spec's
+    (``batch_size=None``: :func:`~mpdp.learning.dpvi.spec.batch_size_for`)."""
     model = default_model(data, components)
-    plan = BatchPlan(data.n, batch_size, epochs, batching)
+    plan = BatchPlan(data.n, batch_size_for(batch_size, data.n), epochs_for(epochs, batch_size, data.n), batching)
     return calibrate_noise_multiplier(epsilon=epsilon, delta=delta, plan=plan, dim=model.dim, clip=clip,
                                       grid_bits=grid_bits, accountant=accountant, snapped=True)
 
@@ -99,11 +104,18 @@ class _Base(PrivateEstimator):
     attribute view the mixture needs), not an array, so scikit-learn's index-based splitters do not apply:
     cross-validate with :func:`mpdp.datasets.kfold`. ``score(data)`` is the mean log-likelihood per record
     (higher is better), ``-nll(data)``.
+
+    The parameters that are options of the ``dpvi`` spec (``components``, ``epochs``, ``batch_size`` = ``batch``,
+    ``clip``, ``learning_rate`` = ``lr``, ``batching``, ``accountant``; :class:`VerticalDPVI` adds ``noise``,
+    ``precision.renormalize`` and the runner) default to the spec's defaults and are checked by its settings
+    (:meth:`spec_settings`), with the same typed errors as ``--option``. ``batch_size=None``: ``min(100, n)``
+    (:func:`~mpdp.learning.dpvi.spec.batch_size_for`).
     """
 
-    def __init__(self, *, components: int = 10, epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33,
-                 batch_size: int = 100, clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson",
-                 accountant: str = "ddg", noise_multiplier: float | None = None, grid_bits: int = 30,
+    def __init__(self, *, components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
                  model: MixtureModel | None = None, public_seed: bytes | None = None,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
         if accountant not in ACCOUNTANTS:
@@ -127,13 +139,26 @@ class _Base(PrivateEstimator):
         self.public_seed = public_seed
         self.ledger = ledger
         self.rng = rng
-        _ = self.settings  # validates the DP-SGD settings at construction
 
-    @property
-    def settings(self) -> DPVISettings:
-        """The DP-SGD settings of the parameters (noise multiplier 0: the fit calibrates it)."""
-        return DPVISettings(epochs=self.epochs, batch_size=self.batch_size, clip=self.clip, noise_multiplier=0.0,
-                            batching=self.batching, adam=AdamSettings(learning_rate=self.learning_rate))
+    def spec_settings(self) -> DPVIRunSettings:
+        """The parameters that are options of the spec, checked by its settings (class docstring)."""
+        return DPVIRunSettings.from_options(self._spec_options(), source=type(self).__name__)
+
+    def _spec_options(self) -> dict[str, Any]:
+        return {"components": self.components, "epochs": self.epochs, "batch": self.batch_size, "clip": self.clip,
+                "lr": self.learning_rate, "batching": self.batching, "accountant": self.accountant}
+
+    def _validate(self) -> None:
+        """Check the options at construction (any record count resolves the batch for the check)."""
+        self.settings_for(PAPER_BATCH)
+
+    def settings_for(self, n: int) -> DPVISettings:
+        """The DP-SGD settings of a fit on ``n`` records (noise multiplier 0: the fit calibrates it)."""
+        options = self.spec_settings()
+        return DPVISettings(epochs=epochs_for(options.epochs, options.batch, n),
+                            batch_size=batch_size_for(options.batch, n), clip=options.clip,
+                            noise_multiplier=0.0, batching=options.batching,
+                            adam=AdamSettings(learning_rate=options.lr))
 
     def score(self, data: Dataset, y: Any = None) -> float:
         """Mean log-likelihood per record of ``data`` (``-nll(data)``; higher is better)."""
@@ -156,7 +181,7 @@ class _Base(PrivateEstimator):
         if self.epsilon is None:  # pragma: no cover - excluded in __init__
             raise ParameterError("no privacy target")
         return calibrate_noise_multiplier(epsilon=self.epsilon, delta=self.delta, plan=plan, dim=dim,
-                                          clip=self.settings.clip, grid_bits=self.grid_bits,
+                                          clip=self.spec_settings().clip, grid_bits=self.grid_bits,
                                           noise_contributors=contributors, accountant=self.accountant,
                                           snapped=snapped)
 
@@ -168,11 +193,9 @@ class _Base(PrivateEstimator):
                                          "a run without noise is not private: drop the ledger or set epsilon"))
         charges: list[tuple[BudgetSpender, PrivacyCost]] = []
         if self.ledger is not None:
-            charges.append((self.ledger, PrivacyCost(epsilon=privacy.epsilon, delta=privacy.delta,
-                                                     mechanism=f"dpvi-{privacy.accountant}")))
+            charges.append((self.ledger, analyst_cost(privacy)))
         for name, spender in (party_ledgers or {}).items():
-            charges.append((spender, PrivacyCost(epsilon=privacy.per_party[name], delta=privacy.delta,
-                                                 mechanism=f"dpvi-vpdp-{privacy.accountant}")))
+            charges.append((spender, party_cost(privacy, name)))
         # all or nothing where the keepers can tell in advance: a party's refusal must not leave the analyst's
         # ledger charged for a fit that never runs
         for spender, cost in charges:
@@ -286,15 +309,15 @@ class VerticalDPVI(_Base):
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
 
-    def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
+    def __init__(self, *, noise: str = DEFAULTS.noise, precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
-                 components: int = 10,
-                 epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
-                 clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
-                 noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
-                 public_seed: bytes | None = None, ledger: BudgetSpender | None = None,
-                 rng: RandomSource | None = None) -> None:
+                 components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
+                 model: MixtureModel | None = None, public_seed: bytes | None = None,
+                 ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
         super().__init__(components=components, epsilon=epsilon, delta=delta, epochs=epochs, batch_size=batch_size,
                          clip=clip, learning_rate=learning_rate, batching=batching, accountant=accountant,
                          noise_multiplier=noise_multiplier, grid_bits=grid_bits, model=model,
@@ -321,6 +344,12 @@ class VerticalDPVI(_Base):
         self.party_ledgers = party_ledgers
         self.processes = processes
         self.fork_services = fork_services
+        self._validate()
+
+    def _spec_options(self) -> dict[str, Any]:
+        runner = "processes" if self.processes else "fork-services" if self.fork_services else "greenlets"
+        return {**super()._spec_options(), "noise": self.noise, "renormalize": self._precision.renormalize,
+                "runner": runner}
 
     @property
     def _precision(self) -> GradientPrecision:
@@ -351,15 +380,25 @@ class VerticalDPVI(_Base):
         run = run_protocol(protocol, rng=self._fit_source(), processes=self.processes,
                            cooperative=not self.processes, forked=forked)
         outcomes = [_outcome(run.results[p]) for p in names]
+        return self.adopt(data, setup, privacy, outcomes, run.communication(), seconds=time.perf_counter() - start)
+
+    def adopt(self, data: Dataset, setup: VerticalSetup, privacy: Privacy, outcomes: Sequence[PartyOutcome],
+              communication: Mapping[str, int], *, seconds: float = 0.0) -> Self:
+        """Take the data parties' ``outcomes`` of a run of ``setup`` on ``data`` (what :meth:`setup_for` gave,
+        and ``privacy`` with it) as this estimator's fit: what :meth:`fit` does once its parties are done, and
+        what the deployment's report does with the parties' results. Spends nothing (the run was charged)."""
+        if len(outcomes) != len(setup.parties) or not outcomes:
+            raise ShapeMismatchError(explain("outcomes", len(outcomes), f"one per data party ({len(setup.parties)})",
+                                             "pass every data party's outcome"))
         for other in outcomes[1:]:
             if not np.array_equal(other.posterior.mu, outcomes[0].posterior.mu):  # pragma: no cover
                 raise ShapeMismatchError("the parties ended with different posteriors; report this bug")
-        self.model_, self.setup_ = model, setup
+        self.model_, self.setup_ = setup.model, setup
         self.posterior_, self.trace_ = outcomes[0].posterior, outcomes[0].trace
-        self.communication_ = run.communication()
+        self.communication_ = dict(communication)
         self.source_ = data
         self.privacy_ = privacy
-        self.seconds_ = time.perf_counter() - start
+        self.seconds_ = seconds
         return self
 
     def setup_for(self, model: MixtureModel, n: int,
@@ -371,16 +410,17 @@ class VerticalDPVI(_Base):
             f"party{j}" for j in range(len(groups)))
         if len(names) != len(groups):
             raise ShapeMismatchError(explain("party_names", names, f"{len(groups)} names", "one name per group"))
-        plan = BatchPlan.of(n, self.settings)
+        settings = self.settings_for(n)
+        plan = BatchPlan.of(n, settings)
         contributors = len(groups) if self.noise == "parties" else 1
         z = self._noise_multiplier(plan, model.dim, contributors)
-        settings = replace(self.settings, noise_multiplier=z)
+        settings = replace(settings, noise_multiplier=z)
         setup = VerticalSetup(model, names, groups, n, settings, precision=self._precision, noise=self.noise,
                               public_seed=self.public_seed, comparisons=self.comparisons)
         return setup, self._privacy(plan, model.dim, z, names)
 
     def _privacy(self, plan: BatchPlan, dim: int, z: float, names: Sequence[str]) -> Privacy:
-        clip, bits, acc = self.settings.clip, self.grid_bits, self.accountant
+        clip, bits, acc = self.spec_settings().clip, self.grid_bits, self.accountant
         eps = analyst_epsilon(noise_multiplier=z, plan=plan, delta=self.delta, dim=dim, clip=clip, grid_bits=bits,
                               noise_contributors=len(names) if self.noise == "parties" else 1, accountant=acc)
         per_party = {name: party_epsilon(noise_multiplier=z, plan=plan, delta=self.delta, dim=dim, clip=clip,
@@ -400,12 +440,13 @@ class DPVI(_Base):
     (:class:`~mpdp.learning.dpvi.emulation.PartitionedResponsibilities`, ``mpdp reproduce 002-floor``).
     """
 
-    def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None, components: int = 10,
-                 epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
-                 clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
-                 noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
-                 public_seed: bytes | None = None, ledger: BudgetSpender | None = None,
-                 rng: RandomSource | None = None) -> None:
+    def __init__(self, *, responsibilities: PartitionedResponsibilities | None = None,
+                 components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
+                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
+                 accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
+                 model: MixtureModel | None = None, public_seed: bytes | None = None,
+                 ledger: BudgetSpender | None = None, rng: RandomSource | None = None) -> None:
         super().__init__(components=components, epsilon=epsilon, delta=delta, epochs=epochs, batch_size=batch_size,
                          clip=clip, learning_rate=learning_rate, batching=batching, accountant=accountant,
                          noise_multiplier=noise_multiplier, grid_bits=grid_bits, model=model,
@@ -414,11 +455,12 @@ class DPVI(_Base):
             raise ParameterError(explain("responsibilities", responsibilities, "None or PartitionedResponsibilities",
                                          "pass PartitionedResponsibilities(groups, renormalization)"))
         self.responsibilities = responsibilities
+        self._validate()
 
     def fit(self, data: Dataset) -> Self:
         start = time.perf_counter()
         model = self._model_for(data)
-        settings = self.settings
+        settings = self.settings_for(data.n)
         plan = BatchPlan.of(data.n, settings)
         z = self._noise_multiplier(plan, model.dim, 1, snapped=True)
         settings = replace(settings, noise_multiplier=z)

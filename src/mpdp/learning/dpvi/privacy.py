@@ -32,12 +32,14 @@ from dataclasses import dataclass
 
 from mpdp.dp.accounting import ddg_epsilon, dpsgd_epsilon
 from mpdp.dp.accounting.accountant import smallest_noise_multiplier
+from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.calibration import check_delta, check_epsilon
 from mpdp.dp.sensitivities.dpvi import clipped_sum_sensitivity
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.learning.dpvi.training import BatchPlan
 
-__all__ = ["ACCOUNTANTS", "Privacy", "analyst_epsilon", "calibrate_noise_multiplier", "party_epsilon"]
+__all__ = ["ACCOUNTANTS", "Privacy", "analyst_cost", "analyst_epsilon", "calibrate_noise_multiplier", "party_cost",
+           "party_epsilon"]
 
 ACCOUNTANTS = ("ddg", "gaussian")
 
@@ -55,6 +57,21 @@ class Privacy:
     sampling_rate: float
     batching: str
     noise: str
+
+
+def analyst_cost(privacy: Privacy) -> PrivacyCost:
+    """What the analyst's ledger is charged for a fit: the guarantee towards an outside analyst (Theorems
+    5.1/5.2), the run's total for the records of every party."""
+    return PrivacyCost(epsilon=privacy.epsilon, delta=privacy.delta, mechanism=f"dpvi-{privacy.accountant}")
+
+
+def party_cost(privacy: Privacy, party: str) -> PrivacyCost:
+    """What data party ``party``'s own ledger is charged for a fit: the guarantee towards the parties (VPDP,
+    Theorems 5.3/5.4), which has no subsampling amplification and can exceed :func:`analyst_cost`. Every engine
+    charges it: a deployed party (its deployment's ``cost``), the in-memory report and the estimator's
+    ``party_ledgers``."""
+    return PrivacyCost(epsilon=privacy.per_party[party], delta=privacy.delta,
+                       mechanism=f"dpvi-vpdp-{privacy.accountant}")
 
 
 def _check_accountant(accountant: str) -> None:

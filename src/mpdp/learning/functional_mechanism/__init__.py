@@ -17,8 +17,10 @@ Where each part lives
 * :mod:`mpdp.learning.functional_mechanism.release`: the server's sound solve of the released objective;
 * :mod:`~mpdp.learning.functional_mechanism.model`: the centralised reference :func:`centralized_fm` and the
   sklearn-style estimators :class:`FMLogisticRegression`, :class:`FMLinearRegression`;
-* :mod:`~mpdp.learning.functional_mechanism.experiments`: ``mpdp run fm-logistic|fm-linear`` and
-  ``mpdp reproduce 000-table1|2|3``.
+* :mod:`~mpdp.learning.functional_mechanism.spec`: the two algorithms' specs and options (defaults written once);
+* :mod:`~mpdp.learning.functional_mechanism.deployment`: the parties of a run, their plan, privacy cost and
+  report: what ``mpdp run fm-logistic|fm-linear`` runs in memory and ``mpdp launch`` one process each;
+* :mod:`~mpdp.learning.functional_mechanism.experiments`: ``mpdp reproduce 000-table1|2|3``.
 """
 
 from typing import TYPE_CHECKING, Any

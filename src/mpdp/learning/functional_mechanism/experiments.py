@@ -1,4 +1,4 @@
-"""Paper 000 on the command line: ``mpdp run fm-linear|fm-logistic`` and ``mpdp reproduce 000-table1|2|3``.
+"""Paper 000's reproductions: ``mpdp reproduce 000-table1|2|3`` (``mpdp run fm-*``: its deployment's parties).
 
 Tables (paper 000, section "Experiments"; 80/20 splits, mean +- std over 10 repetitions):
 
@@ -17,123 +17,24 @@ group has L1 norm 1); rows labelled ``fm-box`` use the paper's box bound (``c_k 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
-from mpdp.datasets import load_dataset, train_test_split, vertical_by_groups, vertical_by_sizes
+from mpdp.datasets import load_dataset, train_test_split, vertical_by_sizes
 from mpdp.datasets.dataset import Dataset
 from mpdp.datasets.synthetic import sparse_linear_regression
+from mpdp.dp.sensitivities.functional_mechanism import FMObjective
 from mpdp.errors import ParameterError, explain
-from mpdp.learning.erm import LogisticLoss, Objective, add_intercept, solve, to_pm1
-from mpdp.learning.functional_mechanism.model import FMLinearRegression, FMLogisticRegression
-from mpdp.learning.functional_mechanism.release import SolveSettings
+from mpdp.learning.functional_mechanism.model import fm_estimator, non_private_score, paper_metric
+from mpdp.learning.functional_mechanism.spec import SETTINGS, FMLinearSettings
 from mpdp.learning.registry import Reproduction, ReproFigure, ReproOptions, ReproRow, ReproTable
-from mpdp.learning.spec.run import Metric, RunConfig, RunReport
-from mpdp.randomness import RandomSource
 
-__all__ = ["REPRODUCTIONS", "attribute_l1_bounds", "fm_estimator", "fm_options", "non_private_score", "run_linear",
-           "run_logistic"]
-
-FloatArray = npt.NDArray[np.float64]
+__all__ = ["REPRODUCTIONS"]
 
 PAPER_TABLE3 = {0.1: 0.6412, 1.0: 0.7315, 10.0: 0.8132}
 PAPER_TABLE3_NONPRIVATE = 0.8368
 PAPER_TABLE2 = {0.1: (0.0033, 0.0035), 0.5: (0.0052, 0.0058), 1.0: (0.0050, 0.0056)}  # (non-private, FM)
-
-
-def attribute_l1_bounds(data: Dataset, columns: Sequence[Sequence[int]]) -> tuple[float, ...]:
-    """Each party's public row-L1 bound from the encoding: 1 per attribute it holds (a numeric attribute is
-    one column in [-1, 1]; a one-hot group sums to 1), or its column count without an attribute view."""
-    if not data.attributes:
-        return tuple(float(len(c)) for c in columns)
-    owner = {}
-    for j, cols in enumerate(data.encoded_columns):
-        for c in cols:
-            owner[c] = j
-    out = []
-    for party_cols in columns:
-        mine = set(party_cols)
-        bound = 0.0
-        for j in {owner[c] for c in mine}:
-            width = len(data.encoded_columns[j])
-            held = sum(1 for c in data.encoded_columns[j] if c in mine)
-            bound += 1.0 if data.attributes[j].kind == "categorical" else float(min(width, held))
-        out.append(bound)
-    return tuple(out)
-
-
-def non_private_score(objective: str, train: Dataset, test: Dataset) -> float:
-    """Accuracy of (barely regularised) logistic regression, or MSE of least squares, with an intercept."""
-    if objective == "logistic":
-        sol = solve(Objective(LogisticLoss(), add_intercept(train.X), to_pm1(train.y), lam=1e-6))
-        z = add_intercept(test.X) @ sol.theta
-        return float(np.mean((z >= 0) == (test.y == 1.0)))
-    A = add_intercept(train.X)
-    theta, *_ = np.linalg.lstsq(A, train.y, rcond=None)
-    return float(np.mean((add_intercept(test.X) @ theta - test.y) ** 2))
-
-
-def fm_options(raw: Any) -> dict[str, Any]:
-    known = {"l1", "trim", "ridge", "intercept"}
-    opts = dict(raw or {})
-    unknown = set(opts) - known
-    if unknown:
-        raise ParameterError(explain("options", sorted(unknown), f"keys among {sorted(known)}",
-                                     "e.g. --option l1=box --option trim=0.3"))
-    if opts.get("l1", "attributes") not in ("attributes", "box"):
-        raise ParameterError(explain("l1", opts["l1"], "'attributes' or 'box'", "pass l1=box for the paper's Delta_f"))
-    return opts
-
-
-def fm_estimator(objective: str, train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float,
-               backend: str, rng: RandomSource, opts: dict[str, Any]) -> FMLogisticRegression | FMLinearRegression:
-    cls: type[FMLogisticRegression | FMLinearRegression]
-    cls = FMLogisticRegression if objective == "logistic" else FMLinearRegression
-    l1 = attribute_l1_bounds(train, columns) if opts.get("l1", "attributes") == "attributes" else None
-    trim = opts.get("trim")
-    settings = SolveSettings(ridge_factor=float(opts.get("ridge", 0.0)),
-                             trim_factor=None if trim is None else float(trim))
-    intercept = str(opts.get("intercept", "true")).lower() not in ("0", "false", "no")
-    return cls(epsilon, partition=[list(c) for c in columns], label_party=label_party, backend=backend,
-               row_l1=l1, settings=settings, rng=rng, fit_intercept=intercept)
-
-
-def paper_metric(model: FMLogisticRegression | FMLinearRegression, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
-    """Paper 000's metric: accuracy (logistic) or mean squared error (linear)."""
-    return model.mse(X, y) if isinstance(model, FMLinearRegression) else model.score(X, y)
-
-
-def _run(objective: str) -> Callable[[RunConfig], RunReport]:
-    def run(config: RunConfig) -> RunReport:
-        opts = fm_options(config.options)
-        train, test = config.train, config.test
-        if config.partition is not None:
-            part = vertical_by_groups(train, [list(g) for g in config.partition], label_party=config.label_party)
-        else:
-            part = vertical_by_sizes(train, parties=config.parties, label_party=config.label_party)
-        backend = config.backend or "shares"
-        model = fm_estimator(objective, train, part.columns, part.label_party, config.epsilon, backend,
-                           config.rng, opts)
-        model.fit(train.X, train.y)
-        score = paper_metric(model, test.X, test.y)
-        names = [f"party{k}" for k in range(part.parties)]
-        metric = "accuracy" if objective == "logistic" else "mse"
-        return RunReport(
-            algorithm=f"fm-{objective}", dataset=train.name, parties=part.parties, epsilon=config.epsilon,
-            delta=0.0, epsilon_spent=model.epsilon_spent_, delta_spent=0.0,
-            per_party_epsilon=dict(zip(names, model.per_party_epsilon_, strict=True)),
-            metric=Metric(metric, score), non_private=Metric(metric, non_private_score(objective, train, test)),
-            seconds=model.seconds_, communication=dict(model.communication_),
-            extra={"backend": backend, "phases": model.phases_, "partition": [list(n) for n in part.names],
-                   "row_l1": list(model.result_.plan.party_l1 or ()),
-                   "trimmed_directions": model.result_.solve.trimmed},
-            released=model,
-        )
-
-    return run
 
 
 def _repetitions(options: ReproOptions, default: int) -> int:
@@ -150,7 +51,7 @@ def _adult(target: str, options: ReproOptions) -> Dataset:
     return data
 
 
-def _adult_table(table_id: str, title: str, objective: str, target: str, paper: dict[float, float] | None,
+def _adult_table(table_id: str, title: str, objective: FMObjective, target: str, paper: dict[float, float] | None,
                  ) -> Callable[[ReproOptions], ReproTable]:
     def run(options: ReproOptions) -> ReproTable:
         start = time.perf_counter()
@@ -166,9 +67,9 @@ def _adult_table(table_id: str, title: str, objective: str, target: str, paper: 
             nonpriv.append(non_private_score(objective, train, test))
             for eps in (0.1, 1.0, 10.0):
                 for variant in ("fm", "fm-box"):
-                    opts = {"l1": "attributes" if variant == "fm" else "box"}
-                    model = fm_estimator(objective, train, part.columns, 0, eps, "shares",
-                                       rng.spawn(f"{variant}/{eps}"), opts)
+                    settings = SETTINGS[objective](l1="attributes" if variant == "fm" else "box")
+                    model = fm_estimator(train, part.columns, 0, eps, "shares", rng.spawn(f"{variant}/{eps}"),
+                                         settings)
                     model.fit(train.X, train.y)
                     scores.setdefault((variant, eps), []).append(paper_metric(model, test.X, test.y))
         rows = [ReproRow({"method": "non-private"}, metric,
@@ -209,7 +110,7 @@ def _table2(options: ReproOptions) -> ReproTable:
             nonpriv.append(non_private_score("linear", train, test))
             for K in (2, 4, 8):
                 part = vertical_by_sizes(train, parties=K)
-                model = fm_estimator("linear", train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), {})
+                model = fm_estimator(train, part.columns, 0, 1.0, "shares", rng.spawn(f"K={K}"), FMLinearSettings())
                 scores.setdefault(K, []).append(paper_metric(model.fit(train.X, train.y), test.X, test.y))
         rows.append(ReproRow({"method": "non-private", "s": s}, "mse", paper_np, float(np.mean(nonpriv)),
                              float(np.std(nonpriv)), reps))
@@ -227,10 +128,6 @@ def _table2(options: ReproOptions) -> ReproTable:
     return ReproTable("000-table2", "Paper 000 Table 2: linear regression MSE on synthetic data, eps = 1", rows,
                       notes, time.perf_counter() - start)
 
-
-#: ``mpdp run fm-logistic`` / ``fm-linear`` (the drivers the specs name)
-run_logistic = _run("logistic")
-run_linear = _run("linear")
 
 _BY_EPSILON = ReproFigure(x="epsilon", series=("method",))
 

@@ -40,9 +40,11 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.base import RegressorMixin
 
+from mpdp.datasets.dataset import Dataset
 from mpdp.dp.accounting.cost import BudgetSpender
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
-from mpdp.errors import ShapeMismatchError, explain
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.learning.erm import LogisticLoss, Objective, add_intercept, solve, to_pm1
 from mpdp.learning.estimator import LinearBinaryClassifier, PrivateEstimator, binary_labels, classes_of
 from mpdp.learning.functional_mechanism.noise import (
     FMPlan,
@@ -54,12 +56,14 @@ from mpdp.learning.functional_mechanism.noise import (
 )
 from mpdp.learning.functional_mechanism.objective import (
     ColumnPartition,
+    attribute_l1_bounds,
     check_features,
     check_labels,
     exact_objective,
 )
 from mpdp.learning.functional_mechanism.parties import run_vertical_fm
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings, solve_release
+from mpdp.learning.functional_mechanism.spec import SETTINGS, FMSettings
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -68,6 +72,9 @@ __all__ = [
     "FMResult",
     "SolveSettings",
     "centralized_fm",
+    "fm_estimator",
+    "non_private_score",
+    "paper_metric",
     "solve_release",
 ]
 
@@ -135,16 +142,21 @@ class _FMEstimator(PrivateEstimator):
     """Shared scikit-learn machinery; see :class:`FMLogisticRegression` and :class:`FMLinearRegression`.
 
     Parameters, randomness (``rng``, ``noise_rng``, ``random_state``), cloning and the budget spent per fit on
-    ``ledger``: :mod:`mpdp.learning.estimator`.
+    ``ledger``: :mod:`mpdp.learning.estimator`. ``ledger`` (the analyst's) is charged the release's cost on D
+    (the run's total, ``epsilon``); ``party_ledgers`` (keyed ``party0``, ``party1``, ...) each party's own
+    guarantee ``eps^(k)`` (:func:`~mpdp.learning.functional_mechanism.parties.party_cost`), what a deployed
+    party's ledger is charged. ``fit_intercept`` and ``settings`` (the server's solve; None: the spec's
+    defaults, :mod:`mpdp.learning.functional_mechanism.spec`) are checked by the spec's settings at fit.
     """
 
     _objective: FMObjective = "logistic"
 
     def __init__(self, epsilon: float | None = 1.0, *, partition: Sequence[Sequence[int]] | None = None,
-                 label_party: int = 0, backend: str = "shares", fit_intercept: bool = True,
+                 label_party: int = 0, backend: str = "shares", fit_intercept: bool = FMSettings.intercept,
                  row_l1: Sequence[float] | None = None, bottom_up: Mapping[str, Any] | None = None,
                  clip: bool = False, settings: SolveSettings | None = None, rng: RandomSource | None = None,
                  noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
+                 party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  backend_options: Mapping[str, Any] | None = None, random_state: int | None = None) -> None:
         self.epsilon = epsilon
         self.partition = partition
@@ -158,42 +170,70 @@ class _FMEstimator(PrivateEstimator):
         self.rng = rng
         self.noise_rng = noise_rng
         self.ledger = ledger
+        self.party_ledgers = party_ledgers
         self.backend_options = backend_options
         self.random_state = random_state
 
     def _labels(self, y: FloatArray) -> FloatArray:
         return y
 
+    def spec_settings(self) -> FMSettings:
+        """The estimator's spec options (``ridge``, ``trim``, ``intercept``) checked by the objective's
+        settings class: the same typed errors as ``--option``."""
+        solve = self.settings or SolveSettings()
+        if not isinstance(solve, SolveSettings):
+            raise ParameterError(explain(f"settings of {type(self).__name__}", type(solve).__name__,
+                                         "None or a SolveSettings", "pass settings=SolveSettings(trim_factor=...)"))
+        return SETTINGS[self._objective].from_options(
+            {"ridge": solve.ridge_factor, "trim": solve.trim(self._objective), "intercept": self.fit_intercept},
+            source=type(self).__name__)
+
     # The parameters are never changed by fit (STYLE: fit never changes constructor parameters).
     def plan_for(self, d: int) -> FMPlan:
         """The public plan of a fit on ``d`` feature columns (what every party and the server agree on)."""
         return plan_for_columns(self._objective, d, partition=self.partition, label_party=self.label_party,
-                                fit_intercept=self.fit_intercept, row_l1=self.row_l1,
+                                fit_intercept=self.spec_settings().intercept, row_l1=self.row_l1,
                                 epsilon=self.epsilon if self.bottom_up is None else None, bottom_up=self.bottom_up)
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Train on ``X`` (n x d, columns split by ``partition``) and ``y``; spends the budget once."""
 
         start = time.perf_counter()
+        options = self.spec_settings()
         Xa, ya = self._check_features_labels(X, y)
         ya = self._labels(ya)
         n, d = Xa.shape
         plan = self.plan_for(d)
         part = plan.partition
-        if self.fit_intercept:
+        if options.intercept:
             Xa = np.hstack([Xa, np.ones((n, 1))])
-        result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip,
-                                 settings=self.settings or SolveSettings(), rng=self._fit_source(),
-                                 noise_rng=self.noise_rng, ledger=self.ledger, backend_options=self.backend_options)
+        solve = SolveSettings(ridge_factor=options.ridge, trim_factor=options.trim_factor())
+        result = run_vertical_fm(plan, part.split(Xa), ya, backend=self.backend, clip=self.clip, settings=solve,
+                                 rng=self._fit_source(), noise_rng=self.noise_rng, ledger=self.ledger,
+                                 party_ledgers=self.party_ledgers, backend_options=self.backend_options)
+        return self.adopt(result, d, seconds=time.perf_counter() - start)
+
+    def adopt(self, result: FMResult, d: int, *, seconds: float = 0.0) -> Self:
+        """Take ``result``, a finished run's release on ``d`` feature columns, as this estimator's fit: what
+        :meth:`fit` does once its parties are done, and what the deployment's report does with the server's
+        result. Spends nothing (the run was charged)."""
         w = result.weights
+        intercept = self.spec_settings().intercept
+        if w.shape != (d + int(intercept),):
+            raise ShapeMismatchError(explain("released weights", w.shape, f"({d + int(intercept)},): d features"
+                                             + (" and the intercept" if intercept else ""),
+                                             "adopt a run of this estimator's plan"))
+        self.n_features_in_ = d
         self.coef_ = w[:d]
-        self.intercept_ = float(w[d]) if self.fit_intercept else 0.0
+        self.intercept_ = float(w[d]) if intercept else 0.0
+        if self._objective == "logistic":
+            self.classes_ = classes_of()
         self.result_ = result
         self.epsilon_spent_ = result.epsilon_spent
         self.per_party_epsilon_ = result.per_party_epsilon
         self.communication_ = result.communication
         self.phases_ = result.phases
-        self.seconds_ = time.perf_counter() - start
+        self.seconds_ = seconds
         return self
 
     def _linear(self, X: npt.ArrayLike) -> FloatArray:
@@ -215,11 +255,6 @@ class FMLogisticRegression(LinearBinaryClassifier, _FMEstimator):
     """
 
     _objective: FMObjective = "logistic"
-
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        super().fit(X, y)
-        self.classes_ = classes_of()
-        return self
 
     def _labels(self, y: FloatArray) -> FloatArray:
         return binary_labels(y)
@@ -249,3 +284,35 @@ class FMLinearRegression(RegressorMixin, _FMEstimator):  # type: ignore[misc]
         tags = super().__sklearn_tags__()
         tags.regressor_tags.poor_score = True  # DP noise; the label domain [-1, 1] is public
         return tags
+
+
+# -- a run's estimator and paper 000's metrics ----------------------------------------------------------------
+
+def fm_estimator(train: Dataset, columns: Sequence[Sequence[int]], label_party: int, epsilon: float, backend: str,
+                 rng: RandomSource, settings: FMSettings) -> FMLogisticRegression | FMLinearRegression:
+    """The estimator of ``settings``' objective on the vertical split ``columns`` of ``train``, with the run's
+    options: each party's row-L1 bound from the encoding (``l1="attributes"``) or its column count (``"box"``),
+    the server's solve, the intercept."""
+    cls: type[FMLogisticRegression | FMLinearRegression]
+    cls = FMLogisticRegression if settings.objective == "logistic" else FMLinearRegression
+    l1 = attribute_l1_bounds(train, columns) if settings.l1 == "attributes" else None
+    return cls(epsilon, partition=[list(c) for c in columns], label_party=label_party, backend=backend,
+               row_l1=l1, settings=SolveSettings(ridge_factor=settings.ridge, trim_factor=settings.trim_factor()),
+               rng=rng, fit_intercept=settings.intercept)
+
+
+def paper_metric(model: FMLogisticRegression | FMLinearRegression, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
+    """Paper 000's metric: accuracy (logistic) or mean squared error (linear)."""
+    return model.mse(X, y) if isinstance(model, FMLinearRegression) else model.score(X, y)
+
+
+def non_private_score(objective: FMObjective, train: Dataset, test: Dataset) -> float:
+    """Paper 000's non-private reference: accuracy of (barely regularised) logistic regression, or MSE of least
+    squares, with an intercept."""
+    if objective == "logistic":
+        sol = solve(Objective(LogisticLoss(), add_intercept(train.X), to_pm1(train.y), lam=1e-6))
+        z = add_intercept(test.X) @ sol.theta
+        return float(np.mean((z >= 0) == (test.y == 1.0)))
+    A = add_intercept(train.X)
+    theta, *_ = np.linalg.lstsq(A, train.y, rcond=None)
+    return float(np.mean((add_intercept(test.X) @ theta - test.y) ** 2))

@@ -19,17 +19,20 @@ diagonal and ``2 M_ab`` off it (``w_a w_b`` and ``w_b w_a`` are one monomial), a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
+from mpdp.datasets.dataset import Dataset
 from mpdp.dp.sensitivities.functional_mechanism import Block, FMObjective, block_parties, blocks
 from mpdp.errors import DomainError, ParameterError, ShapeMismatchError, explain
 
 __all__ = [
     "ColumnPartition",
     "QuadraticObjective",
+    "attribute_l1_bounds",
     "block_shape",
     "check_features",
     "check_labels",
@@ -78,6 +81,27 @@ def check_labels(objective: FMObjective, y: npt.ArrayLike, *, clip: bool = False
         raise DomainError(explain("y", "labels outside [-1, 1]", "regression targets in [-1, 1]",
                                   "scale the target by a public bound, or pass clip=True"))
     return arr
+
+
+def attribute_l1_bounds(data: Dataset, columns: Sequence[Sequence[int]]) -> tuple[float, ...]:
+    """Each party's public row-L1 bound from the encoding: 1 per attribute it holds (a numeric attribute is
+    one column in [-1, 1]; a one-hot group sums to 1), or its column count without an attribute view."""
+    if not data.attributes:
+        return tuple(float(len(c)) for c in columns)
+    owner = {}
+    for j, cols in enumerate(data.encoded_columns):
+        for c in cols:
+            owner[c] = j
+    out = []
+    for party_cols in columns:
+        mine = set(party_cols)
+        bound = 0.0
+        for j in {owner[c] for c in mine}:
+            width = len(data.encoded_columns[j])
+            held = sum(1 for c in data.encoded_columns[j] if c in mine)
+            bound += 1.0 if data.attributes[j].kind == "categorical" else float(min(width, held))
+        out.append(bound)
+    return tuple(out)
 
 
 def check_features(X: npt.ArrayLike, l1_bound: float | None = None, *, clip: bool = False,

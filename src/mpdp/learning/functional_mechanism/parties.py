@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.dp.accounting.cost import BudgetSpender
+from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.sensitivities.functional_mechanism import Block
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
 from mpdp.learning.functional_mechanism.noise import (
@@ -71,14 +71,17 @@ from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.party import Party, run_protocol
 
-__all__ = ["BACKENDS", "FMDataParty", "FMServer", "PairProduct", "block_key", "pair_products", "party_name",
-           "product_spec", "run_vertical_fm"]
+__all__ = ["BACKENDS", "PEER_TIMEOUT", "SERVER", "FMDataParty", "FMServer", "PairProduct", "block_key",
+           "pair_products", "party_cost", "party_name", "product_spec", "released_plan", "run_vertical_fm"]
 
 FloatArray = npt.NDArray[np.float64]
 
 #: Secure-product backends a run can select (mpdp.protocols).
 BACKENDS: tuple[str, ...] = ("shares", "ckks", "paillier")
 SERVER = "server"
+#: seconds any single wait for a peer may take: a Paillier product over tens of thousands of records keeps the
+#: peer waiting for minutes, well past the runtime's two-minute default
+PEER_TIMEOUT = 3600.0
 
 
 def party_name(k: int) -> str:
@@ -88,6 +91,25 @@ def party_name(k: int) -> str:
 def block_key(block: Block) -> str:
     """A block's name on the wire: ``const``, ``lin/k``, ``quad/k/l``."""
     return "/".join(str(p) for p in block)
+
+
+def released_plan(plan: FMPlan, records: int, backend: str) -> FMPlan:
+    """The plan the server sends once every party has counted ``records`` rows: with the record count and, for
+    the approximate ``ckks`` products, their documented error priced into the sensitivity (at most 16 fraction
+    bits). Every party's guarantee is computed on it (:func:`party_cost`)."""
+    out = dataclasses.replace(plan, records=int(records))
+    if _check_backend(backend) == "ckks":
+        from mpdp.protocols.inner_product.ckks_parameters import ckks_error_bound
+
+        out = dataclasses.replace(out, coefficient_error=ckks_error_bound(int(records), 1.0), max_frac_bits=16)
+    return out
+
+
+def party_cost(plan: FMPlan, k: int) -> PrivacyCost:
+    """What party ``k``'s own ledger is charged for a run of the released ``plan``: its guarantee ``eps^(k)``
+    on its own columns (paper 000, Theorem 2), pure DP by the Laplace mechanism. Every engine charges it:
+    the deployed party (its deployment's ``cost``), the in-memory report and the estimators' party ledgers."""
+    return PrivacyCost(epsilon=plan.per_party_epsilon()[k], mechanism="laplace")
 
 
 def _check_backend(backend: str) -> str:
@@ -234,10 +256,7 @@ class FMDataParty(Party):
             if y.shape[0] != Xk.shape[0]:
                 raise ShapeMismatchError(explain("y", y.shape, f"({Xk.shape[0]},)", "one label per record"))
         if self.ledger is not None:
-            from mpdp.dp.accounting.cost import PrivacyCost
-
-            self.ledger.spend(PrivacyCost(epsilon=plan.per_party_epsilon()[k], mechanism="laplace"),
-                              label=f"fm-{plan.objective}/{self.name}")
+            self.ledger.spend(party_cost(plan, k), label=f"fm-{plan.objective}/{self.name}")
         from mpdp.protocols.inner_product import cross_product
 
         q = quadratic_weight(plan.objective)
@@ -346,11 +365,10 @@ class FMServer(Party):
                                                  "every party must hold the same records"))
         if comm.recv(party_name(plan.partition.label_party), label="aligned") is not True:
             raise ShapeMismatchError("the label party did not confirm the parties' record alignment")
-        plan = dataclasses.replace(plan, records=int(n0))
-        if self.backend == "ckks":  # approximate products: price their error into the sensitivity (fm_noise)
-            from mpdp.protocols.inner_product.ckks_parameters import ckks_error_bound
-
-            plan = dataclasses.replace(plan, coefficient_error=ckks_error_bound(int(n0), 1.0), max_frac_bits=16)
+        if plan.records is not None and n0 != plan.records:  # the parties were charged for the planned count
+            raise ShapeMismatchError(explain("record count of the parties", n0, f"the {plan.records} records of "
+                                             "the public plan", "give every party the planned records"))
+        plan = released_plan(plan, int(n0), self.backend)
         comm.broadcast(plan.to_wire(), label="plan", to=names)
         if self.backend == "shares":  # the server is the commodity dealer of the Beaver matrix triples
             from mpdp.protocols.inner_product import cross_product
@@ -391,22 +409,38 @@ class FMServer(Party):
 def run_vertical_fm(plan: FMPlan, blocks: Sequence[npt.ArrayLike], y: npt.ArrayLike, *, backend: str = "shares",
                     clip: bool = False, settings: SolveSettings | None = None, rng: RandomSource | None = None,
                     noise_rng: RandomSource | None = None, ledger: BudgetSpender | None = None,
+                    party_ledgers: Mapping[str, BudgetSpender] | None = None,
                     backend_options: Mapping[str, Any] | None = None,
-                    ids: Sequence[npt.ArrayLike] | None = None, timeout: float = 3600.0) -> FMResult:
+                    ids: Sequence[npt.ArrayLike] | None = None, timeout: float = PEER_TIMEOUT) -> FMResult:
     """Run every party's role and the server over the in-memory transport (a simulation of a deployment).
 
-    ``blocks[k]`` is party k's columns; ``y`` goes to the label party only. ``ledger`` is charged the plan's
-    cost before any party starts. ``noise_rng`` (tests, Claim 1) hands every party the same noise root.
-    ``timeout`` bounds any single wait for a peer: a Paillier product over tens of thousands of records keeps
-    the peer waiting for minutes, well past the runtime's two-minute default.
+    ``blocks[k]`` is party k's columns; ``y`` goes to the label party only. Before any party starts, ``ledger``
+    (the analyst's) is charged the plan's cost on D and each of ``party_ledgers`` (keyed by party name) its
+    party's :func:`party_cost`, all or nothing where the keepers can tell in advance. ``noise_rng`` (tests,
+    Claim 1) hands every party the same noise root. ``timeout`` bounds any single wait for a peer
+    (:data:`PEER_TIMEOUT`).
     """
     _check_backend(backend)
     K = plan.partition.parties
     if len(blocks) != K:
         raise ShapeMismatchError(explain("blocks", len(blocks), f"{K} column blocks", "one block per party"))
+    names = [party_name(k) for k in range(K)]
+    unknown = sorted(set(party_ledgers or {}) - set(names))
+    if unknown:
+        raise ParameterError(explain("party_ledgers", unknown, f"names among {names}", "key them by party"))
+    charges: list[tuple[BudgetSpender, PrivacyCost, str]] = []
     if ledger is not None:
-        for cost in plan.costs():
-            ledger.spend(cost, label=f"fm-{plan.objective}")
+        charges += [(ledger, cost, f"fm-{plan.objective}") for cost in plan.costs()]
+    if party_ledgers:
+        released = released_plan(plan, len(np.asarray(blocks[0])), backend)
+        charges += [(spender, party_cost(released, names.index(name)), f"fm-{plan.objective}/{name}")
+                    for name, spender in party_ledgers.items()]
+    for spender, cost, label in charges:  # a refusal before anything is recorded, where the keeper can tell
+        can_afford = getattr(spender, "can_afford", None)
+        if callable(can_afford) and not can_afford(cost):
+            spender.spend(cost, label=label)  # raises BudgetExceededError with the keeper's own message
+    for spender, cost, label in charges:
+        spender.spend(cost, label=label)
     root = resolve(rng)
     roles: dict[str, Any] = {}
     for k in range(K):

@@ -20,13 +20,11 @@ from mpdp.errors import ParameterError, explain
 from mpdp.learning.functional_mechanism.noise import FMPlan
 from mpdp.learning.functional_mechanism.objective import QuadraticObjective
 from mpdp.learning.functional_mechanism.solver import SolveResult, minimize_noisy_quadratic
+from mpdp.learning.functional_mechanism.spec import SETTINGS, FMSettings
 
-__all__ = ["DEFAULT_TRIM", "FMResult", "SolveSettings", "solve_release"]
+__all__ = ["FMResult", "SolveSettings", "solve_release"]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Default spectral-trimming factor per objective (see :class:`SolveSettings`).
-DEFAULT_TRIM: dict[str, float] = {"logistic": 0.3, "linear": 1.5}
 
 
 @dataclass(frozen=True)
@@ -36,11 +34,12 @@ class SolveSettings:
     ``ridge = ridge_factor * s`` and ``floor = trim_factor * sqrt(d) * s``, where ``s`` is the Laplace scale on
     the quadratic coefficients (public). ``sqrt(d) s`` is the order of the noise matrix's spectral norm, so
     directions whose noisy curvature is below a fraction of it are trimmed. ``trim_factor=None`` takes the
-    objective's default (:data:`DEFAULT_TRIM`: 0.3 for logistic, 1.5 for linear regression), chosen on Adult
-    and the synthetic regression data; trimming alone did better than adding a ridge.
+    objective's default, the ``trim`` option of its spec (:mod:`mpdp.learning.functional_mechanism.spec`: 0.3
+    for logistic, 1.5 for linear regression), chosen on Adult and the synthetic regression data; trimming alone
+    did better than adding a ridge.
     """
 
-    ridge_factor: float = 0.0
+    ridge_factor: float = FMSettings.ridge  # the spec's default
     trim_factor: float | None = None
 
     def __post_init__(self) -> None:
@@ -53,7 +52,9 @@ class SolveSettings:
 
     def trim(self, objective: FMObjective) -> float:
         """The trimming factor in force for ``objective``."""
-        return DEFAULT_TRIM[objective] if self.trim_factor is None else float(self.trim_factor)
+        if self.trim_factor is None:
+            return SETTINGS[objective].defaults().trim_factor()
+        return float(self.trim_factor)
 
 
 @dataclass

@@ -1,12 +1,22 @@
-"""Paper 000's algorithms as specs: ``fm-logistic`` and ``fm-linear`` (:mod:`mpdp.learning.spec`)."""
+"""Paper 000's algorithms as specs: ``fm-logistic`` and ``fm-linear`` (:mod:`mpdp.learning.spec`).
+
+Each objective's options (:class:`FMLogisticSettings`, :class:`FMLinearSettings`) are the only place their
+defaults are written: the in-memory and deployed runs read them from the run's configuration
+(:func:`settings_of`), and the estimators' ``settings=None`` solves with the objective's defaults
+(:meth:`~mpdp.learning.functional_mechanism.release.SolveSettings.trim`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
+from mpdp.dp.sensitivities.functional_mechanism import FMObjective
+from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec, AuditHook, Ref, RoleInfo, Settings, option
+from mpdp.learning.spec.run import RunConfig
 
-__all__ = ["SPECS", "FMLinearSettings", "FMLogisticSettings", "FMSettings"]
+__all__ = ["SETTINGS", "SPECS", "FMLinearSettings", "FMLogisticSettings", "FMSettings", "settings_of"]
 
 _TRIM = ("spectral trimming factor of the server's solve: directions whose noisy curvature is below "
          "trim * sqrt(d) * (the Laplace scale) are dropped (post-processing)")
@@ -14,7 +24,9 @@ _TRIM = ("spectral trimming factor of the server's solve: directions whose noisy
 
 @dataclass(frozen=True)
 class FMSettings(Settings):
-    """Options shared by both objectives."""
+    """Options shared by both objectives; ``objective`` names the objective a subclass configures."""
+
+    objective: ClassVar[FMObjective]
 
     l1: str = option("attributes", "row-L1 bound per party: 'attributes' (1 per attribute it holds, from the "
                      "schema) or 'box' (its column count, the paper's Delta_f)", choices=("attributes", "box"))
@@ -22,15 +34,42 @@ class FMSettings(Settings):
                           low=0.0)
     intercept: bool = option(True, "fit an intercept (the label party holds the public constant column)")
 
+    def trim_factor(self) -> float:
+        """The spectral-trimming factor ``trim`` (each objective declares it, with its own default)."""
+        raise NotImplementedError  # pragma: no cover - every objective's settings define it
+
 
 @dataclass(frozen=True)
 class FMLogisticSettings(FMSettings):
+    objective: ClassVar[FMObjective] = "logistic"
     trim: float = option(0.3, _TRIM, low=0.0)
+
+    def trim_factor(self) -> float:
+        return self.trim
 
 
 @dataclass(frozen=True)
 class FMLinearSettings(FMSettings):
+    objective: ClassVar[FMObjective] = "linear"
     trim: float = option(1.5, _TRIM, low=0.0)
+
+    def trim_factor(self) -> float:
+        return self.trim
+
+
+#: each objective's options
+SETTINGS: dict[FMObjective, type[FMSettings]] = {cls.objective: cls for cls in (FMLogisticSettings, FMLinearSettings)}
+
+
+def settings_of(config: RunConfig, kind: type[FMSettings]) -> FMSettings:
+    """The run's options as ``kind`` (the spec's class): ``config.settings``, or built from ``config.options``
+    when the caller gave only those (checked the same way)."""
+    if config.settings is None:
+        return kind.from_options(config.options)
+    if not isinstance(config.settings, kind):
+        raise ParameterError(explain("settings", type(config.settings).__name__, kind.__name__,
+                                     "build the run's configuration with the algorithm's spec"))
+    return config.settings
 
 
 _ROLES = (RoleInfo("party0 .. party{K-1}", "one per column holder (--parties, --partition)",
@@ -45,16 +84,14 @@ SPECS: tuple[AlgorithmSpec, ...] = (
     AlgorithmSpec(
         name="fm-logistic", summary="functional mechanism, logistic regression (Taylor order 2), vertical partition",
         paper="000", partitioning="vertical", task="classification", settings=FMLogisticSettings,
-        driver=Ref(f"{_MODEL}.experiments:run_logistic"), roles=_ROLES, backends=_BACKENDS,
-        deployment=Ref("mpdp.deploy.algorithms.fm:FMDeployment"),
+        roles=_ROLES, backends=_BACKENDS, deployment=Ref(f"{_MODEL}.deployment:FMLogisticDeployment"),
         audits=(AuditHook("fm-coefficients", Ref("mpdp.audit.cases.functional_mechanism:fm_case"), 800),),
         release=Ref("mpdp.learning.release.build:linear_of_fm"),
         estimator=Ref(f"{_MODEL}.model:FMLogisticRegression")),
     AlgorithmSpec(
         name="fm-linear", summary="functional mechanism, linear regression, vertical partition",
         paper="000", partitioning="vertical", task="regression", settings=FMLinearSettings,
-        driver=Ref(f"{_MODEL}.experiments:run_linear"), roles=_ROLES, backends=_BACKENDS,
-        deployment=Ref("mpdp.deploy.algorithms.fm:FMDeployment"),
+        roles=_ROLES, backends=_BACKENDS, deployment=Ref(f"{_MODEL}.deployment:FMLinearDeployment"),
         release=Ref("mpdp.learning.release.build:linear_of_fm"),
         estimator=Ref(f"{_MODEL}.model:FMLinearRegression")),
 )

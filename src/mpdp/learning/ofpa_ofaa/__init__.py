@@ -7,13 +7,17 @@ iterated record-weighted parameter averaging at a server through secure aggregat
 
 Where each part lives
 ---------------------
+* :mod:`~mpdp.learning.ofpa_ofaa.spec`: what ``ofpa`` and ``ofaa`` are (options, defaults, parties, hooks);
 * :mod:`mpdp.dp.sensitivities.ofpa_ofaa`: the sensitivities, and where the paper's are loose;
-* :mod:`~mpdp.learning.ofpa_ofaa.parties`: a data owner's perturbed local objective and its minimiser, and the
-  secure weighted average over :mod:`mpdp.protocols.aggregation`;
-* :mod:`~mpdp.learning.ofpa_ofaa.model`: the rounds, the stopping rule and the per-owner accounting
-  (:func:`fit`, :class:`OfpaOfaaSettings`);
+* :mod:`~mpdp.learning.ofpa_ofaa.parties`: a data owner's perturbed local objective and its minimiser;
+* :mod:`~mpdp.learning.ofpa_ofaa.rounds`: the rounds, written once: roles, random-source labels, the stopping
+  rule, run by every engine;
+* :mod:`~mpdp.learning.ofpa_ofaa.model`: the run's settings (:class:`OfpaOfaaSettings`), each owner's charge
+  (:func:`~mpdp.learning.ofpa_ofaa.model.owner_cost`) and the in-memory fit (:func:`fit`);
+* :mod:`~mpdp.learning.ofpa_ofaa.deployment`: the parties as ``mpdp run`` and ``mpdp launch`` run them, and
+  the analyst's report;
 * :mod:`~mpdp.learning.ofpa_ofaa.estimator`: :class:`OfpaOfaaClassifier`, the scikit-learn estimator;
-* :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp run ofpa|ofaa`` and ``mpdp reproduce 001-fig2|3|4``.
+* :mod:`~mpdp.learning.ofpa_ofaa.experiments`: ``mpdp reproduce 001-fig2|3|4``.
 """
 
 from typing import TYPE_CHECKING, Any

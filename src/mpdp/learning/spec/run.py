@@ -7,7 +7,7 @@ validated by ``mpdp.datasets``, options checked by the algorithm's spec) and the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,8 +25,33 @@ __all__ = ["Curve", "Metric", "RunConfig", "RunReport"]
 
 @dataclass(frozen=True)
 class Metric:
-    name: str  # e.g. "accuracy", "misclassification", "mse", "test_nll", "optimality_gap"
+    """A score of the released model on the run's held-out test split, named as the algorithm computes it
+    (e.g. a paper's ``misclassification``); :meth:`standard` gives the one name every record uses."""
+
+    name: str  # e.g. "accuracy", "misclassification", "mse", "test_nll"
     value: float
+
+    def standard(self) -> tuple[str, float, bool]:
+        """``(name, value, higher_is_better)`` in the records' one vocabulary: classification reports
+        ``accuracy``, regression ``mse``, synthesis ``nll`` (test negative log-likelihood per record)."""
+        name, convert = _STANDARD.get(self.name, (self.name, float))
+        return name, convert(self.value), name in _HIGHER_IS_BETTER
+
+    def as_json(self) -> dict[str, Any]:
+        """The standard form, on the test split; the algorithm's own name and value too when they differ."""
+        name, value, higher = self.standard()
+        record: dict[str, Any] = {"name": name, "value": value, "split": "test", "higher_is_better": higher}
+        if name != self.name:
+            record["as_computed"] = {"name": self.name, "value": self.value}
+        return record
+
+
+#: metrics the algorithms compute, as (the records' name, conversion)
+_STANDARD: dict[str, tuple[str, Callable[[float], float]]] = {
+    "misclassification": ("accuracy", lambda v: 1.0 - v),
+    "test_nll": ("nll", float),
+}
+_HIGHER_IS_BETTER = frozenset({"accuracy"})
 
 
 @dataclass(frozen=True)
@@ -126,9 +151,8 @@ class RunReport:
             "epsilon_spent": self.epsilon_spent,
             "delta_spent": self.delta_spent,
             "per_party_epsilon": self.per_party_epsilon,
-            "metric": {"name": self.metric.name, "value": self.metric.value},
-            "non_private": None if self.non_private is None
-            else {"name": self.non_private.name, "value": self.non_private.value},
+            "metric": self.metric.as_json(),
+            "non_private": None if self.non_private is None else self.non_private.as_json(),
             "seconds": self.seconds,
             "communication": dict(self.communication),
             "curves": [c.as_json() for c in self.curves],
