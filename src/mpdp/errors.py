@@ -38,7 +38,7 @@ Tree::
     │   └── IntersectionTooSmallError        record alignment found fewer common records than the minimum
     └── ModelFileError (ValueError)          a released-model file that is malformed or truncated
         ├── ModelVersionError                a model file of another format or format version
-        ├── ModelChecksumError               a model file whose body fails its sha256 (edited or damaged)
+        ├── ModelChecksumError               a model file whose body fails its sha256 or MAC (edited, damaged)
         └── UnsupportedModelError            an operation the released model cannot do (predict, synthesize)
 
 :class:`PrivacyLeakWarning` flags a use that weakens a guarantee without breaking it (for example a seeded
@@ -183,7 +183,7 @@ class BudgetExceededError(PrivacyError):
 
 
 class LedgerCorruptError(PrivacyError):
-    """A persisted privacy ledger fails to parse or verify; it is never silently reset."""
+    """A persisted privacy ledger fails to parse or verify (its MAC, its anchor); it is never silently reset."""
 
 
 class DatasetError(MpdpError):
@@ -219,7 +219,7 @@ class ModelVersionError(ModelFileError):
 
 
 class ModelChecksumError(ModelFileError):
-    """A model file whose body does not match its recorded sha256: edited, truncated or damaged."""
+    """A model file whose body does not match its recorded sha256 or its MAC: edited, truncated or damaged."""
 
 
 class UnsupportedModelError(ModelFileError):

@@ -77,7 +77,9 @@ def test_run_reports_the_network_model(capsys: pytest.CaptureFixture[str]) -> No
     record = json.loads(capsys.readouterr().out)
     net = record["network"]  # the model's rounds x 1 ms, computed from the counted rounds: arithmetic, not a timing
     assert net["latency_seconds"] == pytest.approx(record["communication"]["rounds"] * 0.001)
-    assert net["modelled_seconds"] > record["seconds"]
+    assert net["compute_seconds"] == record["phases"]["train"]  # the protocol's time, not the load or evaluation
+    assert net["modelled_seconds"] == pytest.approx(net["compute_seconds"] + net["latency_seconds"]
+                                                    + net["transfer_seconds"])
 
 
 def test_certs_split_keeps_each_party_apart_and_the_ca_key_elsewhere(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""MPC Grad P with real processes: a SuperLink and one SuperNode per party on 127.0.0.1 over HTTPS.
+"""MPC Grad P with real processes: a SuperLink and one SuperNode per party on 127.0.0.1 over HTTPS; and a launch
+killed with SIGKILL takes its SuperLink and SuperNodes with it.
 
 One launch (about a minute on a loaded 2-core host: Flower starts a ClientApp process per message and its
 SuperNodes poll every 3 s) with a client killed mid-round within the dropout threshold: the round completes
@@ -8,7 +9,13 @@ recomputed over the survivors (within fixed-point rounding).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +26,7 @@ pytest.importorskip("flwr")
 from mpdp.errors import PartyUnavailableError
 from mpdp.flower.launcher import launch, wait_for_port
 from mpdp.learning.distributed_erm.problem import PartyGroup, equal_parts
+from mpdp.runtime.guard import descendants
 from tests.flower.helpers import SEED, in_memory_iterates, prepared, small_config
 
 pytestmark = pytest.mark.net
@@ -47,3 +55,54 @@ def test_an_unreachable_superlink_is_reported_not_waited_for() -> None:
         port = s.getsockname()[1]
     with pytest.raises(PartyUnavailableError, match="not reachable"):
         wait_for_port("127.0.0.1", port, timeout=0.5)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _gone(pid: int) -> bool:
+    try:  # a zombie has ended; it only waits to be reaped by its new parent
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the launcher's processes")
+def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_it(tmp_path: Path) -> None:
+    # killed once the SuperLink and the four SuperNodes run (2 clients, 2 aggregators); the waits only bound failures
+    argv = ["launch", "mpc-gradp", "--engine", "flower", "--dataset", "synthetic-mixed:n=200", "--seed", "5",
+            "--option", "T=50", "--option", "cohort=1", "--parties", "2", "--keep", str(tmp_path / "run")]
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src"))
+    launcher = subprocess.Popen([sys.executable, "-m", "mpdp", *argv], cwd=root, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree: list[int] = []
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            tree = descendants([launcher.pid])
+            names = [_cmdline(p) for p in tree]
+            if sum("flower-supernode" in n for n in names) == 4 and any("flower-superlink" in n for n in names):
+                break
+            assert launcher.poll() is None, "the launch ended before the test could kill it"
+            time.sleep(0.2)
+        else:
+            pytest.fail("the SuperLink and SuperNodes did not start")
+        tree = descendants([launcher.pid])
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(_gone(p) for p in tree):
+            time.sleep(0.1)
+        assert all(_gone(p) for p in tree), [(p, _cmdline(p)[:80]) for p in tree if not _gone(p)]
+    finally:
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()

@@ -16,7 +16,8 @@ from mpdp.errors import MpdpError
 from mpdp.randomness import RandomSource
 from mpdp.runtime import Comm
 from mpdp.runtime.certs import PartyCredentials
-from mpdp.runtime.grpc_transport import GrpcTransport, run_network_party
+from mpdp.runtime.grpc_transport import GrpcTransport
+from mpdp.runtime.network_party import run_network_party
 
 
 def chain(comm: Comm) -> int:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 grpc = pytest.importorskip("grpc")
 from mpdp.errors import MalformedMessageError  # noqa: E402
+from mpdp.runtime.grpc_failures import PeerHealth  # noqa: E402
 from mpdp.runtime.grpc_transport import GrpcTransport  # noqa: E402
 
 FUZZ = settings(max_examples=150, deadline=2000)
@@ -45,8 +46,7 @@ def _receiver(max_buffered: int = 1 << 20) -> Any:
     t._partial = {p: [] for p in peers}
     t._finished_peers = set()
     t._aborted_peers = {}
-    t._seen_alive = set()
-    t._unreachable_since = {}
+    t.health = PeerHealth("bob", {"alice": "127.0.0.1:1", "bob": "127.0.0.1:2"}, connect_timeout=30, started=0.0)
     t._next_in = dict.fromkeys(peers, 0)
     t._early = {p: {} for p in peers}
     return t

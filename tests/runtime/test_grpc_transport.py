@@ -155,7 +155,7 @@ def test_a_certificate_of_another_party_is_refused_before_connecting(certs: Path
 def test_chunked_delivery_in_one_process(certs: Path) -> None:
     import threading
 
-    from mpdp.runtime.grpc_transport import run_network_party
+    from mpdp.runtime.network_party import run_network_party
 
     addresses = free_addresses(("alice", "bob"))
     payload = RandomSource.seeded(5).uint64(100_000)
@@ -218,7 +218,7 @@ def test_start_barrier_refuses_a_peer_that_skips_it(certs: Path) -> None:
     import threading
 
     from mpdp.errors import MalformedMessageError
-    from mpdp.runtime.grpc_transport import _start_barrier
+    from mpdp.runtime.network_party import start_barrier
 
     addresses = free_addresses(("alice", "bob"))
     alice = GrpcTransport("alice", addresses, PartyCredentials.in_directory(certs, "alice"), connect_timeout=10)
@@ -231,7 +231,7 @@ def test_start_barrier_refuses_a_peer_that_skips_it(certs: Path) -> None:
             t.join(30)
         bob.endpoint("bob").send("alice", b"not the barrier")
         with pytest.raises(MalformedMessageError, match="first message from bob"):
-            _start_barrier(alice)
+            start_barrier(alice)
     finally:
         for t in (alice, bob):
             t.linger = 0.0

@@ -253,3 +253,31 @@ def test_replayed_opening_is_detected() -> None:
 
     with pytest.raises(ProtocolAbortError, match="replayed"):
         run_protocol({"a": a, "b": b}, transport=ReplayingTransport(["a", "b"]))
+
+
+@pytest.mark.parametrize("stuck", ["sleeps", "spins"])
+def test_a_stuck_party_ends_the_run_within_about_the_timeout(stuck: str) -> None:
+    # the run takes about timeout + ABORT_GRACE; the bound checked is generous, so a busy host cannot fail it.
+    # The stuck role blocks or spins until the test is over (then it ends, and its thread with it).
+    import threading
+
+    over = threading.Event()
+
+    def stuck_role(comm: Comm) -> None:
+        if stuck == "sleeps":
+            over.wait(120.0)
+        while not over.is_set():
+            pass
+        comm.send("waiter", 1, label="x")
+
+    def waiter(comm: Comm) -> int:
+        return int(comm.recv("stuck", label="x"))
+
+    start = time.monotonic()
+    try:
+        with pytest.raises(PartyUnavailableError, match="stuck") as caught:
+            run_protocol({"stuck": stuck_role, "waiter": waiter, "idle": lambda comm: None}, timeout=0.5)
+        assert time.monotonic() - start < 30.0
+        assert any("stuck still running" in note for note in caught.value.__notes__)
+    finally:
+        over.set()

@@ -27,6 +27,7 @@ from typing import Any
 
 from mpdp.cli.common import print_json, progress_of, show_warnings
 from mpdp.cli.run_cmd import add_run_arguments, build_run, human, name_parties, record_of
+from mpdp.deploy.config import MAX_TIMEOUT
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec
@@ -58,6 +59,12 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+def _check_timeouts(args: argparse.Namespace) -> None:
+    for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
+        if not 0 < value <= MAX_TIMEOUT:
+            raise ParameterError(explain(label, value, f"seconds in (0, {MAX_TIMEOUT:g}]", f"pass e.g. {label} 60"))
+
+
 def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
                 extra: Mapping[str, Any]) -> dict[str, Any]:
     """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
@@ -66,9 +73,7 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
         from mpdp.deploy.launcher import launch
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
-    for label, value in (("--timeout", args.timeout), ("--connect-timeout", args.connect_timeout)):
-        if not value > 0:
-            raise ParameterError(explain(label, value, "seconds > 0", f"pass e.g. {label} 60"))
+    _check_timeouts(args)
     outcome = launch(algo.name, config, seed=args.seed, timeout=args.timeout,
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None,
                      progress=progress_of(args).scoped(algo.name))
@@ -104,6 +109,7 @@ def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespa
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
             from exc
+    _check_timeouts(args)
     start = time.perf_counter()
     aggregators = int(getattr(config.settings, "aggregators", 2))
     progress_of(args).phase(f"{algo.name}: starting a SuperLink and {config.parties + aggregators} SuperNodes "

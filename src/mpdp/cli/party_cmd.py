@@ -18,7 +18,9 @@ One configuration file can serve every party (pick the local one with ``--name``
     }
 
 Instead of ``"certs"`` a party may give ``"tls": {"ca": ..., "cert": ..., "key": ...}``. Relative paths are
-relative to the configuration file. The party prints its result, traffic and timing (``--json``: one object) and
+relative to the configuration file. The file is checked against its schema (:mod:`mpdp.deploy.config`: types,
+ranges, required and unknown keys, the protocol's own parameters) before anything runs; a problem is one line
+naming the party, the key and the fix. The party prints its result, traffic and timing (``--json``: one object) and
 exits 0; on failure it prints one line naming the error type and the party at fault and exits 2.
 """
 
@@ -34,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from mpdp.deploy.config import PartyConfig, load_party_config
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
 from mpdp.progress import SILENT, Progress
 from mpdp.protocols.catalog import PartySetup, build_role, load_input
@@ -125,50 +128,28 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def load_config(path: str | Path) -> dict[str, Any]:
-    """Parse and check a party configuration file."""
-    config_path = Path(path)
-    try:
-        config = json.loads(config_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ParameterError(explain("--config", str(path), "a readable JSON file", "check the path")) from exc
-    if not isinstance(config, dict):
-        raise ParameterError(explain("configuration", type(config).__name__, "a JSON object", "see mpdp party -h"))
-    if "algorithm" not in config and "protocol" not in config:
-        raise ParameterError(explain("configuration", "neither \"algorithm\" nor \"protocol\"", "one of them",
-                                     "name the learning algorithm or the protocol this party runs"))
-    for key in ("parties",):
-        if key not in config:
-            raise ParameterError(explain(f"configuration key {key!r}", "missing", "present",
-                                         "see the example in `mpdp.cli.party_cmd`"))
-    parties = config["parties"]
-    if not isinstance(parties, dict) or not all(isinstance(a, str) for a in parties.values()):
-        raise ParameterError(explain("parties", parties, "{name: \"host:port\", ...}", "list every party's address"))
-    config["_base"] = config_path.resolve().parent
-    return config
-
-
+def load_config(path: str | Path, name: str | None = None) -> PartyConfig:
+    """Read and check a party configuration file against its schema (:mod:`mpdp.deploy.config`)."""
+    return load_party_config(path, name)
 
 
 def handle(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's C core logs every failed handshake otherwise
     try:
-        from mpdp.runtime.grpc_transport import GrpcTransport, run_network_party
+        from mpdp.runtime.grpc_transport import GrpcTransport
+        from mpdp.runtime.network_party import run_network_party
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
     # main's reporter (mpdp.cli.common.progress_of, not imported: a party starts without the other commands' imports)
     progress: Progress = getattr(args, "progress", SILENT)
     progress.phase(f"party: reading {args.config}")
-    config = load_config(args.config)
-    name = args.name or config.get("party")
-    parties: dict[str, str] = config["parties"]
-    if name not in parties:
-        raise ParameterError(explain("party name", name, f"one of {list(parties)}", "pass --name NAME"))
-    base: Path = config["_base"]
-    if "algorithm" in config:
+    config = load_config(args.config, args.name)  # checked before anything runs
+    name, base, values = config.name, config.base, config.values
+    parties: dict[str, str] = values["parties"]
+    if config.kind == "algorithm":
         from mpdp.deploy.party import run_algorithm_party
 
-        report = run_algorithm_party(config, name, base, Path(args.output) if args.output else None,
+        report = run_algorithm_party(values, name, base, Path(args.output) if args.output else None,
                                      progress=progress)
         if args.json:
             print(json.dumps(report))
@@ -180,30 +161,27 @@ def handle(args: argparse.Namespace) -> int:
             if report["ledger"]:
                 print(f"  ledger {report['ledger']['path']}: epsilon {report['ledger']['epsilon']:g} spent")
         return 0
-    inputs = config.get("inputs", {})
-    data = load_input(inputs.get(name) if isinstance(inputs, Mapping) else None, name, base=base)
-    setup = PartySetup(party=name, parties=tuple(parties), params=config.get("params", {}), data=data)
-    role = build_role(str(config["protocol"]), setup)
-    seed = config.get("seed")
+    data = load_input(values["inputs"].get(name), name, base=base)
+    setup = PartySetup(party=name, parties=tuple(parties), params=values["params"], data=data)
+    role = build_role(values["protocol"], setup)
+    seed = values.get("seed")
     if seed is not None:
         import warnings
 
         warnings.warn(f"party {name} runs with a seeded random source (seed={seed}): for tests and demos only",
                       PrivacyLeakWarning, stacklevel=1)
-    rng = (RandomSource.seeded(int(seed)) if seed is not None else RandomSource.fresh()).spawn(name)
-    transport = GrpcTransport(name, parties, credentials_from_config(config, name, base),
-                              connect_timeout=float(config.get("connect_timeout", 30.0)),
-                              send_timeout=float(config.get("timeout", 120.0)))
+    rng = (RandomSource.seeded(seed) if seed is not None else RandomSource.fresh()).spawn(name)
+    transport = GrpcTransport(name, parties, credentials_from_config(values, name, base),
+                              connect_timeout=values["connect_timeout"], send_timeout=values["timeout"])
     progress.phase(f"{name}: connecting to {', '.join(p for p in parties if p != name)} (up to "
-                   f"{transport.connect_timeout:g} s) and running {config['protocol']}")
-    result, traffic, seconds = run_network_party(transport, role, rng=rng,
-                                                 timeout=float(config.get("timeout", 120.0)))
-    report = {"party": name, "protocol": config["protocol"], "result": to_jsonable(result),
+                   f"{transport.connect_timeout:g} s) and running {values['protocol']}")
+    result, traffic, seconds = run_network_party(transport, role, rng=rng, timeout=values["timeout"])
+    report = {"party": name, "protocol": values["protocol"], "result": to_jsonable(result),
               "communication": traffic.as_dict(), "seconds": seconds}
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{name}: {config['protocol']} finished in {seconds * 1000:.1f} ms")
+        print(f"{name}: {values['protocol']} finished in {seconds * 1000:.1f} ms")
         print(f"  sent {traffic.bytes_sent} bytes in {traffic.messages_sent} messages, {traffic.rounds} rounds")
         print(f"  result: {json.dumps(report['result'])[:400]}")
     return 0

@@ -10,8 +10,12 @@ The configuration of one organisation's party (JSON; relative paths are relative
       "data": "party0.csv",                            # this party's own file only
       "ledger": {"path": "party0.ledger.json", "epsilon": 1.0, "delta": 0.0},
       "timeout": 120, "connect_timeout": 30,
+      "run": "2024-05-01-fm",                           # optional: the run's id, the same at every party
       "seed": 7                                         # tests and demos only
     }
+
+The file is checked against :data:`mpdp.deploy.config.ALGORITHM_CONFIG` and the shared section by
+:func:`mpdp.deploy.config.check_algorithm_options` before the party connects.
 
 A file listing every party's data (``"data": {"party0": ..., "party1": ...}``) also works: a party opens only
 the entry under its own name. The ``shared`` section (with the algorithm, the party list and the seed) must be
@@ -30,9 +34,12 @@ Held-out records: where the algorithm has parties score themselves (paper 004's 
 section's ``"evaluation"`` pins, per such party, the records' columns, count and sha256, and the party's file
 names them (``"evaluation": "evaluation.csv"``); a file with other records is a ConfigMismatchError.
 
-Before the party connects, its own ledger (created on first use with the given budget) is charged what the
-algorithm releases about its data; a charge the budget cannot cover fails with BudgetExceededError and the
-party tells the others it failed, so no message of the protocol is ever sent.
+The party's own ledger (created on first use with the given budget; its integrity key beside it, or the file
+the ledger entry's ``"key"`` names) is charged what the algorithm releases about its data
+(:mod:`mpdp.deploy.charge`): checked before connecting (a charge the budget cannot cover fails with
+BudgetExceededError and the party tells the others it failed, so no message of the protocol is ever sent),
+reserved under the run's id once the handshake has authenticated every peer and compared every configuration,
+committed once a protocol message has left the party, and cancelled if the run ends before that.
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ from typing import Any
 
 from mpdp.datasets.holdings import PartyData, read_party_data, records_digest
 from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.charge import RunCharge, charge_run
+from mpdp.deploy.config import check_algorithm_options, check_party_config
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (
@@ -92,11 +101,12 @@ def alignment_spec(config: Mapping[str, Any], shared: Mapping[str, Any]) -> Alig
 
 
 def shared_section(config: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[str, Any]:
-    """What every party must agree on: algorithm, parties and their addresses, parameters, seed, alignment."""
+    """What every party must agree on: algorithm, parties and their addresses, parameters, seed, alignment, and
+    the run's id when the configuration names one."""
     spec = alignment_spec(config, shared)
     return {"algorithm": config["algorithm"], "parties": dict(config["parties"]), "shared": dict(shared),
             "seed": config.get("seed"), "rng_path": list(shared.get("rng_path", [])),
-            "alignment": None if spec is None else spec.to_config()}
+            "alignment": None if spec is None else spec.to_config(), "run": config.get("run")}
 
 
 
@@ -171,41 +181,39 @@ def _ledger(config: Mapping[str, Any], name: str, base: Path) -> PrivacyLedger |
     spec = config.get("ledger")
     if isinstance(spec, Mapping) and name in spec and isinstance(spec[name], Mapping):
         spec = spec[name]
-    if spec is None:
-        return None
-    if not isinstance(spec, Mapping) or "path" not in spec or "epsilon" not in spec:
-        raise ParameterError(explain(f"ledger of {name}", spec, "{\"path\": ..., \"epsilon\": ..., \"delta\": ...}",
-                                     "give the party's own ledger file and its total budget"))
+    if spec is None or (isinstance(spec, Mapping) and "path" not in spec):
+        return None  # a per-party table without this party: it keeps no ledger here
+    key = spec.get("key")
     return PrivacyLedger.open_or_create(base / str(spec["path"]), epsilon=float(spec["epsilon"]),
-                                        delta=float(spec.get("delta", 0.0)), method="basic", subject=f"party:{name}")
+                                        delta=float(spec.get("delta", 0.0)), method="basic", subject=f"party:{name}",
+                                        key=None if key is None else base / str(key))
 
 
 def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
                         output: Path | None = None, progress: Progress = SILENT) -> dict[str, Any]:
     """Run party ``name`` of ``config["algorithm"]`` over gRPC/mTLS; returns its report (and writes the
-    launcher's result file to ``output``). ``progress`` prints a phase line per step (reading the data,
-    waiting for the other parties, aligning, running its part)."""
+    launcher's result file to ``output``). ``config`` is checked against its schema first. ``progress`` prints a
+    phase line per step (reading the data, waiting for the other parties, aligning, running its part)."""
     from mpdp.runtime.grpc_transport import GrpcTransport
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
+    config = check_party_config(config, name, base=base).values
     algorithm = str(config["algorithm"])
     deployment = deployment_for(algorithm)
     parties: dict[str, str] = dict(config["parties"])
-    if name not in parties:
-        raise ParameterError(explain("party name", name, f"one of {list(parties)}", "pass --name NAME"))
-    shared = load_shared(config, base)
+    shared = check_algorithm_options(algorithm, load_shared(config, base), f"{name}'s configuration")
     section = shared_section(config, shared)
     seed = config.get("seed")
     if seed is not None:
         warnings.warn(f"party {name} runs with a seeded random source (seed={seed}): for tests and demos only",
                       PrivacyLeakWarning, stacklevel=1)
     root = protocol_root(seed, list(shared.get("rng_path", [])))
-    timeout = float(config.get("timeout", 120.0))
+    timeout = float(config["timeout"])
     # listening first: a party whose own files are wrong can still tell the others, so they end at once
     transport = GrpcTransport(name, parties, credentials_from_config(config, name, base),
-                              connect_timeout=float(config.get("connect_timeout", 30.0)), send_timeout=timeout)
+                              connect_timeout=float(config["connect_timeout"]), send_timeout=timeout)
     session = PartySession(transport, timeout=timeout)
-    ledger: PrivacyLedger | None = None
+    charge = RunCharge(None, None, f"{algorithm}/{name}")
     spec = alignment_spec(config, shared)
     aligning = spec is not None and name in spec.parties
     alignment: Alignment | None = None
@@ -213,30 +221,32 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
         progress.phase(f"{name}: reading its data and opening its ledger")
         data = _own_data(config, name, base, shared, aligning)
         evaluation = _evaluation_data(config, name, base, shared)
-        ledger = _ledger(config, name, base)
-        cost = deployment.cost(shared, name)
-        if cost is not None and ledger is not None:  # before any message: a refused charge sends nothing
-            ledger.spend(cost, label=f"{algorithm}/{name}")
+        charge = RunCharge(_ledger(config, name, base), deployment.cost(shared, name), f"{algorithm}/{name}")
+        charge.check(config.get("run"))  # before any message: a refused charge sends nothing
         progress.phase(f"{name}: waiting for {', '.join(p for p in parties if p != name)} (up to "
                        f"{transport.connect_timeout:g} s) and comparing the shared configuration")
-        session.start(section)
+        session.start(section)  # peers authenticated, configurations equal
+        charge = charge_run(charge.ledger, charge.cost, label=charge.label, run=session.run_id)
         if spec is not None and aligning:  # before training: the data parties match their records privately
             progress.phase(f"{name}: aligning its records with {', '.join(p for p in spec.parties if p != name)}")
             data, alignment = _align(session, data, spec, seed, shared["holdings"].get(name), progress.scoped(name))
         progress.phase(f"{name}: running its part of {algorithm}")
         deployment.run_party(PartyContext(name, shared, data, session, root, evaluation, progress.scoped(name)))
     except BaseException as exc:
-        if not session.runs and not isinstance(exc, PartyUnavailableError | AuthenticationError):
+        if not session.run_id and not isinstance(exc, PartyUnavailableError | AuthenticationError):
             # a party that fails before the protocol still tells the others, so they end now; they may be gone
             # already, and then their own timeouts apply
             with contextlib.suppress(Exception):
                 transport.wait_ready(timeout=min(transport.connect_timeout, 5.0))
-        session.fail(exc)
+        try:
+            charge.settle(data_sent=session.data_sent)  # spent once a message left; cancelled if none did
+        finally:
+            session.fail(exc)
         raise
+    charge.settle(data_sent=True)  # a finished run has released what it computes
     session.finish()
     progress.phase(f"{name}: done")
-    spent = None if ledger is None else {"epsilon": float(ledger.spent.epsilon), "delta": float(ledger.spent.delta),
-                                         "path": str(ledger.path)}
+    spent = charge.report()
     counted = [r for r in session.runs if r.counted]
     aligned_run = session.runs[0] if alignment is not None else None
     extra = [r for r in session.runs if not r.counted and r is not aligned_run]
@@ -245,8 +255,8 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
               "coordination_bytes": sum(r.traffic.bytes_sent for r in extra),
               "coordination_messages": sum(r.traffic.messages_sent for r in extra)}
     report: dict[str, Any] = {
-        "party": name, "algorithm": algorithm, "digest": digest(section), "runs": len(session.runs),
-        "communication": totals, "ledger": spent, "setup_seconds": session.setup_seconds,
+        "party": name, "algorithm": algorithm, "digest": digest(section), "run": session.run_id,
+        "runs": len(session.runs), "communication": totals, "ledger": spent, "setup_seconds": session.setup_seconds,
         "ready_at": session.ready_at, "startup_cpu_seconds": session.ready_cpu,
         "protocol_seconds": sum(r.seconds for r in session.runs),
         "wall_seconds": time.perf_counter() - wall0, "cpu_seconds": time.process_time() - cpu0,

@@ -82,10 +82,10 @@ def open_ledger(config: Mapping[str, Any], name: str, *, epsilon: float, delta: 
 
 
 def charge_once(ledger: PrivacyLedger, cost: PrivacyCost, label: str) -> None:
-    """Charge ``cost`` under ``label`` unless this ledger already holds it (a run charges once, before its first
+    """Charge ``cost`` for the run (and release) ``label`` names, once: the ledger keys the charge by it, under
+    its lock, so concurrent ClientApp processes of one node charge it once too (a run charges before its first
     release; a client that missed earlier rounds charges when it first contributes)."""
-    if label not in ledger.spent_by_label():
-        ledger.spend(cost, label=label)
+    ledger.spend(cost, label=label, run=label)
 
 
 def noise_source(config: Mapping[str, Any], path: tuple[str, ...]) -> RandomSource | None:

@@ -22,7 +22,8 @@ from mpdp.flower.nodes import write_rows
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec.run import Metric, RunConfig
 
-__all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "plan_run", "result_record"]
+__all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "message_rounds", "plan_run",
+           "result_record"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,16 @@ class RunPlan:
 def flower_algorithms() -> tuple[str, ...]:
     """The registered algorithms whose spec names a Flower app."""
     return tuple(name for name, spec in algorithms().items() if spec.flower is not None)
+
+
+def message_rounds(job: Mapping[str, Any]) -> int:
+    """At most how many message rounds the hub runs for ``job``: the hello, then two per training round
+    (contributions, then the aggregators' shares), the training rounds bounded by the settings' ``T`` or
+    ``max_rounds`` (an upper bound where a method stops sooner); each lasts at most the job's round timeout."""
+    settings = job.get("settings")
+    found = [v for where in (settings if isinstance(settings, Mapping) else {}, job) for k in ("T", "max_rounds")
+             if isinstance(v := where.get(k), int | float) and not isinstance(v, bool)]
+    return 1 + 2 * max(1, int(found[0]) if found else 1)
 
 
 def check_algorithm(algorithm: str) -> None:

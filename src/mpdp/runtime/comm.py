@@ -86,7 +86,7 @@ class Comm:
             raise ParameterError(
                 explain("endpoint.name", endpoint.name, f"one of {self.parties}", "list every party in `parties`")
             )
-        if not timeout > 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ParameterError(explain("timeout", timeout, "a number of seconds > 0", "pass e.g. timeout=60"))
         self._endpoint = endpoint
         self.name = endpoint.name

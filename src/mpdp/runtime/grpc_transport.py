@@ -4,22 +4,28 @@ Every party runs a small gRPC server at its own address and holds a client chann
 is *pushed*: the sender calls the receiver's ``Deliver`` method with the bytes :class:`~mpdp.runtime.comm.Comm`
 produced (no protobuf, no pickle: requests and responses are raw bytes, framed below), and the receiver's
 server puts them in the inbox its protocol code reads with ``recv``. Sends are asynchronous gRPC calls; every
-frame carries a per-pair number and the receiver restores the order (refusing replayed or far-off numbers),
-so per-pair order holds exactly as in memory; the same protocol code,
-seed and inputs give the same results *and* the same byte, message and round counts as
-:class:`~mpdp.runtime.transport.InMemoryTransport`.
+frame carries a per-pair number and the receiver restores the order (refusing replayed or far-off numbers), so
+per-pair order holds exactly as in memory; the same protocol code, seed and inputs give the same results *and*
+the same byte, message and round counts as :class:`~mpdp.runtime.transport.InMemoryTransport`.
 
 Identity is the TLS certificate (see :mod:`mpdp.runtime.certs`): a server takes the sender's name from the
 common name of the client certificate the handshake verified, never from the message, and a client dials a
 peer with the TLS target name set to that peer's name, so a process holding another party's certificate (or
 one from another CA) is refused with :class:`~mpdp.errors.AuthenticationError` naming the party.
 
-Failures never hang:
+Failures never hang, and are named for what happened at the peer's address
+(:mod:`mpdp.runtime.grpc_failures`):
 
-* a peer that never comes up, or whose process dies, is detected by the receiver's health probes (connection
-  refused) and reported as :class:`~mpdp.errors.PartyUnavailableError` naming it, within about a second once
-  it had been seen alive, or after ``connect_timeout`` if it never was;
-* a peer that is alive but stalls hits the ``Comm`` receive timeout (PartyUnavailableError);
+* nothing listens there: a peer that never comes up is a :class:`~mpdp.errors.PartyUnavailableError`
+  ("never came up") after ``connect_timeout``; one that had been listening (it answered, its TLS handshake
+  started, or it called us) and now refuses connections died ("was listening"), within about ``health.death_grace`` s;
+* something answers, but not mpdp's TLS service (random bytes, another program on the port):
+  :class:`~mpdp.errors.MalformedMessageError`;
+* a certificate that is not the party's (another CA, another name, or the peer refused ours):
+  :class:`~mpdp.errors.AuthenticationError` naming the party;
+* the peer accepts connections but does not complete a handshake or a call (frozen, e.g. SIGSTOP, or
+  overloaded): PartyUnavailableError ("accepts connections but does not answer") once ``connect_timeout``
+  passes before it ever answered, or once a receive from it times out;
 * a peer whose protocol code failed sends ``ABORT`` to everyone, whose pending receive then fails at once
   with :class:`~mpdp.errors.ProtocolAbortError` quoting the reason; a peer that finished normally sends
   ``FINISHED``, so waiting for another message from it fails at once, as in memory.
@@ -53,27 +59,25 @@ from mpdp.errors import (
     ProtocolAbortError,
     explain,
 )
-from mpdp.randomness import RandomSource, resolve
 from mpdp.runtime.certs import PartyCredentials, certificate_name, check_party_name
-from mpdp.runtime.codec import DEFAULT_LIMITS, CodecLimits
-from mpdp.runtime.comm import Comm, PartyTraffic
+from mpdp.runtime.codec import DEFAULT_LIMITS
+from mpdp.runtime.grpc_failures import PeerHealth
 from mpdp.runtime.transport import Endpoint, Transport
 
-__all__ = ["GrpcTransport", "run_network_party"]
+__all__ = ["GrpcTransport"]
 
 _SERVICE = "mpdp.Transport"
 _DATA_MORE, _DATA_END, _ABORT, _FINISHED = 1, 2, 3, 4
 _GRPC_MAX = (1 << 31) - 1
-_TLS_HINTS = ("handshake", "certificate", "ssl", "tls", "peer name", "x509")
-
-
-def _is_tls_failure(error: grpc.RpcError) -> bool:
-    details = (error.details() or "").lower() if isinstance(error, grpc.Call) else ""
-    return any(hint in details for hint in _TLS_HINTS)
 
 
 def _code(error: grpc.RpcError) -> grpc.StatusCode | None:
     return error.code() if isinstance(error, grpc.Call) else None
+
+
+def _details(error: grpc.RpcError) -> str:
+    text = (error.details() or "") if isinstance(error, grpc.Call) else str(error)
+    return text.removeprefix("failed to connect to all addresses; last error: ")
 
 
 class GrpcTransport(Transport):
@@ -96,24 +100,14 @@ class GrpcTransport(Transport):
     max_chunk:
         Largest frame payload; longer messages are split (gRPC caps a message at 2 GiB).
     max_buffered:
-        Most bytes a peer may have held here at once in frames not yet delivered as a whole message (the pieces
-        of an unfinished message plus frames that arrived ahead of their turn); default the codec's longest
-        message. A peer beyond it is refused (:class:`~mpdp.errors.MalformedMessageError` naming it) instead
-        of exhausting this party's memory.
+        Most bytes a peer may have held here at once in frames not yet delivered as a whole message (pieces of an
+        unfinished message, frames ahead of their turn); default the codec's longest message. A peer beyond it
+        is refused (:class:`~mpdp.errors.MalformedMessageError` naming it) instead of exhausting our memory.
     """
 
-    def __init__(
-        self,
-        name: str,
-        addresses: Mapping[str, str],
-        credentials: PartyCredentials,
-        *,
-        connect_timeout: float = 30.0,
-        send_timeout: float = 120.0,
-        linger: float = 2.0,
-        max_chunk: int = 1 << 26,
-        max_buffered: int = DEFAULT_LIMITS.max_bytes,
-    ) -> None:
+    def __init__(self, name: str, addresses: Mapping[str, str], credentials: PartyCredentials, *,
+                 connect_timeout: float = 30.0, send_timeout: float = 120.0, linger: float = 2.0,
+                 max_chunk: int = 1 << 26, max_buffered: int = DEFAULT_LIMITS.max_bytes) -> None:
         self.parties = tuple(check_party_name(p) for p in addresses)
         if len(set(self.parties)) != len(self.parties) or len(self.parties) < 2:
             raise ParameterError(explain("addresses", dict(addresses), "two or more distinct parties",
@@ -131,9 +125,6 @@ class GrpcTransport(Transport):
         self.connect_timeout = float(connect_timeout)
         self.send_timeout = float(send_timeout)
         self.linger = float(linger)
-        self.death_grace = 1.5
-        self.tls_grace = 2.0
-        self._tls_failing_since: dict[str, float] = {}
         self.max_chunk = int(max_chunk)
         if type(max_buffered) is not int or max_buffered < max_chunk:
             raise ParameterError(explain("max_buffered", max_buffered, f"an int >= max_chunk ({max_chunk})",
@@ -148,10 +139,10 @@ class GrpcTransport(Transport):
         self._finished_peers: set[str] = set()
         self._aborted_peers: dict[str, str] = {}
         self._peer_errors: dict[str, MpdpError] = {}
-        self._seen_alive: set[str] = set()
-        self._unreachable_since: dict[str, float] = {}
+        self.health = PeerHealth(name, self.addresses, connect_timeout=self.connect_timeout, started=self._started)
         self._local_abort: str | None = None
         self._closed = False
+        self.messages_sent = 0  #: messages handed to the network so far (every frame of one counts once)
 
         ca, cert, key = credentials.read()
         holder = certificate_name(cert)
@@ -234,21 +225,41 @@ class GrpcTransport(Transport):
     def wait_ready(self, timeout: float | None = None) -> float:
         """Block until every peer answers a ping over mutual TLS; returns the seconds it took.
 
-        Raises AuthenticationError (naming the peer) on a certificate problem, PartyUnavailableError if a peer
-        does not come up within ``timeout`` (default ``connect_timeout``).
+        Raises AuthenticationError or MalformedMessageError (naming the peer) as soon as a peer shows a wrong
+        certificate or speaks something else than mpdp's TLS service; PartyUnavailableError naming every peer
+        that has not answered within ``timeout`` (default ``connect_timeout``), and why.
         """
         start = time.monotonic()
         deadline = start + (self.connect_timeout if timeout is None else timeout)
-        for peer in self.peers:
-            while not self._probe(peer):
-                if time.monotonic() > deadline:
-                    raise PartyUnavailableError(
-                        f"{self.name} could not reach {peer} at {self.addresses[peer]} within "
-                        f"{deadline - start:g} s. Fix: start that party (mpdp party --config ...) or correct "
-                        "its address in the configuration"
-                    )
+        waiting = list(self.peers)
+        while waiting:
+            waiting = [peer for peer in waiting if not self._answers(peer)]
+            with self._cond:
+                aborted = next(iter(self._aborted_peers.items()), None)
+            if aborted is not None:  # a peer already failed: waiting for the others serves nothing
+                raise ProtocolAbortError(f"{self.name} stopped waiting: {aborted[0]} aborted ({aborted[1]})")
+            if waiting and time.monotonic() > deadline:
+                missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self.health.unanswered(peer)}"
+                                    for peer in waiting)
+                raise PartyUnavailableError(
+                    f"{self.name} got no answer within {deadline - start:g} s from {missing}. Fix: start that party "
+                    "(mpdp party --config ...), check its address, or wake or restart a frozen process")
+            if waiting:
                 time.sleep(0.05)
         return time.monotonic() - start
+
+    def _answers(self, peer: str) -> bool:
+        """:meth:`_probe` for :meth:`wait_ready`, which names every peer that never came up at its own deadline
+        (a peer that came up and died is reported at once)."""
+        try:
+            return self._probe(peer)
+        except PartyUnavailableError as exc:
+            if self.health.came_up(peer):
+                raise
+            with self._cond:
+                if self._peer_errors.get(peer) is exc:
+                    del self._peer_errors[peer]
+            return False
 
     # -- server side ----------------------------------------------------------------------------------------
     def _sender_of(self, context: grpc.ServicerContext) -> str:
@@ -262,7 +273,7 @@ class GrpcTransport(Transport):
         return sender
 
     def _on_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
-        self._sender_of(context)
+        self.health.alive(self._sender_of(context))
         return self.name.encode()
 
     def _on_deliver(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -292,9 +303,8 @@ class GrpcTransport(Transport):
                 elif k != _DATA_MORE:
                     self._buffered[sender] -= len(body)
                 self._apply(sender, k, body)
-            self._seen_alive.add(sender)
-            self._unreachable_since.pop(sender, None)
             self._cond.notify_all()
+        self.health.alive(sender)
         return b""
 
     def _apply(self, sender: str, kind: int, payload: bytes) -> None:
@@ -311,65 +321,18 @@ class GrpcTransport(Transport):
             self._finished_peers.add(sender)
 
     # -- client side ----------------------------------------------------------------------------------------
-    def _classify(self, peer: str, error: grpc.RpcError, *, timeout: float) -> MpdpError | None:
-        """A typed error for a failed call to ``peer``, or None when it is worth retrying."""
-        code = _code(error)
-        address = self.addresses[peer]
-        tls = code == grpc.StatusCode.UNAVAILABLE and _is_tls_failure(error)
-        if tls and code != grpc.StatusCode.PERMISSION_DENIED:
-            # A handshake cut short on a loaded host looks like a certificate failure once; a wrong certificate
-            # fails every attempt. Retry until the failures have lasted `tls_grace` seconds.
-            now = time.monotonic()
-            with self._cond:
-                since = self._tls_failing_since.setdefault(peer, now)
-            if now - since < self.tls_grace:
-                return None
-        if code == grpc.StatusCode.PERMISSION_DENIED or tls:
-            return AuthenticationError(
-                f"{self.name} could not authenticate with {peer} at {address}: "
-                f"{error.details() if isinstance(error, grpc.Call) else error}. "
-                f"Fix: give every party a certificate from the same `mpdp certs` run, naming the party "
-                f"({peer!r} must present {peer}.pem), and check the address belongs to {peer}"
-            )
-        if code == grpc.StatusCode.UNAVAILABLE:
-            now = time.monotonic()
-            with self._cond:
-                alive_before = peer in self._seen_alive
-                since = self._unreachable_since.setdefault(peer, now)
-            # One refused call can be a transient hiccup of a busy peer; a peer that stays unreachable for
-            # `death_grace` seconds after it had answered has died.
-            if (alive_before and now - since > self.death_grace) or now - self._started > self.connect_timeout:
-                what = "stopped answering: its process died or its network went away" if alive_before else \
-                    f"never came up within {self.connect_timeout:g} s"
-                detail = error.details() if isinstance(error, grpc.Call) else ""
-                return PartyUnavailableError(
-                    f"{self.name} cannot reach {peer} at {address}: it {what} ({detail}). "
-                    "Fix: check that party's process and address, then rerun the protocol"
-                )
-            return None
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return PartyUnavailableError(
-                f"{peer} at {address} did not accept a message from {self.name} within {timeout:g} s: "
-                "it is stalled. Fix: check that party, or raise the timeout if it is legitimately slow"
-            )
-        return ProtocolAbortError(f"{self.name} failed to talk to {peer} at {address}: {error}")
-
     def _probe(self, peer: str) -> bool:
         """One ping; True if ``peer`` answered. Raises a typed error for a definite failure."""
         try:
             self._ping[peer](b"", timeout=1.0)
         except grpc.RpcError as error:
-            if _code(error) == grpc.StatusCode.DEADLINE_EXCEEDED:
-                return False  # slow, not dead: the receive timeout decides
-            failure = self._classify(peer, error, timeout=1.0)
+            failure = self.health.failure(peer, _code(error), _details(error))
             if failure is not None:
                 with self._cond:
                     self._peer_errors.setdefault(peer, failure)
                 raise failure from None
             return False
-        with self._cond:
-            self._seen_alive.add(peer)
-            self._unreachable_since.pop(peer, None)
+        self.health.alive(peer)
         return True
 
     def _post(self, peer: str, kind: int, payload: bytes | memoryview, *, timeout: float) -> None:
@@ -387,17 +350,17 @@ class GrpcTransport(Transport):
                 self._pending.pop(f, None)
             error = f.exception()
             if error is None:
-                with self._cond:
-                    self._seen_alive.add(peer)
-                    self._unreachable_since.pop(peer, None)
+                self.health.alive(peer)
                 return
             if control or not isinstance(error, grpc.RpcError):
                 return
             with self._cond:
                 if peer in self._finished_peers:
                     return
-            failure = self._classify(peer, error, timeout=timeout) or PartyUnavailableError(
-                f"{peer} at {self.addresses[peer]} did not accept a message from {self.name}: {error}")
+            failure = self.health.failure(peer, _code(error), _details(error)) or PartyUnavailableError(
+                f"{peer} at {self.addresses[peer]} did not accept a message from {self.name} within {timeout:g} s: "
+                f"it {self.health.unanswered(peer)}. Fix: check that party, or raise the timeout if it is "
+                "legitimately slow")
             with self._cond:
                 self._peer_errors.setdefault(peer, failure)
                 self._cond.notify_all()
@@ -418,6 +381,7 @@ class GrpcTransport(Transport):
         with self._cond:
             if dst in self._finished_peers:
                 return  # it will read nothing more, as in memory
+            self.messages_sent += 1
         view = memoryview(data)
         for start in range(0, max(len(view), 1), self.max_chunk):
             last = start + self.max_chunk >= len(view)
@@ -449,9 +413,10 @@ class GrpcTransport(Transport):
                     raise error
                 now = time.monotonic()
                 if now >= deadline:
+                    how = self.health.unanswered(src) if self.health.is_silent(src) else "has stopped answering"
                     raise PartyUnavailableError(
-                        f"{self.name} received nothing from {src} within {timeout:g} s; {src} has stopped "
-                        "answering. Fix: check that party, or raise the timeout if it is legitimately slow"
+                        f"{self.name} received nothing from {src} within {timeout:g} s; {src} {how}. Fix: check "
+                        "that party, or raise the timeout if it is legitimately slow"
                     )
                 if now < next_probe:
                     self._cond.wait(min(deadline, next_probe) - now)
@@ -464,19 +429,22 @@ class GrpcTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        deadline = time.monotonic() + self.send_timeout
+        # after a local failure only the ABORT frames matter (they time out by themselves after 2 s)
+        deadline = time.monotonic() + (self.send_timeout if self._local_abort is None else 2.5)
         with self._send_lock:
             pending = list(self._pending.items())
         for future, peer in pending:
-            with self._cond:
-                hopeless = peer in self._peer_errors or (peer in self._aborted_peers and self._local_abort is None)
-            if hopeless:
-                future.cancel()
-                continue
-            try:
-                future.exception(timeout=max(0.0, deadline - time.monotonic()))
-            except (grpc.FutureTimeoutError, grpc.FutureCancelledError):
-                future.cancel()
+            while not future.done():
+                with self._cond:
+                    hopeless = peer in self._peer_errors or (peer in self._aborted_peers and self._local_abort is None)
+                if hopeless or time.monotonic() > deadline:
+                    future.cancel()
+                    break
+                with contextlib.suppress(grpc.FutureTimeoutError, grpc.FutureCancelledError):
+                    future.exception(timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+                with contextlib.suppress(MpdpError):  # a peer found dead or foreign makes its frames hopeless
+                    if not future.done():
+                        self._probe(peer)
         deadline = time.monotonic() + (0.0 if self._local_abort is not None else self.linger)
         with self._cond:
             while time.monotonic() < deadline and not all(
@@ -511,62 +479,3 @@ class _GrpcEndpoint(Endpoint):
 
     def close(self) -> None:
         self._transport.close()
-
-
-def run_network_party(
-    transport: GrpcTransport,
-    role: Callable[[Comm], Any],
-    *,
-    rng: RandomSource | None = None,
-    timeout: float = 120.0,
-    limits: CodecLimits = DEFAULT_LIMITS,
-) -> tuple[Any, PartyTraffic, float]:
-    """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
-
-    Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
-    starts and are not timed) and until every peer is waiting too (:func:`_start_barrier`, so the protocol
-    seconds do not include a peer's slower start-up), runs the role, tells peers it finished, or that it
-    aborted and why, and closes the transport. ``rng`` should be ``root.spawn(name)`` to reproduce
-    :func:`~mpdp.runtime.run_protocol`.
-    """
-    try:
-        transport.wait_ready()
-        _start_barrier(transport)
-    except BaseException:
-        transport.close()
-        raise
-    comm = Comm(transport.endpoint(transport.name), transport.parties, rng=resolve(rng), timeout=timeout,
-                limits=limits)
-    start = time.perf_counter()
-    try:
-        result = role(comm)
-    except BaseException as exc:
-        transport.abort(f"{transport.name} failed with {type(exc).__name__}: {exc}")
-        with contextlib.suppress(Exception):
-            comm.close()
-        raise
-    seconds = time.perf_counter() - start
-    transport.party_finished(transport.name)
-    comm.close()
-    return result, comm.traffic, seconds
-
-
-_BARRIER = b"mpdp/start-barrier/v1"
-
-
-def _start_barrier(transport: GrpcTransport) -> None:
-    """Send a barrier frame to every peer, then receive one from every peer, outside any :class:`Comm`.
-
-    Per-pair FIFO delivery makes the barrier the first message each peer reads from us, before the protocol's
-    own (sequence-numbered) messages, and it is not counted in the protocol's traffic. Anything else in its
-    place is a peer running another protocol version: refused, naming the peer.
-    """
-    endpoint = transport.endpoint(transport.name)
-    for peer in transport.peers:
-        endpoint.send(peer, _BARRIER)
-    for peer in transport.peers:
-        received = endpoint.recv(peer, transport.connect_timeout)
-        if received != _BARRIER:
-            raise MalformedMessageError(explain(
-                f"first message from {peer}", received[:32], f"the start barrier {_BARRIER!r}",
-                f"run the same mpdp version on {peer} and {transport.name}"))

@@ -134,7 +134,11 @@ def run_protocol(
     transport:
         Default: a new :class:`~mpdp.runtime.transport.InMemoryTransport` for these parties.
     timeout:
-        Seconds any receive may wait before the run fails with PartyUnavailableError.
+        Seconds any receive may wait before the run fails with PartyUnavailableError. It bounds the run when a
+        party is stuck: the party waiting for it fails after ``timeout``, and the run reports that failure at
+        most ``min(timeout, ABORT_GRACE)`` seconds later, even if the stuck party's thread still computes (it
+        is left behind as a daemon thread; with ``processes=True`` its process is killed). With
+        ``cooperative=True`` a party that computes without waiting holds the only thread, so no timeout applies.
     processes:
         Run each party in its own forked OS process (:mod:`mpdp.runtime.processes`, Linux/macOS), messages
         over socketpairs: the parties' Python work runs in parallel instead of taking turns on the GIL. The
@@ -175,6 +179,8 @@ def run_protocol(
     names = tuple(roles)
     if not names:
         raise ParameterError(explain("roles", dict(roles), "at least one party", "pass {'alice': role, ...}"))
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        raise ParameterError(explain("timeout", timeout, "a number of seconds > 0", "pass e.g. timeout=60"))
     for name, role in roles.items():
         if not callable(role):
             raise ParameterError(explain(f"role of {name}", role, "a Party or a callable(comm)", "pass a callable"))
@@ -243,27 +249,63 @@ def _run(names: tuple[str, ...], run_one: Callable[[str, Transport], tuple[Any, 
     results: dict[str, Any] = {}
     traffic: dict[str, PartyTraffic] = {}
     failures: list[tuple[float, str, BaseException]] = []
-    lock = threading.Lock()
+    ended: set[str] = set()
+    changed = threading.Condition()
     cpus = party_threads_on_one_cpu(len(names)) if one_cpu else None
 
     def target(name: str) -> None:
         try:
             pin_this_thread(cpus)  # the thread ends with the run: nothing to restore
             result, party_traffic = run_one(name, memory)
-            with lock:
+            with changed:
                 results[name] = result
                 traffic[name] = party_traffic
         except BaseException as exc:  # re-raised in the caller's thread below
-            with lock:
+            with changed:
                 failures.append((time.monotonic(), name, exc))
             memory.abort(f"{name} failed with {type(exc).__name__}: {exc}")
+        finally:
+            with changed:
+                ended.add(name)
+                changed.notify_all()
 
     threads = [threading.Thread(target=target, args=(n,), name=f"mpdp-party-{n}", daemon=True) for n in names]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    stuck = _wait_for_parties(names, ended, failures, changed, grace=min(timeout, ABORT_GRACE))
+    if stuck:
+        _, first, exc = min(failures, key=lambda f: (isinstance(f[2], ProtocolAbortError), f[0]))
+        exc.add_note(f"{' and '.join(stuck)} still running {min(timeout, ABORT_GRACE):g} s after {first} failed, "
+                     "computing without sending or receiving (stuck or spinning): left behind as a daemon thread, "
+                     "since a thread cannot be stopped from outside (processes=True kills a stuck party's process)")
     return _outcome(names, results, traffic, failures, time.perf_counter() - start)
+
+
+#: seconds the threaded runner waits, once a party has failed, for the others to end before it reports the failure
+ABORT_GRACE = 1.0
+
+
+def _wait_for_parties(names: tuple[str, ...], ended: set[str], failures: list[tuple[float, str, BaseException]],
+                      changed: threading.Condition, *, grace: float) -> list[str]:
+    """Wait until every party thread has ended, or until ``grace`` seconds after the first failure; returns the
+    parties still running then.
+
+    After a failure the transport is aborted, so a party waiting for a message or sending one ends at once; one
+    that computes without communicating (a stuck or spinning role) would keep the run waiting for as long as it
+    computes: the run reports the failure without it instead, so a ``timeout`` bounds the run as it does over the
+    network.
+    """
+    with changed:
+        while len(ended) < len(names):
+            if failures:
+                deadline = min(f[0] for f in failures) + grace
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return [n for n in names if n not in ended]
+                changed.wait(remaining)
+            else:
+                changed.wait()
+    return []
 
 
 def _outcome(names: tuple[str, ...], results: dict[str, Any], traffic: dict[str, PartyTraffic],

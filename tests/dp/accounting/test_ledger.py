@@ -137,7 +137,8 @@ def test_failed_commit_records_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.undo()
     assert [e.label for e in ledger.entries] == ["a"]
     assert [e.label for e in PrivacyLedger.open(path).entries] == ["a"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.json", "l.json.lock"]  # temp file removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["l.json", "l.json.anchor", "l.json.lock",
+                                                          "mpdp-integrity.key"]  # temp file removed
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:

@@ -1,10 +1,12 @@
 """Fuzzing the ledger file reader: every file either opens as the ledger it encodes or raises
-LedgerCorruptError; no other exception, hang or unbounded allocation (hypothesis, fixed budget)."""
+LedgerCorruptError; no other exception, hang or unbounded allocation (hypothesis, fixed budget).
+
+Damaged files are read as an operator adopting them would (:meth:`PrivacyLedger.adopt`: the MAC checked, the
+anchor not), and "signed" bodies are sealed with the test's own key, so the checks behind the MAC are reached."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -15,8 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpdp.dp.accounting import PrivacyCost
-from mpdp.dp.accounting.ledger import PrivacyLedger, _canonical
+from mpdp.dp.accounting.ledger import PrivacyLedger
+from mpdp.dp.accounting.ledger_file import sealed_bytes
 from mpdp.errors import LedgerCorruptError
+from mpdp.integrity import IntegrityKey
 
 FUZZ = settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -28,25 +32,36 @@ json_values = st.recursive(
 )
 
 
+_KEYS = tempfile.TemporaryDirectory()
+KEY = Path(_KEYS.name) / "test.key"
+
+
 @functools.lru_cache(maxsize=1)
 def _valid_bytes() -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "valid.json"
-        ledger = PrivacyLedger.create(path, epsilon=2.0, delta=1e-6)
+        ledger = PrivacyLedger.create(path, epsilon=2.0, delta=1e-6, key=KEY)
         ledger.spend(PrivacyCost(epsilon=0.5, delta=0.0), label="a")
-        ledger.spend(PrivacyCost(epsilon=0.25, delta=1e-7), label="b")
+        ledger.reserve(PrivacyCost(epsilon=0.25, delta=1e-7), label="b", run="r1")
         return path.read_bytes()
 
 
 def _open(path: Path) -> PrivacyLedger | None:
     try:
-        return PrivacyLedger.open(path)
+        PrivacyLedger.adopt(path, key=KEY)
+        return PrivacyLedger.open(path, key=KEY)
     except LedgerCorruptError:
         return None
 
 
+def _body() -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(_valid_bytes())
+    body.pop("mac")
+    return body
+
+
 def _signed(body: dict[str, Any]) -> bytes:
-    return json.dumps({**body, "sha256": hashlib.sha256(_canonical(body)).hexdigest()}).encode()
+    return sealed_bytes(body, IntegrityKey.load(KEY))
 
 
 @FUZZ
@@ -55,7 +70,7 @@ def test_random_bytes_are_refused_with_a_typed_error(tmp_path: Path, data: bytes
     path = tmp_path / "l.json"
     path.write_bytes(data)
     with pytest.raises(LedgerCorruptError):
-        PrivacyLedger.open(path)
+        PrivacyLedger.open(path, key=KEY)
 
 
 @FUZZ
@@ -78,8 +93,7 @@ def test_damaged_ledgers_open_or_raise_a_typed_error(tmp_path: Path, data: st.Da
 @FUZZ
 @given(st.data())
 def test_signed_but_malformed_bodies_open_or_raise_a_typed_error(tmp_path: Path, data: st.DataObject) -> None:
-    body = json.loads(_valid_bytes())
-    body.pop("sha256")
+    body = _body()
     # replace one field anywhere in the body (header, budget, an entry, a cost) by an arbitrary JSON value
     target: Any = body
     keys = []
@@ -106,14 +120,14 @@ def test_regression_deeply_nested_json_is_a_typed_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
     with pytest.raises(LedgerCorruptError):
-        PrivacyLedger.open(path)
+        PrivacyLedger.open(path, key=KEY)
 
 
 def test_regression_out_of_range_float_is_a_typed_error(tmp_path: Path) -> None:
     path = tmp_path / "inf.json"
-    path.write_bytes(b'{"format": "mpdp.privacy-ledger", "version": 1, "x": 1e999, "sha256": "0"}')
+    path.write_bytes(b'{"format": "mpdp.privacy-ledger", "version": 2, "x": 1e999, "mac": "0"}')
     with pytest.raises(LedgerCorruptError):
-        PrivacyLedger.open(path)
+        PrivacyLedger.open(path, key=KEY)
 
 
 @pytest.mark.parametrize("body_change", [
@@ -121,12 +135,13 @@ def test_regression_out_of_range_float_is_a_typed_error(tmp_path: Path) -> None:
     lambda b: b.__setitem__("budget", [1, 2]),
     lambda b: b.__setitem__("entries", {"x": 1}),
     lambda b: b["entries"][0].__setitem__("seq", 1e300),
+    lambda b: b["entries"][1].__setitem__("state", "maybe"),
+    lambda b: b.__setitem__("generation", -1),
 ])
 def test_regression_signed_bodies_with_bad_structure(tmp_path: Path, body_change: Any) -> None:
-    body = json.loads(_valid_bytes())
-    body.pop("sha256")
+    body = _body()
     body_change(body)
     path = tmp_path / "bad.json"
     path.write_bytes(_signed(body))
     with pytest.raises(LedgerCorruptError):
-        PrivacyLedger.open(path)
+        PrivacyLedger.adopt(path, key=KEY)

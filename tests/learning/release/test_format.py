@@ -35,7 +35,7 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert back.schema == SCHEMA and back.per_party == {"party0": 1.0} and back.mpdp_version
     assert back.schema.label_text(np.array([1.0, 0.0])) == ["yes", "no"]
     document = json.loads(path.read_text())
-    assert document["format"] == "mpdp.released-model" and document["version"] == 1
+    assert document["format"] == "mpdp.released-model" and document["version"] == 2
 
 
 def test_schema_of_a_dataset_matches_its_encoding() -> None:
@@ -50,7 +50,7 @@ def test_schema_of_a_dataset_matches_its_encoding() -> None:
 def _tamper(path: Path, edit: str) -> bytes:
     document = json.loads(path.read_text())
     if edit == "version":
-        document["version"] = 2
+        document["version"] = 1
     elif edit == "format":
         document["format"] = "something-else"
     elif edit == "weight":
@@ -128,3 +128,40 @@ def test_the_reader_raises_only_model_file_errors(valid_file: bytes, data: st.Da
         parse_model(bad)
     except ModelFileError:
         pass
+
+
+def test_an_edit_with_a_recomputed_checksum_is_refused_by_its_mac(tmp_path: Path) -> None:
+    import hashlib
+    import stat
+
+    from mpdp.integrity import KEY_NAME
+    from mpdp.learning.release.format import _canonical
+
+    path = write_model(tmp_path / "model", _model())
+    key = tmp_path / KEY_NAME  # beside the model directory, never in it: sharing the directory shares no key
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and not list((tmp_path / "model").glob("*.key"))
+    document = json.loads(path.read_text())
+    document["body"]["privacy"]["epsilon_spent"] = 0.01
+    document["sha256"] = hashlib.sha256(_canonical(document["body"])).hexdigest()
+    path.write_text(json.dumps(document))
+    parse_model(path.read_bytes())  # the checksum alone cannot tell
+    with pytest.raises(ModelChecksumError, match="MAC"):
+        read_model(tmp_path / "model")
+
+
+def test_a_model_without_its_writers_key_cannot_be_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mpdp.integrity import KEY_ENV, IntegrityKey
+
+    write_model(tmp_path / "model", _model())
+    elsewhere = tmp_path / "copy"
+    elsewhere.mkdir()
+    (elsewhere / "model").mkdir()
+    (elsewhere / "model" / "model.json").write_bytes((tmp_path / "model" / "model.json").read_bytes())
+    with pytest.raises(ModelChecksumError, match="no integrity key"):
+        read_model(elsewhere / "model")
+    IntegrityKey.load_or_create(tmp_path / "other.key")
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "other.key"))
+    with pytest.raises(ModelChecksumError, match="another organisation's key"):
+        read_model(elsewhere / "model")
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "mpdp-integrity.key"))  # the writer's key verifies it anywhere
+    assert read_model(elsewhere / "model").parameters == _model().parameters

@@ -1,8 +1,10 @@
-"""The released-model file: versioned JSON with a checksum, read strictly. No pickle, no code, no paths.
+"""The released-model file: versioned JSON with a checksum and a keyed MAC, read strictly. No pickle, no code, no
+paths.
 
 ``model.json`` is one JSON object::
 
-    {"format": "mpdp.released-model", "version": 1, "sha256": "<hex of the canonical body>",
+    {"format": "mpdp.released-model", "version": 2, "sha256": "<hex of the canonical body>",
+     "key_id": "<which integrity key sealed it>", "mac": "<HMAC-SHA256 of the canonical body under that key>",
      "body": {"algorithm": "fm-logistic", "kind": "linear", "mpdp_version": "0.1.0",
               "schema": {...TableSchema...}, "parameters": {...by kind...},
               "privacy": {"epsilon_spent": 1.0, "delta_spent": 0.0, "per_party": {"party0": 1.0, ...}},
@@ -17,15 +19,20 @@
 * ``"records"``: released DP synthetic records in the schema's attribute view (paper 004's shared data);
   ``mpdp synthesize`` resamples them.
 
-The checksum is SHA-256 over the canonical JSON of ``body`` (sorted keys, no spaces, no NaN). It detects an
-edited, truncated or damaged file; it is not a signature (anyone can recompute it), so a model from an
-untrusted source needs a signature or a trusted channel besides.
+Integrity: the SHA-256 over the canonical JSON of ``body`` (sorted keys, no spaces, no NaN) detects a damaged or
+truncated file, but anyone can recompute it. The MAC is what shows the body is the one its writer released: an
+HMAC-SHA256 under the writer's organisation key (:class:`~mpdp.integrity.IntegrityKey`, a 0600 file never written
+into the model; by default ``mpdp-integrity.key`` in the folder that holds the model directory, or the file
+``MPDP_INTEGRITY_KEY`` names), so an edit with a recomputed checksum is refused. A reader verifies with the same
+key: :func:`read_model` refuses a model it cannot verify (no key, another organisation's key). A MAC is not a
+signature: whoever holds the key can also write models, so share the key only with readers trusted to release
+models; a model crossing organisations needs a signature or a trusted channel besides.
 
 :func:`read_model` is the one function that reads a model file. It is deliberately small and strict: a size
 limit, UTF-8, duplicate keys refused, NaN and infinities refused, the exact key sets, the format and version,
-the checksum, then per-kind validation of every parameter against the schema. Anything else raises a
+the checksum, the MAC, then per-kind validation of every parameter against the schema. Anything else raises a
 :class:`~mpdp.errors.ModelFileError` (:class:`~mpdp.errors.ModelVersionError` for another format or version,
-:class:`~mpdp.errors.ModelChecksumError` for a body that fails its checksum).
+:class:`~mpdp.errors.ModelChecksumError` for a body that fails its checksum or its MAC).
 """
 
 from __future__ import annotations
@@ -37,19 +44,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mpdp.errors import ModelChecksumError, ModelFileError, ModelVersionError, explain
+from mpdp.errors import ModelChecksumError, ModelFileError, ModelVersionError, ParameterError, explain
 from mpdp.files import write_atomic
+from mpdp.integrity import IntegrityKey, key_path
 from mpdp.learning.release.kinds import check_parameters
 from mpdp.learning.release.schema import TableSchema
 
-__all__ = ["FORMAT", "KINDS", "MAX_BYTES", "MODEL_FILE", "VERSION", "ReleasedModel", "read_model", "write_model"]
+__all__ = ["FORMAT", "KINDS", "MAX_BYTES", "MODEL_FILE", "VERSION", "ReleasedModel", "model_key_path", "parse_model",
+           "read_model", "write_model"]
 
 FORMAT = "mpdp.released-model"
-VERSION = 1
+VERSION = 2
 MODEL_FILE = "model.json"
 MAX_BYTES = 64 << 20
 KINDS = ("linear", "mixture", "records")
-_TOP = {"format", "version", "sha256", "body"}
+_TOP = {"format", "version", "sha256", "key_id", "mac", "body"}
+_DOMAIN = "mpdp.released-model/v2"
 _BODY = {"algorithm", "kind", "mpdp_version", "schema", "parameters", "privacy", "run"}
 _PRIVACY = {"epsilon_spent", "delta_spent", "per_party"}
 
@@ -80,8 +90,15 @@ def _canonical(body: Any) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def write_model(directory: str | Path, model: ReleasedModel) -> Path:
-    """Write ``directory/model.json`` atomically; returns its path. Validates by reading the bytes back."""
+def model_key_path(directory: str | Path, key: str | Path | None = None) -> Path:
+    """The integrity key file for a model saved in ``directory``: ``key``, else ``$MPDP_INTEGRITY_KEY``, else
+    ``mpdp-integrity.key`` in the folder holding ``directory`` (beside the model directory, never in it)."""
+    return key_path(Path(directory).expanduser().resolve().parent, key)
+
+
+def write_model(directory: str | Path, model: ReleasedModel, *, key: str | Path | None = None) -> Path:
+    """Write ``directory/model.json`` atomically, sealed with the organisation key (:func:`model_key_path`,
+    created with mode 0600 on first use); returns its path. Validates by reading the bytes back."""
     from mpdp import __version__
 
     if not model.mpdp_version:
@@ -90,26 +107,37 @@ def write_model(directory: str | Path, model: ReleasedModel) -> Path:
         body = _canonical(model.body())
     except (TypeError, ValueError) as exc:
         raise ModelFileError(explain("model", str(exc), "plain JSON values, all finite", "report this bug")) from exc
+    try:
+        sealer = IntegrityKey.load_or_create(model_key_path(directory, key))
+    except ParameterError as exc:
+        raise ModelFileError(f"the model cannot be sealed: {exc}") from exc
     document = {"format": FORMAT, "version": VERSION, "sha256": hashlib.sha256(body).hexdigest(),
-                "body": json.loads(body)}
+                "key_id": sealer.key_id, "mac": sealer.mac(_DOMAIN, body), "body": json.loads(body)}
     data = json.dumps(document, sort_keys=True, indent=1, allow_nan=False).encode("utf-8") + b"\n"
-    parse_model(data)  # what we write must be what we read
+    parse_model(data, key=sealer)  # what we write must be what we read
     path = Path(directory).expanduser() / MODEL_FILE
     write_atomic(path, data)
     return path
 
 
-def read_model(path: str | Path) -> ReleasedModel:
-    """Read a model file (or a directory holding ``model.json``) strictly; see the module docstring."""
+def read_model(path: str | Path, *, key: str | Path | None = None) -> ReleasedModel:
+    """Read a model file (or a directory holding ``model.json``) strictly, verifying its MAC with the key
+    :func:`model_key_path` names (see the module docstring)."""
     file = Path(path).expanduser()
     if file.is_dir():
         file = file / MODEL_FILE
     if not file.is_file():
         raise ModelFileError(explain("model", str(file), f"a {MODEL_FILE} written by mpdp run --save",
                                      "pass the directory given to --save"))
+    try:
+        sealer = IntegrityKey.load(model_key_path(file.parent, key))
+    except ParameterError as exc:
+        raise ModelChecksumError(explain(f"model {file}", "no integrity key to verify it with",
+                                         "the key of the organisation that saved it",
+                                         f"{exc}; or set MPDP_INTEGRITY_KEY to the writer's key file")) from exc
     with file.open("rb") as handle:
         data = handle.read(MAX_BYTES + 1)
-    return parse_model(data)
+    return parse_model(data, key=sealer)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -125,8 +153,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_model(data: bytes) -> ReleasedModel:
-    """The strict parser behind :func:`read_model`, on the file's bytes (what a fuzzer calls)."""
+def parse_model(data: bytes, *, key: IntegrityKey | None = None) -> ReleasedModel:
+    """The strict parser behind :func:`read_model`, on the file's bytes (what a fuzzer calls). With ``key`` the
+    MAC is verified too; without, only the checksum (damage, not an edit: :func:`read_model` always verifies)."""
     if len(data) > MAX_BYTES:
         raise ModelFileError(explain("model", f"more than {MAX_BYTES} bytes", "a model file", "check the file"))
     try:
@@ -150,6 +179,12 @@ def parse_model(data: bytes) -> ReleasedModel:
     if not isinstance(digest, str) or hashlib.sha256(_canonical(body)).hexdigest() != digest:
         raise ModelChecksumError(explain("model body", "a body whose sha256 differs from the recorded one",
                                          "the body as written", "the file was edited or damaged; re-run with --save"))
+    if key is not None and not key.verify(_DOMAIN, _canonical(body), document["mac"]):
+        raise ModelChecksumError(explain(
+            "model body", f"a body whose MAC fails under the key {key.path} (id {key.key_id}; the file names "
+            f"{str(document['key_id'])[:16]!r})", "the body its writer sealed",
+            "the file was edited, or sealed with another organisation's key: use the model as saved, or the "
+            "writer's key (MPDP_INTEGRITY_KEY)"))
     return _model(body)
 
 

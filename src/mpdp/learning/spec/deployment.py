@@ -12,7 +12,7 @@ An algorithm's spec names its :class:`AlgorithmDeployment` (:attr:`AlgorithmSpec
   (the same :class:`~mpdp.runtime.Party` objects and role functions the in-memory run uses) from the public
   parameters and its own data only, and runs it through its :class:`StepRunner` (a deployed party's
   session over gRPC, or :class:`~mpdp.runtime.steps.StepSession` over the in-memory transport);
-  :meth:`~AlgorithmDeployment.cost` is what the party's own ledger is charged before it sends anything;
+  :meth:`~AlgorithmDeployment.cost` is what the party's own ledger is charged for the run;
   :meth:`~AlgorithmDeployment.encode` turns its result into plain data for the wire codec.
 """
 
@@ -115,7 +115,8 @@ class AlgorithmDeployment(ABC):
         """Build the local party's role(s) and run them through ``ctx.session`` (party side)."""
 
     def cost(self, public: Mapping[str, Any], party: str) -> PrivacyCost | None:
-        """What this party's own ledger is charged before it sends anything (None: it releases nothing)."""
+        """What this party's own ledger is charged for a run (None: it releases nothing): reserved once the
+        handshake has authenticated every peer, before its first protocol message (:mod:`mpdp.deploy.charge`)."""
         return None
 
     def encode(self, party: str, result: Any) -> Any:
