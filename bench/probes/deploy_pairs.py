@@ -16,7 +16,7 @@ import sys
 from bench.suites.deploy import _cold_memory_run
 from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
-from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.deployments import deployment_for
 from mpdp.deploy.launcher import launch
 from mpdp.learning.registry import get_algorithm
 

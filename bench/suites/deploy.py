@@ -31,7 +31,7 @@ from typing import Any
 from bench.harness import BenchResult
 from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
-from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.deployments import deployment_for
 from mpdp.deploy.launcher import launch
 from mpdp.errors import DatasetUnavailableError
 from mpdp.learning.registry import get_algorithm

@@ -17,7 +17,7 @@ pytest.importorskip("grpc")
 from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
 from mpdp.datasets.holdings import PartyData, write_party_data
-from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.deployments import deployment_for
 from mpdp.deploy.launcher import launch
 from mpdp.errors import ConfigMismatchError
 from mpdp.learning.registry import get_algorithm

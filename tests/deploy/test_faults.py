@@ -27,7 +27,7 @@ pytest.importorskip("grpc")
 
 from mpdp.cli import build_parser
 from mpdp.cli.run_cmd import build_config
-from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.deployments import deployment_for
 from mpdp.deploy.launcher import _python_command, party_environment, prepare_folders
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.learning.registry import get_algorithm

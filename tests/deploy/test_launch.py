@@ -121,7 +121,7 @@ def _start(folder: Path, names: list[str]) -> dict[str, subprocess.Popen[bytes]]
 
 @pytest.mark.parametrize("fault", ["kill", "stall"])
 def test_a_killed_or_stalled_party_ends_the_others_by_name(tmp_path: Path, fault: str) -> None:
-    from mpdp.deploy.algorithms import deployment_for
+    from mpdp.deploy.deployments import deployment_for
 
     algorithm = "mpc-gradp"
     config = _config(algorithm, ["--option", "T=3000", "--option", "cohort=1", "--parties", "2"])
@@ -165,7 +165,7 @@ def test_agents_scored_on_other_held_out_records_are_refused_naming_the_agent(tm
     other = tmp_path / "evaluation.csv"
     config = _config("np-agt", ["--parties", "2"])
     from mpdp.datasets.holdings import write_party_data
-    from mpdp.deploy.algorithms import deployment_for
+    from mpdp.deploy.deployments import deployment_for
 
     held = deployment_for("np-agt").plan("np-agt", config).evaluation["agent1"]
     write_party_data(other, dataclasses.replace(held, y=1.0 - held.y))  # same shape, other labels
@@ -178,7 +178,7 @@ def test_a_party_name_not_in_the_config_or_a_busy_port_is_refused_naming_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
-    from mpdp.deploy.algorithms import deployment_for
+    from mpdp.deploy.deployments import deployment_for
 
     config = _config("fm-logistic", [])
     plan = deployment_for("fm-logistic").plan("fm-logistic", config)

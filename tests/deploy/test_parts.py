@@ -100,8 +100,9 @@ def test_the_digest_is_order_free_and_sees_every_value() -> None:
 
 
 def test_every_deployable_name_is_registered_and_served() -> None:
-    from mpdp.deploy.algorithms import AlgorithmDeployment, deployable, deployment_for
+    from mpdp.deploy.deployments import deployable, deployment_for
     from mpdp.learning.registry import algorithms
+    from mpdp.learning.spec.deployment import AlgorithmDeployment
 
     registered = algorithms()
     assert deployable()

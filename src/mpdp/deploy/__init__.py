@@ -4,7 +4,7 @@ Above :mod:`mpdp.learning` and below :mod:`mpdp.cli`. What an algorithm's partie
 (:class:`~mpdp.learning.spec.deployment.AlgorithmDeployment`, named by its spec); this package runs them apart:
 
 * :mod:`~mpdp.deploy.session`: a party's connections, the configuration handshake, its protocol runs;
-* :mod:`~mpdp.deploy.algorithms`: finds an algorithm's deployment through its spec;
+* :mod:`~mpdp.deploy.deployments`: finds an algorithm's deployment through its spec;
 * :mod:`~mpdp.deploy.party`: ``mpdp party --config`` for an ``"algorithm"``;
 * :mod:`~mpdp.deploy.launcher`: ``mpdp launch``, every party as a process on this machine.
 

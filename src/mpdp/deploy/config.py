@@ -163,7 +163,7 @@ def check_party_config(config: Any, name: str | None, *, base: Path, path: Path 
             raise ParameterError(explain(f"{where}: \"inputs\"", unknown, f"names among {list(parties)}",
                                          "key each input by its party's name"))
     else:
-        from mpdp.deploy.algorithms import deployment_for
+        from mpdp.deploy.deployments import deployment_for
 
         try:
             deployment_for(values["algorithm"])
@@ -223,7 +223,7 @@ def check_algorithm_options(algorithm: str, public: Any, where: str) -> dict[str
     refused as a ParameterError naming the section.
     """
     section = SHARED.check(public, f"{where}: the shared section")
-    from mpdp.deploy.algorithms import deployment_for
+    from mpdp.deploy.deployments import deployment_for
     from mpdp.learning.registry import get_algorithm
 
     spec = get_algorithm(algorithm)

@@ -2,7 +2,7 @@
 
 :func:`launch` takes the :class:`~mpdp.learning.spec.run.RunConfig` ``mpdp run`` builds and
 
-1. asks the algorithm's deployment (:mod:`mpdp.deploy.algorithms`) for the parties, the public parameters
+1. asks the algorithm's deployment (:mod:`mpdp.deploy.deployments`) for the parties, the public parameters
    and each party's own data, and writes into a temporary folder one folder per party holding only what
    that organisation would hold: its CSV, its certificate and key with the CA certificate (the demo CA's key
    is not kept), its ledger and its own configuration file, plus the shared ``shared.json``;
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.datasets.holdings import dump_json, write_party_data
-from mpdp.deploy.algorithms import deployment_for
+from mpdp.deploy.deployments import deployment_for
 from mpdp.learning.registry import get_algorithm
 from mpdp.learning.spec.deployment import DeployPlan, shared_parameters
 from mpdp.learning.spec.memory import assemble_report, decode_runs

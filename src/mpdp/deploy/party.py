@@ -53,9 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.datasets.holdings import PartyData, read_party_data, records_digest
-from mpdp.deploy.algorithms import deployment_for
 from mpdp.deploy.charge import RunCharge, charge_run
 from mpdp.deploy.config import check_algorithm_options, check_party_config
+from mpdp.deploy.deployments import deployment_for
 from mpdp.deploy.session import PartySession, digest
 from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.errors import (

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.deployment import AlgorithmDeployment
 
-__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "deployable", "deployment_for"]
+__all__ = ["deployable", "deployment_for"]
 
 
 def deployable() -> tuple[str, ...]:
