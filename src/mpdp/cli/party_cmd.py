@@ -54,7 +54,7 @@ The configuration file (JSON; relative paths are relative to the file) takes one
 A party of a learning algorithm ("algorithm": a name of `mpdp launch --list`):
 
   {
-    "algorithm": "fm-logistic",
+    "algorithm": "<a name of mpdp launch --list>",
     "parties": {"party0": "10.0.0.1:7001", "party1": "10.0.0.2:7001", "server": "10.0.0.3:7001"},
     "shared": "shared.json",        the section every party must hold identically (parameters, schema,
                                     who holds which columns and rows); `mpdp launch --keep DIR` writes one

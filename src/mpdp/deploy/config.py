@@ -90,7 +90,8 @@ PROTOCOL_CONFIG = Schema({
 #: a party of a learning algorithm (:mod:`mpdp.deploy.party`)
 ALGORITHM_CONFIG = Schema({
     **COMMON,
-    "algorithm": Field(Text(describe="a deployable algorithm name"), required=True, example="fm-logistic"),
+    "algorithm": Field(Text(describe="a deployable algorithm name"), required=True,
+                       example="<a name of mpdp launch --list>"),
     "shared": Field(Either((_PATH, MapOf(Anything()))), required=True,
                     example="shared.json", help="the section every party shares, as `mpdp launch --keep` writes it"),
     "data": Field(Either((_PATH, MapOf(_PATH, key=_NAME))), example="data.csv"),

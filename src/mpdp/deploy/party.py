@@ -3,7 +3,7 @@
 The configuration of one organisation's party (JSON; relative paths are relative to the file)::
 
     {
-      "algorithm": "fm-logistic",                      # a deployable registered name
+      "algorithm": "<name>",                           # a deployable registered name (mpdp launch --list)
       "parties": {"party0": "10.0.0.1:7001", "party1": "10.0.0.2:7001", "server": "10.0.0.3:7001"},
       "shared": "shared.json",                         # or inline: parameters, schema, who holds what
       "certs": "certs/party0",                         # ca.pem, party0.pem, party0.key (no CA key)

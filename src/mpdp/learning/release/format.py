@@ -5,7 +5,7 @@ paths.
 
     {"format": "mpdp.released-model", "version": 2, "sha256": "<hex of the canonical body>",
      "key_id": "<which integrity key sealed it>", "mac": "<HMAC-SHA256 of the canonical body under that key>",
-     "body": {"algorithm": "fm-logistic", "kind": "linear", "mpdp_version": "0.1.0",
+     "body": {"algorithm": "<the registered name>", "kind": "linear", "mpdp_version": "0.1.0",
               "schema": {...TableSchema...}, "parameters": {...by kind...},
               "privacy": {"epsilon_spent": 1.0, "delta_spent": 0.0, "per_party": {"party0": 1.0, ...}},
               "run": {...what the run reported: dataset, parties, metric...}}}
