@@ -46,7 +46,6 @@ from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
 from mpdp.learning import erm
 from mpdp.learning.pfds import baselines
 from mpdp.learning.pfds.evaluation import (
-    DP_PRED_LAM,
     Setting,
     agent_ledger,
     dp_pred_error,
@@ -64,9 +63,11 @@ from mpdp.learning.pfds.spec import (
     SETTINGS,
     SHARING,
     AgentSettings,
+    DPPredSettings,
     Method,
     PFDSVariantSettings,
     agent_cost,
+    dp_pred_lam_for,
     settings_of,
 )
 from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
@@ -184,8 +185,9 @@ class PfdsDeployment(AlgorithmDeployment):
                                    lams=p.lams, cv_folds=p.cv_folds)
                 ctx.session.run(local, ctx.root.spawn(label), run.evaluated)
             elif run.method == Method.DP_PRED and name in run.sharers:
+                own_lam = run.settings.lam if isinstance(run.settings, DPPredSettings) else None
                 sharer = DPPredSharer(name, values, labels, run.schema, run.loss, epsilon=run.epsilon,
-                                      lam=DP_PRED_LAM, ledger=ledger)
+                                      lam=dp_pred_lam_for(own_lam, values.shape[0]), ledger=ledger)
                 ctx.session.run(sharer, ctx.root.spawn(label), run.sharers)
 
     def report(self, config: RunConfig, plan: DeployPlan,

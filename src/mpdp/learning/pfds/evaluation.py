@@ -44,13 +44,13 @@ from mpdp.learning.pfds import baselines as pfds_baselines
 from mpdp.learning.pfds.model import PFDSAgent, PFDSParams, vote_labels
 from mpdp.learning.pfds.schema import Schema
 from mpdp.learning.pfds.scoring import LOSSES, AgentEvaluation, DPPredSharer, LocalAgent, error_of, loss_for
-from mpdp.learning.pfds.spec import SHARING, Method, agent_cost
+from mpdp.learning.pfds.spec import SHARING, Method, agent_cost, dp_pred_lam_for
 from mpdp.learning.pfds.tree import PrivateTree
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime import ProtocolRun, run_protocol
 
-__all__ = ["DP_PRED_LAM", "LOSSES", "METHODS", "AgentSplit", "Setting", "SplitResult", "agent_ledger", "attribute_view",
+__all__ = ["LOSSES", "METHODS", "AgentSplit", "Setting", "SplitResult", "agent_ledger", "attribute_view",
            "dp_pred_error", "evaluate_split", "loss_for", "mean_error", "released_records", "run_label",
            "split_agents", "variant_params", "votes_source"]
 
@@ -61,8 +61,6 @@ FloatArray = npt.NDArray[np.float64]
 METHODS = (Method.PFDS, "pfds-mpdp", Method.PFDS_S, Method.PFDS_MINUS, Method.DP_PRED, Method.NP_AGT, "np-agt-cv",
            "pfds-vote")
 
-#: DP-Pred's regularisation (objective perturbation needs a strongly convex objective; the paper gives none)
-DP_PRED_LAM = 0.05
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,8 @@ class Setting:
     eval_agents:
         Evaluate PFDS and NP-Agt on this many random agents (``None``: all).
     dp_pred_lam:
-        DP-Pred's regularisation (objective perturbation needs a strongly convex objective).
+        DP-Pred's regularisation (objective perturbation needs a strongly convex objective; the paper gives none);
+        None: :func:`~mpdp.learning.pfds.spec.dp_pred_lam_for` of each sharer's record count.
     """
 
     agents: int = 100
@@ -93,7 +92,7 @@ class Setting:
     sharers: int | None = None
     anchor: str | None = None
     eval_agents: int | None = None
-    dp_pred_lam: float = DP_PRED_LAM
+    dp_pred_lam: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.agents, int) or self.agents < 1:
@@ -331,7 +330,8 @@ def evaluate_split(train: Dataset, test: Dataset, setting: Setting, *, methods: 
         for loss_name in losses:
             label = run_label(Method.DP_PRED, loss_name)
             sharer_roles = {n: DPPredSharer(n, data[n][0], data[n][1], schema, loss_name, epsilon=setting.epsilon,
-                                            lam=setting.dp_pred_lam, ledger=ledger(Method.DP_PRED, n))
+                                            lam=dp_pred_lam_for(setting.dp_pred_lam, len(data[n][1])),
+                                            ledger=ledger(Method.DP_PRED, n))
                             for n in sharers}
             result = run(label, sharer_roles)
             models = [np.asarray(result.results[n]["model"], dtype=np.float64) for n in sharers]
