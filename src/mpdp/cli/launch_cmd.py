@@ -76,7 +76,7 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
     _check_timeouts(args)
     outcome = launch(algo.name, config, seed=args.seed, timeout=args.timeout,
                      connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None,
-                     progress=progress_of(args).scoped(algo.name))
+                     progress=progress_of(args).scoped(algo.name), save=Path(args.save) if args.save else None)
     record = record_of(outcome.report, outcome.config, args, extra)
     per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
                         "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
@@ -93,7 +93,9 @@ def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace
                             "startup_cpu_seconds": max(r["startup_cpu_seconds"] for r in outcome.parties.values()),
                             "digest": next(iter(outcome.parties.values()))["digest"],
                             "folder": None if outcome.folder is None else str(outcome.folder),
-                            "per_party": per_party}
+                            "released": outcome.released, "per_party": per_party}
+    if args.save and outcome.released is not None:  # written by the party that received the release
+        record["saved"] = {"model": outcome.released}
     if args.network is not None:
         record["network"] = args.network.model(compute, record["communication"],
                                                {n: p["bytes_sent"] for n, p in per_party.items()})
@@ -151,9 +153,13 @@ def handle(args: argparse.Namespace) -> int:
         raise ParameterError(explain("algorithm", None, "an algorithm name", "run `mpdp launch --list`"))
     if args.plot:
         raise ParameterError(explain("--plot", args.plot, "no --plot with launch", "plot from `mpdp run`"))
-    if args.save:
-        raise ParameterError(explain("--save", args.save, "no --save with launch (the launcher does not hold the "
-                                     "released model)", "save from `mpdp run` with the same --seed"))
+    if args.save and args.engine == "flower":
+        raise ParameterError(explain("--save", args.save, "--save with --engine grpc (the party that receives the "
+                                     "release writes it)", "drop --engine flower, or save from `mpdp run`"))
+    if args.save:  # refused before anything runs
+        from mpdp.learning.release.build import check_savable
+
+        check_savable(args.algorithm)
     progress_of(args).phase(f"launch {args.algorithm}: loading the algorithm")
     algo = get_algorithm(args.algorithm)
     if args.engine != "flower" and (args.max_dropouts or args.insecure):
@@ -179,4 +185,6 @@ def handle(args: argparse.Namespace) -> int:
             spent = "" if not p["ledger"] else f", ledger epsilon {p['ledger']['epsilon']:g}"
             print(f"    {name}: cpu {p['cpu_seconds']:.2f} s, sent {p['bytes_sent']:,} bytes in "
                   f"{p['messages']:,} messages{spent}")
+        if dep.get("released"):
+            print(f"  released model written by the receiving party to {dep['released']}")
     return 0

@@ -61,6 +61,9 @@ A party of a learning algorithm ("algorithm": a name of `mpdp launch --list`):
     "certs": "certs/party0",        ca.pem, party0.pem, party0.key (`mpdp certs --split`)
     "data": "party0.csv",           this party's own file only
     "ledger": {"path": "party0.ledger.json", "epsilon": 1.0, "delta": 0.0},
+    "output": "output",             the folder its report (party.json) goes to, and, at the party that
+                                    receives the release, the model (model.json) `mpdp predict --model`
+                                    reads; default "output" beside the file (--output DIR overrides)
     "timeout": 120, "connect_timeout": 30,
     "seed": 7                       tests and demos only: seeds every party's randomness
   }
@@ -101,7 +104,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--name", default=None, help="the local party (default: the config's \"party\")")
     parser.add_argument("--json", action="store_true", help="print one JSON object, for an error too")
     parser.add_argument("--quiet", action="store_true", help="no phase lines on a terminal")
-    parser.add_argument("--output", default=None, help=argparse.SUPPRESS)  # the launcher's result file
+    parser.add_argument("--output", default=None, metavar="DIR",
+                        help="an algorithm's party: the folder for its report (party.json) and, if it receives the "
+                             "release, the model (model.json, for `mpdp predict --model DIR`); default the "
+                             "configuration's \"output\" (\"output\" beside the file)")
+    parser.add_argument("--result-file", default=None, help=argparse.SUPPRESS)  # the launcher's result file
     parser.set_defaults(handler=handle)
 
 
@@ -150,7 +157,8 @@ def handle(args: argparse.Namespace) -> int:
         from mpdp.deploy.party import run_algorithm_party
 
         report = run_algorithm_party(values, name, base, Path(args.output) if args.output else None,
-                                     progress=progress)
+                                     progress=progress,
+                                     result_file=Path(args.result_file) if args.result_file else None)
         if args.json:
             print(json.dumps(report))
         else:
@@ -160,6 +168,13 @@ def handle(args: argparse.Namespace) -> int:
             print(f"  sent {comm['bytes_sent']} bytes in {comm['messages']} messages")
             if report["ledger"]:
                 print(f"  ledger {report['ledger']['path']}: epsilon {report['ledger']['epsilon']:g} spent")
+            if "metric" in report:
+                print(f"  {report['metric']['name']} on its held-out records: {report['metric']['value']:.4f}")
+            saved = report["saved"]
+            if "model" in saved:
+                print(f"  released model written to {saved['model']} (mpdp predict --model "
+                      f"{Path(saved['model']).parent})")
+            print(f"  report written to {saved['report']}")
         return 0
     data = load_input(values["inputs"].get(name), name, base=base)
     setup = PartySetup(party=name, parties=tuple(parties), params=values["params"], data=data)

@@ -31,7 +31,7 @@ from mpdp.datasets.dataset import Attribute, Dataset
 from mpdp.errors import DatasetError, ParameterError, ShapeMismatchError, explain
 
 __all__ = ["PartyData", "attributes_from_schema", "dataset_from_schema", "read_party_data", "records_digest",
-           "schema_of", "write_party_data"]
+           "schema_dataset", "schema_of", "write_party_data"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -48,6 +48,7 @@ def schema_of(data: Dataset) -> dict[str, Any]:
                        for a in data.attributes],
         "encoded_columns": [list(c) for c in data.encoded_columns],
         "groups": {k: list(v) for k, v in data.groups.items()},
+        "label_classes": None if data.label_classes is None else list(data.label_classes),
     }
 
 
@@ -202,7 +203,21 @@ def dataset_from_schema(schema: Mapping[str, Any], data: PartyData) -> Dataset:
     return Dataset(name=str(schema["name"]), X=data.X, y=data.y, feature_names=data.features, task=schema["task"],
                    attributes=attributes, values=data.values if attributes else None,
                    encoded_columns=tuple(tuple(c) for c in schema["encoded_columns"]), label_name=schema["label"],
-                   groups={k: tuple(v) for k, v in schema["groups"].items()})
+                   groups={k: tuple(v) for k, v in schema["groups"].items()},
+                   label_classes=_classes(schema.get("label_classes")))
+
+
+def _classes(names: Any) -> tuple[str, str] | None:
+    return None if names is None else (str(names[0]), str(names[1]))
+
+
+def schema_dataset(schema: Mapping[str, Any]) -> Dataset:
+    """The public schema as a :class:`Dataset` without records: its names, encoding, task and label classes
+    (what a released model's file needs, and its public row-norm bound), for a party that holds no training set."""
+    d = len(schema["features"])
+    empty = PartyData("schema", np.zeros((0, d)), tuple(schema["features"]), np.zeros(0),
+                      np.zeros((0, len(schema["attributes"]))))
+    return dataset_from_schema(schema, empty)
 
 
 def dump_json(path: str | Path, body: Mapping[str, Any]) -> Path:

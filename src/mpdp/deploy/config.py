@@ -105,6 +105,9 @@ ALGORITHM_CONFIG = Schema({
         "max_ids": Field(Integer(low=1), default=50_000_000, example=1_000_000),
     }, "an alignment"), example={"parties": ["alice", "bob"]}),
     "id_column": Field(Text(describe="a column name"), example="id"),
+    "output": Field(_PATH, default="output", example="output",
+                    help="the folder it writes its report (party.json) and, if it receives the release, the model "
+                         "(model.json, read by `mpdp predict`) into; relative to the file"),
     "run": Field(Text(pattern=r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", describe="a run id (letters, digits, '.', "
                       "'_', '-'; at most 128)"), example="2024-05-01-fm",
                  help="what the parties' ledgers key this run's spend by; the same at every party"),

@@ -17,6 +17,11 @@
    traffic come from the parties' real outputs. What the report computes outside the protocol (the
    non-private reference, the evaluation on the test set) runs here, in the launcher, which plays the analyst
    who holds the test data.
+
+Every party also writes what it holds after the run into its ``output`` folder (:mod:`mpdp.deploy.party`): its
+report, and at the party that receives the release the model file ``mpdp predict`` reads
+(:attr:`LaunchResult.released`; with ``save`` that party writes it to the given folder instead, as ``mpdp run
+--save`` does).
 """
 
 from __future__ import annotations
@@ -72,6 +77,9 @@ class LaunchResult:
     startup_seconds: float
     folder: Path | None = None
     per_run: list[dict[str, Any]] = field(default_factory=list)
+    #: the released model's file as the receiving party wrote it (None: nothing released to save, or its
+    #: folder was temporary and removed)
+    released: str | None = None
 
 
 def prepare_folders(root: Path, algorithm: str, plan: DeployPlan, *, epsilon: float, delta: float,
@@ -169,7 +177,7 @@ def _run_processes(processes: Mapping[str, PartyProcess], supervisor: Supervisor
     start, started = time.perf_counter(), time.time()
     for p in processes.values():
         command = [*_python_command(), "party", "--config", str(p.config), "--name", p.name,
-                   "--output", str(p.output)]  # this interpreter and paths this launcher wrote
+                   "--result-file", str(p.output)]  # this interpreter and paths this launcher wrote
         p.child = supervisor.start(p.name, command, log=p.config.parent / "stderr.txt")
     with progress.bar("parties finished (each starts, connects to the others, runs its part)",
                       total=len(processes), unit="party") as bar:
@@ -187,7 +195,7 @@ def _run_processes(processes: Mapping[str, PartyProcess], supervisor: Supervisor
 def launch(algorithm: str, config: RunConfig, *, seed: int | None,
            timeout: float = 120.0, connect_timeout: float = 30.0, keep: Path | None = None,
            overrides: Mapping[str, Mapping[str, Any]] | None = None, deadline: float | None = None,
-           progress: Progress = SILENT) -> LaunchResult:
+           progress: Progress = SILENT, save: Path | None = None) -> LaunchResult:
     """Run ``algorithm`` with one process per party (module docstring).
 
     ``keep``: write the party folders there and leave them (default: a temporary folder, removed).
@@ -195,11 +203,22 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None,
     ``deadline``: seconds the whole run may take (default ``connect_timeout + 4 * timeout + 30``). Once a party
     has failed, the others end within their own timeouts or are killed ``timeout + 5`` s later; every party
     process ends with the launcher, even when the launcher is killed (:class:`~mpdp.runtime.supervisor.Supervisor`).
-    ``progress``: a phase line per step.
+    ``progress``: a phase line per step. ``save``: the folder the party that receives the release writes the model
+    into (``model.json``, its integrity key beside the folder, as ``mpdp run --save``); refused before anything
+    runs for an algorithm that releases no model.
     """
     deployment = deployment_for(algorithm)
     config = deployment.prepare(get_algorithm(algorithm).configure(config))
     plan = deployment.plan(algorithm, config)
+    if save is not None:
+        from mpdp.learning.release.build import check_savable
+
+        check_savable(algorithm)
+        receiver = deployment.receiver(shared_parameters(plan))
+        if receiver is not None:
+            changed = {k: dict(v) for k, v in (overrides or {}).items()}
+            changed.setdefault(receiver, {})["output"] = str(save.expanduser().resolve())
+            overrides = changed
     root = Path(tempfile.mkdtemp(prefix="mpdp-launch-")) if keep is None else keep
     root.mkdir(parents=True, exist_ok=True)
     try:
@@ -225,7 +244,9 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None,
         outcomes = {name: decode_runs(deployment, name, runs, shared) for name, runs in outputs.items()}
         report = assemble_report(deployment, config, plan, outcomes, {"train": wall})
         startup = max(r["ready_at"] for r in reports.values()) - started
-        return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None)
+        released = next((r["saved"]["model"] for r in reports.values() if "model" in r.get("saved", {})), None)
+        return LaunchResult(report, plan, reports, wall, config, startup, root if keep is not None else None,
+                            released=released if keep is not None or save is not None else None)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)

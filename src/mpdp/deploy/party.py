@@ -11,6 +11,7 @@ The configuration of one organisation's party (JSON; relative paths are relative
       "ledger": {"path": "party0.ledger.json", "epsilon": 1.0, "delta": 0.0},
       "timeout": 120, "connect_timeout": 30,
       "run": "2024-05-01-fm",                           # optional: the run's id, the same at every party
+      "output": "output",                               # where it writes what it received (default beside the file)
       "seed": 7                                         # tests and demos only
     }
 
@@ -33,6 +34,14 @@ those. The report then carries ``aligned_rows``, ``rows_per_party`` and the alig
 Held-out records: where the algorithm has parties score themselves (paper 004's evaluated agents), the shared
 section's ``"evaluation"`` pins, per such party, the records' columns, count and sha256, and the party's file
 names them (``"evaluation": "evaluation.csv"``); a file with other records is a ConfigMismatchError.
+
+What a run leaves behind: every party writes its report to ``output/party.json`` (``output`` is the configuration's
+``"output"`` folder, default ``output`` beside the file, or ``mpdp party --output DIR``). The party that receives the
+release (:meth:`~mpdp.learning.spec.deployment.AlgorithmDeployment.receiver`: FM's server, the party that ends
+with paper 003's or OFPA's parameters, DPVI's first data party, PFDS's first agent) also writes the released
+model to ``output/model.json`` in the format of ``mpdp run --save`` (sealed with the organisation's integrity key
+beside the folder), so ``mpdp predict --model output`` reads it; a party that scores itself on held-out records
+reports its metric. The report (text and ``--json``) says where each file went.
 
 The party's own ledger (created on first use with the given budget; its integrity key beside it, or the file
 the ledger entry's ``"key"`` names) is charged what the algorithm releases about its data
@@ -67,16 +76,21 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
-from mpdp.learning.spec.deployment import PartyContext
-from mpdp.learning.spec.memory import encode_runs
+from mpdp.files import write_atomic
+from mpdp.learning.spec.deployment import AlgorithmDeployment, PartyContext
+from mpdp.learning.spec.memory import decode_runs, encode_runs
 from mpdp.progress import SILENT, Progress
 from mpdp.protocols.alignment import Alignment, AlignmentSpec, align
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
-from mpdp.runtime.codec import encode
+from mpdp.runtime.codec import decode, encode
+from mpdp.runtime.steps import RunRecord
 
-__all__ = ["alignment_spec", "load_shared", "protocol_root", "run_algorithm_party",
-           "shared_section"]
+__all__ = ["PARTY_REPORT", "alignment_spec", "load_shared", "output_folder", "protocol_root", "run_algorithm_party",
+           "shared_section", "write_outputs"]
+
+#: the party's report in its output folder
+PARTY_REPORT = "party.json"
 
 
 def load_shared(config: Mapping[str, Any], base: Path) -> dict[str, Any]:
@@ -189,11 +203,48 @@ def _ledger(config: Mapping[str, Any], name: str, base: Path) -> PrivacyLedger |
                                         key=None if key is None else base / str(key))
 
 
+def output_folder(config: Mapping[str, Any], base: Path, output: Path | None = None) -> Path:
+    """Where the party writes its report and what it received: ``output`` (``mpdp party --output``), else the
+    configuration's ``"output"`` relative to its folder (default ``output``)."""
+    if output is not None:
+        return output.expanduser()
+    return base / str(config.get("output") or "output")
+
+
+def write_outputs(deployment: AlgorithmDeployment, algorithm: str, name: str, shared: Mapping[str, Any],
+                  runs: list[RunRecord], folder: Path, report: dict[str, Any]) -> dict[str, str]:
+    """Write what the party holds after the run into ``folder``: the released model if it received it
+    (``model.json``, :func:`~mpdp.learning.release.build.deployed_model`) and its report (``party.json``), with
+    its metric if it scored itself; the paths go into ``report["saved"]``. ``runs`` cross the wire form first,
+    so the deployment reads them as the launcher's report does."""
+    records = decode_runs(deployment, name, decode(encode(encode_runs(deployment, name, runs))), shared)
+    metric = deployment.party_metric(name, shared, records)
+    if metric is not None:
+        report["metric"] = {"name": metric.name, "value": metric.value}
+    saved: dict[str, str] = {}
+    release = deployment.release(name, shared, records)
+    folder.mkdir(parents=True, exist_ok=True)
+    if release is not None:
+        from mpdp.learning.release.build import deployed_model
+        from mpdp.learning.release.format import write_model
+
+        summary = {"algorithm": algorithm, "dataset": shared["schema"]["name"], "engine": "deployed",
+                   "party": name, "run": report["run"], "parties": sorted(shared["holdings"])}
+        saved["model"] = str(write_model(folder, deployed_model(algorithm, shared["schema"], release, summary)))
+    saved["report"] = str(folder / PARTY_REPORT)
+    report["saved"] = saved
+    write_atomic(folder / PARTY_REPORT, json.dumps(report, indent=1, allow_nan=False).encode("utf-8") + b"\n")
+    return saved
+
+
 def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
-                        output: Path | None = None, progress: Progress = SILENT) -> dict[str, Any]:
-    """Run party ``name`` of ``config["algorithm"]`` over gRPC/mTLS; returns its report (and writes the
-    launcher's result file to ``output``). ``config`` is checked against its schema first. ``progress`` prints a
-    phase line per step (reading the data, waiting for the other parties, aligning, running its part)."""
+                        output: Path | None = None, progress: Progress = SILENT,
+                        result_file: Path | None = None) -> dict[str, Any]:
+    """Run party ``name`` of ``config["algorithm"]`` over gRPC/mTLS; returns its report. ``config`` is checked
+    against its schema first. After the run the party writes its report, and the released model if it received
+    it, into ``output`` (default the configuration's ``"output"``: :func:`output_folder`, :func:`write_outputs`),
+    and the launcher's result file to ``result_file``. ``progress`` prints a phase line per step (reading the
+    data, waiting for the other parties, aligning, running its part, writing)."""
     from mpdp.runtime.grpc_transport import GrpcTransport
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -264,7 +315,12 @@ def run_algorithm_party(config: Mapping[str, Any], name: str, base: Path,
     if alignment is not None and aligned_run is not None:  # its traffic apart from the algorithm's
         report.update(alignment.as_json())
         report["alignment"] = {"seconds": aligned_run.seconds, **aligned_run.traffic.as_dict()}
-    if output is not None:
-        runs = encode_runs(deployment, name, [r for r in session.runs if r is not aligned_run])
-        output.write_bytes(encode({"report": json.dumps(report), "runs": runs}))
+    protocol_runs = [r for r in session.runs if r is not aligned_run]
+    folder = output_folder(config, base, output)
+    model = " and the released model" if deployment.receiver(shared) == name else ""
+    progress.phase(f"{name}: writing its report{model} to {folder}")
+    write_outputs(deployment, algorithm, name, shared, protocol_runs, folder, report)
+    if result_file is not None:
+        result_file.write_bytes(encode({"report": json.dumps(report), "runs": encode_runs(deployment, name,
+                                                                                           protocol_runs)}))
     return report

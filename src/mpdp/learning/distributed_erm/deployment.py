@@ -40,7 +40,13 @@ from mpdp.learning.distributed_erm.common import DistributedFit, cohort_layout, 
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup, equal_parts, loss_for, prepare
 from mpdp.learning.distributed_erm.rounds import Schedule, perturbation_of, rng_path, setup_of
 from mpdp.learning.distributed_erm.spec import ERMSettings, GradientSettings, method_of, settings_class
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, shared_parameters
+from mpdp.learning.spec.deployment import (
+    AlgorithmDeployment,
+    DeployPlan,
+    PartyContext,
+    PartyRelease,
+    shared_parameters,
+)
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport, timed
 from mpdp.runtime.steps import RunRecord, communication
 
@@ -152,6 +158,20 @@ class ERMDeployment(AlgorithmDeployment):
         if method_of(str(public["method"])).gradient and party in public["clients"] and isinstance(wire, list):
             return tuple(wire)
         return wire
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        return schedule_of(public).holder
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """The released ``theta`` as the party that ends with it holds it (a gradient method's first data party,
+        the server or ``agg0`` of a one-shot one), with the run's privacy."""
+        schedule = schedule_of(public)
+        if party != schedule.holder or not runs:
+            return None
+        theta, iterations, iterates = schedule.model({party: runs[-1].result})
+        privacy = schedule.privacy()
+        released = DistributedFit(schedule.method, theta, iterations, iterates, privacy, {}, 0.0)
+        return PartyRelease(released, privacy.epsilon, privacy.delta, privacy.per_party)
 
     def report(self, config: RunConfig, plan: DeployPlan, outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
         settings = run_settings(config)

@@ -246,11 +246,18 @@ class Schedule:
         """``(theta, recorded iterations, iterates)`` from the parties' results: a gradient method's first data
         party, the server (``agg0`` for the MPC methods) of a one-shot one."""
         if self.method.gradient:
-            final, iterates = results[self.names[0]]
+            final, iterates = results[self.holder]
             return (np.asarray(final, dtype=np.float64), self.gradient_settings.recorded,
                     np.asarray(iterates, dtype=np.float64))
-        theta = np.asarray(results[SERVER if self.method.local else self.setup.names[0]], dtype=np.float64)
+        theta = np.asarray(results[self.holder], dtype=np.float64)
         return theta, (), theta[None, :]
+
+    @property
+    def holder(self) -> str:
+        """The party whose result is the released model (:meth:`model`)."""
+        if self.method.gradient:
+            return self.names[0]
+        return SERVER if self.method.local else self.setup.names[0]
 
     def cost(self, n: int) -> PrivacyCost:
         """The charge of a data party holding ``n`` records, the whole run as one entry: the ``(epsilon,

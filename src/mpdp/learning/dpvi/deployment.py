@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.datasets.holdings import PartyData, dataset_from_schema, schema_of
+from mpdp.datasets.holdings import PartyData, dataset_from_schema, schema_dataset, schema_of
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.dpvi.mixture import MixtureModel
@@ -39,7 +39,7 @@ from mpdp.learning.dpvi.model import DPVI, VerticalDPVI, default_model, same_pri
 from mpdp.learning.dpvi.parties import DataParty, NoiseParty, PartyOutcome, VerticalSetup
 from mpdp.learning.dpvi.privacy import Privacy, analyst_cost, party_cost
 from mpdp.learning.dpvi.spec import DPVIRunSettings, batch_size_for, settings_of
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, PartyRelease
 from mpdp.learning.spec.memory import memory_root
 from mpdp.learning.spec.run import Curve, Metric, RunConfig, RunReport, timed
 from mpdp.progress import SILENT
@@ -168,6 +168,21 @@ class DpviDeployment(AlgorithmDeployment):
 
     def decode(self, party: str, wire: Any, public: Mapping[str, Any]) -> Any:
         return PartyOutcome.from_wire(wire) if party in _setup(public)[0].parties else wire
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        return _setup(public)[0].parties[0]
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """The released posterior, which every data party ends with (the first one writes it), adopted on the
+        public schema; its cost towards the analyst and each party's charge."""
+        setup, privacy = _setup(public)
+        if party != setup.parties[0] or len(runs) != 1:
+            return None
+        outcomes = [runs[0].result] * len(setup.parties)  # the same public posterior at every data party
+        model = vertical_of(public).adopt(schema_dataset(public["schema"]), setup, privacy, outcomes, {})
+        spent = analyst_cost(privacy)
+        per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in setup.parties}
+        return PartyRelease(model, spent.epsilon, spent.delta, per_party)
 
     def report(self, config: RunConfig, plan: DeployPlan,
                outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:

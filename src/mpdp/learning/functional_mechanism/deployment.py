@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mpdp.datasets.holdings import PartyData, schema_of
+from mpdp.datasets.holdings import PartyData, schema_dataset, schema_of
 from mpdp.datasets.partition import vertical_by_groups, vertical_by_sizes
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.errors import MalformedMessageError, ParameterError, explain
@@ -42,8 +42,9 @@ from mpdp.learning.functional_mechanism.parties import (
 from mpdp.learning.functional_mechanism.release import FMResult, SolveSettings
 from mpdp.learning.functional_mechanism.solver import SolveResult
 from mpdp.learning.functional_mechanism.spec import FMLinearSettings, FMLogisticSettings, FMSettings, settings_of
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, PartyRelease
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
+from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.steps import RunRecord, communication
 
@@ -106,6 +107,30 @@ class FMDeployment(AlgorithmDeployment):
     def execution(self, config: RunConfig) -> Mapping[str, Any]:
         return {"timeout": PEER_TIMEOUT}
 
+    def spent(self, public: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
+        """The release's epsilon on D (the plan's total) and each column holder's charge (:meth:`cost`)."""
+        per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in _names(public)[:-1]}
+        return sum(c.epsilon for c in self.fm_plan(public).costs()), per_party
+
+    def estimator(self, public: Mapping[str, Any], train: Any, rng: RandomSource) -> Any:
+        """The estimator of the run's plan (what ``mpdp run`` fits), to adopt the server's result."""
+        from mpdp.learning.functional_mechanism.model import fm_estimator
+
+        return fm_estimator(train, public["columns"], int(public["label_party"]), float(public["epsilon"]),
+                            str(public["backend"]), rng, self.public_settings(public))
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        return SERVER
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """The server's solved model, adopted by the run's estimator on the public schema."""
+        if party != SERVER or len(runs) != 1:
+            return None
+        spent, per_party = self.spent(public)
+        model = self.estimator(public, schema_dataset(public["schema"]), RandomSource.fresh()).adopt(
+            runs[0].result, int(public["d"]))
+        return PartyRelease(model, spent, 0.0, per_party)
+
     def run_party(self, ctx: PartyContext) -> None:
         public = ctx.public
         plan = self.fm_plan(public)
@@ -160,7 +185,7 @@ class FMDeployment(AlgorithmDeployment):
                outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
         """The released model scored on the test set beside the non-private reference; privacy from
         :meth:`cost` (per party) and the plan's release cost on D (the total)."""
-        from mpdp.learning.functional_mechanism.model import fm_estimator, non_private_score, paper_metric
+        from mpdp.learning.functional_mechanism.model import non_private_score, paper_metric
 
         start = time.perf_counter()
         public = plan.public
@@ -182,11 +207,9 @@ class FMDeployment(AlgorithmDeployment):
         for phase in ("local", "cross", "noise"):  # the slowest party sets the pace of each phase
             result.phases[phase] = max(held["timings"].get(phase, 0.0) for held in holders)
         train, test = config.train, config.test
-        model = fm_estimator(train, public["columns"], int(public["label_party"]), float(public["epsilon"]),
-                             str(public["backend"]), config.rng, settings).adopt(result, train.d, seconds=seconds)
+        model = self.estimator(public, train, config.rng).adopt(result, train.d, seconds=seconds)
         metric = "accuracy" if settings.objective == "logistic" else "mse"
-        spent = sum(c.epsilon for c in self.fm_plan(public).costs())
-        per_party = {name: getattr(self.cost(public, name), "epsilon", 0.0) for name in names}  # the ledgers' charge
+        spent, per_party = self.spent(public)  # per party: the ledgers' charge
         phases: dict[str, float] = {}
         with timed(phases, "baseline"):
             reference = non_private_score(settings.objective, train, test)

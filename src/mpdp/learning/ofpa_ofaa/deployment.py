@@ -42,7 +42,7 @@ from mpdp.learning.ofpa_ofaa.model import (
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, Method, OwnerRows, average_spec, fixed_quadratic_mask
 from mpdp.learning.ofpa_ofaa.rounds import AGGREGATORS, SERVER, RoundsOutcome, run_rounds, stop_after
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, PartyRelease
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
 from mpdp.protocols.aggregation import AggregateResult
 from mpdp.runtime.steps import RunRecord, communication
@@ -117,6 +117,25 @@ class OfpaDeployment(AlgorithmDeployment):
                                    {k: list(v) for k, v in wire["dropped"].items()},
                                    None if wire["weight_total"] is None else float(wire["weight_total"]))
         return wire
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        return SERVER
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """The global parameters the server handed out after the last round, with each owner's charge (the
+        calibrations, which need the owners' record counts, stay with the owners)."""
+        if party != SERVER:
+            return None
+        rounds = RoundsOutcome([np.asarray(r.result, dtype=np.float64) for r in runs if not r.counted])
+        if not rounds.thetas:
+            return None
+        settings = settings_of(public)
+        cost = owner_cost(settings)
+        spent = {name: math.inf if cost is None else cost.epsilon for name in public["owners"]}
+        released = FitResult(theta=rounds.theta, rounds=len(rounds.thetas), converged=False, epsilon_spent=spent,
+                             epsilon_per_release=settings.per_release, scales={}, lams={}, communication={},
+                             seconds=0.0, changes=rounds.changes)
+        return PartyRelease(released, max(spent.values()), 0.0, spent)
 
     def report(self, config: RunConfig, plan: DeployPlan, outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
         settings = run_settings(config)

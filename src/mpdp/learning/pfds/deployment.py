@@ -70,7 +70,7 @@ from mpdp.learning.pfds.spec import (
     dp_pred_lam_for,
     settings_of,
 )
-from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext
+from mpdp.learning.spec.deployment import AlgorithmDeployment, DeployPlan, PartyContext, PartyRelease
 from mpdp.learning.spec.run import Metric, RunConfig, RunReport, timed
 from mpdp.runtime.steps import RunRecord, communication
 
@@ -178,7 +178,8 @@ class PfdsDeployment(AlgorithmDeployment):
                 evaluation = self._evaluation(ctx, run.loss, (run.fit,)) if name in run.evaluated else None
                 agent = PFDSAgent(name, values, labels, run.schema, variant_params(run.method, run.params),
                                   run.epsilon, run.sharers, ledger=ledger, evaluation=evaluation)
-                ctx.session.run(agent, ctx.root.spawn(label), run.agents)
+                ctx.session.run(agent if name != self.receiver(ctx.public) else _keeping_received(agent),
+                                ctx.root.spawn(label), run.agents)
             elif run.method == Method.NP_AGT and name in run.evaluated:
                 p = run.params
                 local = LocalAgent(name, values, labels, run.schema, self._evaluation(ctx, run.loss, ()), lam=p.lam,
@@ -189,6 +190,31 @@ class PfdsDeployment(AlgorithmDeployment):
                 sharer = DPPredSharer(name, values, labels, run.schema, run.loss, epsilon=run.epsilon,
                                       lam=dp_pred_lam_for(own_lam, values.shape[0]), ledger=ledger)
                 ctx.session.run(sharer, ctx.root.spawn(label), run.sharers)
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        """The first agent: every agent receives every sharer's records; DP-Pred and NP-Agt release none."""
+        run = PfdsRun.of(public)
+        return run.agents[0] if run.method in SHARING and run.agents else None
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """Every sharer's released records in sharer order (its own and those it received), as the report's."""
+        run = PfdsRun.of(public)
+        if party != self.receiver(public) or len(runs) != 1:
+            return None
+        result = runs[0].result
+        held = {s: {"released": result["released"] if s == party else result["shared"].get(s)} for s in run.sharers}
+        per_party = {n: getattr(run.cost(n), "epsilon", 0.0) for n in run.agents}
+        return PartyRelease(released_records(held, run.sharers, len(run.schema.attributes)),
+                            max(per_party.values(), default=0.0), 0.0, per_party)
+
+    def party_metric(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> Metric | None:
+        """An evaluated agent's test error on the analyst's held-out records (the report averages them)."""
+        run = PfdsRun.of(public)
+        if party not in run.evaluated or len(runs) != 1 or run.method == Method.DP_PRED:
+            return None
+        key = f"{run.fit}/{run.loss}" if run.method in SHARING else run.loss
+        return Metric("mse" if run.loss == "linear" else "misclassification",
+                      float(runs[0].result["errors"][key]))
 
     def report(self, config: RunConfig, plan: DeployPlan,
                outcomes: Mapping[str, Sequence[RunRecord]]) -> RunReport:
@@ -237,3 +263,15 @@ class PfdsDeployment(AlgorithmDeployment):
             raise ParameterError(explain(f"evaluation of {ctx.name}", None, "the analyst's held-out records",
                                          f"give {ctx.name} the evaluation.csv `mpdp launch --keep` writes"))
         return AgentEvaluation(held.values, held.y, (loss,), fits)
+
+
+def _keeping_received(agent: PFDSAgent) -> Any:
+    """``agent``'s role, its result also holding the records it received from each other sharer (``shared``):
+    the receiving agent writes the whole release."""
+
+    def role(comm: Any) -> dict[str, Any]:
+        out = agent.run(comm)
+        out["shared"] = {src: {"values": v, "labels": y} for src, (v, y) in agent.received.items()}
+        return out
+
+    return role

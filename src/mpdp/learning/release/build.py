@@ -12,6 +12,10 @@ An algorithm's spec names the function that reads its release (:attr:`AlgorithmS
 * :func:`mixture_of_dpvi` (dpvi): ``mixture`` at the released posterior mean;
 * :func:`records_of` (pfds, pfds-s, pfds-minus: the sharers' synthetic records): ``records``.
 
+A deployed run's receiving party writes the same file from what it holds (:func:`deployed_model`: its
+deployment's :meth:`~mpdp.learning.spec.deployment.AlgorithmDeployment.release`, read by the same hook, in the
+public schema the parties share), so ``mpdp predict`` reads either.
+
 An algorithm without one (dp-pred, np-agt: an agent's predictor trained on its own records is not a DP release)
 has nothing to save: :class:`~mpdp.errors.UnsupportedModelError`.
 """
@@ -19,11 +23,13 @@ has nothing to save: :class:`~mpdp.errors.UnsupportedModelError`.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from mpdp.datasets.dataset import Dataset
+from mpdp.datasets.holdings import schema_dataset
 from mpdp.errors import UnsupportedModelError, explain
 from mpdp.learning import erm
 from mpdp.learning.distributed_erm.common import DistributedFit
@@ -34,10 +40,11 @@ from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.release import kinds, mixture
 from mpdp.learning.release.format import ReleasedModel
 from mpdp.learning.release.schema import TableSchema
+from mpdp.learning.spec.deployment import PartyRelease
 from mpdp.learning.spec.run import RunReport
 
-__all__ = ["check_savable", "linear_of_erm", "linear_of_fm", "linear_of_ofpa", "mixture_of_dpvi", "records_of",
-           "released_model", "savable"]
+__all__ = ["check_savable", "deployed_model", "linear_of_erm", "linear_of_fm", "linear_of_ofpa", "mixture_of_dpvi",
+           "records_of", "released_model", "savable"]
 
 def savable() -> tuple[str, ...]:
     """The algorithms whose run releases a model file (their spec names a release reader)."""
@@ -104,17 +111,32 @@ def released_model(report: RunReport, train: Dataset, *, label_bounds: tuple[flo
     """The model ``report`` released, in the schema of ``train`` (the run's training set); ``label_bounds``: a
     regression target's declared public bounds, ``label_classes``: the names of classes 0 and 1
     (:class:`~mpdp.learning.release.schema.TableSchema`)."""
-    schema = TableSchema.of(train, label_bounds=label_bounds, label_classes=label_classes)
-    hook = get_algorithm(report.algorithm).release
-    if hook is None:
-        check_savable(report.algorithm)
-        raise UnsupportedModelError(report.algorithm)  # pragma: no cover - check_savable raised
-    kind, params = hook.load()(report.released, train)
-    if not (math.isfinite(report.epsilon_spent) and math.isfinite(report.delta_spent)):
-        raise UnsupportedModelError(explain("privacy spent", report.epsilon_spent, "a finite epsilon (a DP release)",
-                                            "a non-private run releases nothing to save"))
     per_party = None if report.per_party_epsilon is None else {
         str(k): float(v) for k, v in report.per_party_epsilon.items()}
-    return ReleasedModel(algorithm=report.algorithm, kind=kind, schema=schema, parameters=params,
-                         epsilon_spent=float(report.epsilon_spent), delta_spent=float(report.delta_spent),
-                         per_party=per_party, run=_run_summary(report))
+    release = PartyRelease(report.released, float(report.epsilon_spent), float(report.delta_spent), per_party)
+    return _model(report.algorithm, train, release, _run_summary(report), label_bounds, label_classes)
+
+
+def deployed_model(algorithm: str, schema: Mapping[str, Any], release: PartyRelease, run: Mapping[str, Any], *,
+                   label_bounds: tuple[float, float] | None = None) -> ReleasedModel:
+    """The model a deployed run's receiving party writes: ``release`` (its deployment's
+    :meth:`~mpdp.learning.spec.deployment.AlgorithmDeployment.release`) read by the spec's hook, in the public
+    ``schema`` of the shared section (:func:`~mpdp.datasets.holdings.schema_of`); ``run`` describes the run."""
+    train = schema_dataset(schema)
+    return _model(algorithm, train, release, dict(run), label_bounds, train.label_classes)
+
+
+def _model(algorithm: str, train: Dataset, release: PartyRelease, run: dict[str, Any],
+           label_bounds: tuple[float, float] | None, label_classes: tuple[str, str] | None) -> ReleasedModel:
+    schema = TableSchema.of(train, label_bounds=label_bounds, label_classes=label_classes)
+    hook = get_algorithm(algorithm).release
+    if hook is None:
+        check_savable(algorithm)
+        raise UnsupportedModelError(algorithm)  # pragma: no cover - check_savable raised
+    kind, params = hook.load()(release.released, train)
+    if not (math.isfinite(release.epsilon_spent) and math.isfinite(release.delta_spent)):
+        raise UnsupportedModelError(explain("privacy spent", release.epsilon_spent, "a finite epsilon (a DP release)",
+                                            "a non-private run releases nothing to save"))
+    return ReleasedModel(algorithm=algorithm, kind=kind, schema=schema, parameters=params,
+                         epsilon_spent=float(release.epsilon_spent), delta_spent=float(release.delta_spent),
+                         per_party=release.per_party, run=run)

@@ -13,7 +13,12 @@ An algorithm's spec names its :class:`AlgorithmDeployment` (:attr:`AlgorithmSpec
   parameters and its own data only, and runs it through its :class:`StepRunner` (a deployed party's
   session over gRPC, or :class:`~mpdp.runtime.steps.StepSession` over the in-memory transport);
   :meth:`~AlgorithmDeployment.cost` is what the party's own ledger is charged for the run;
-  :meth:`~AlgorithmDeployment.encode` turns its result into plain data for the wire codec.
+  :meth:`~AlgorithmDeployment.encode` turns its result into plain data for the wire codec;
+* after the run, on the party's side, from its own protocol runs only: :meth:`~AlgorithmDeployment.release`
+  is what the party that receives the release (:meth:`~AlgorithmDeployment.receiver`) holds of it, the object
+  the spec's ``release`` hook reads (what ``mpdp run --save`` writes from the report's ``released``) with the
+  privacy it cost, and :meth:`~AlgorithmDeployment.party_metric` the metric a party that scores itself on
+  held-out records computed. ``mpdp party`` writes both (:mod:`mpdp.deploy.party`).
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ from typing import Any, Protocol
 
 from mpdp.datasets.holdings import PartyData, records_digest
 from mpdp.dp.accounting.cost import PrivacyCost
-from mpdp.learning.spec.run import RunConfig, RunReport
+from mpdp.learning.spec.run import Metric, RunConfig, RunReport
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.steps import RunRecord
 
-__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "StepRunner", "shared_parameters"]
+__all__ = ["AlgorithmDeployment", "DeployPlan", "PartyContext", "PartyRelease", "StepRunner", "shared_parameters"]
 
 
 class StepRunner(Protocol):
@@ -98,6 +103,19 @@ class PartyContext:
     progress: Progress = SILENT
 
 
+@dataclass(frozen=True)
+class PartyRelease:
+    """What the receiving party holds of a run's release: ``released``, the object the algorithm's spec ``release``
+    hook reads (the report's ``released`` in memory), and what the release cost: ``epsilon_spent``,
+    ``delta_spent`` towards whoever sees it, ``per_party`` each data party's charge (None where one figure
+    covers every party). All of it is computed from the party's own results and the public parameters."""
+
+    released: Any
+    epsilon_spent: float
+    delta_spent: float
+    per_party: dict[str, float] | None = None
+
+
 class AlgorithmDeployment(ABC):
     """One algorithm's (or family's) parties: see the module docstring."""
 
@@ -132,6 +150,23 @@ class AlgorithmDeployment(ABC):
         """The run's report from every party's protocol runs (their results decoded), computed by the analyst
         who holds the test data (launcher side, and the in-memory engine's). It times its non-private reference
         under the phase ``baseline`` (:func:`~mpdp.learning.spec.run.timed`); the engines add the others."""
+
+    def receiver(self, public: Mapping[str, Any]) -> str | None:
+        """The party that receives the run's release and writes it (None: the algorithm releases no model mpdp
+        saves)."""
+        _ = public
+        return None
+
+    def release(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> PartyRelease | None:
+        """What ``party`` holds of the release after its protocol ``runs`` (results decoded as :meth:`decode`
+        gives them), or None when it is not the :meth:`receiver`."""
+        _ = party, public, runs
+        return None
+
+    def party_metric(self, party: str, public: Mapping[str, Any], runs: Sequence[RunRecord]) -> Metric | None:
+        """The metric ``party`` computed on its held-out records (None: it scores nothing)."""
+        _ = party, public, runs
+        return None
 
     def execution(self, config: RunConfig) -> Mapping[str, Any]:
         """How the in-memory engine runs the parties: keyword arguments of :func:`~mpdp.runtime.run_protocol`
