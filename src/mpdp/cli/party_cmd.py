@@ -22,6 +22,11 @@ relative to the configuration file. The file is checked against its schema (:mod
 ranges, required and unknown keys, the protocol's own parameters) before anything runs; a problem is one line
 naming the party, the key and the fix. The party prints its result, traffic and timing (``--json``: one object) and
 exits 0; on failure it prints one line naming the error type and the party at fault and exits 2.
+
+Aggregation with ``"max_dropouts": k`` starts without clients that never come up, up to ``k`` clients: every
+party waits ``connect_timeout`` for them, then runs with the others (the aggregate covers the clients present;
+``absent`` in the report names the others); more absent clients, or any other party absent, is a
+PartyUnavailableError naming them.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import numpy as np
 from mpdp.deploy.config import PartyConfig, load_party_config
 from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
 from mpdp.progress import SILENT, Progress
-from mpdp.protocols.catalog import PartySetup, build_role, load_input
+from mpdp.protocols.catalog import PartySetup, build_role, load_input, tolerated_absences
 from mpdp.randomness import RandomSource
 from mpdp.runtime.certs import credentials_from_config
 
@@ -190,13 +195,18 @@ def handle(args: argparse.Namespace) -> int:
                               connect_timeout=values["connect_timeout"], send_timeout=values["timeout"])
     progress.phase(f"{name}: connecting to {', '.join(p for p in parties if p != name)} (up to "
                    f"{transport.connect_timeout:g} s) and running {values['protocol']}")
-    result, traffic, seconds = run_network_party(transport, role, rng=rng, timeout=values["timeout"])
+    optional, bound = tolerated_absences(values["protocol"], values["params"])
+    optional.pop(name, None)
+    result, traffic, seconds = run_network_party(transport, role, rng=rng, timeout=values["timeout"],
+                                                 optional=optional, max_absent=bound)
     report = {"party": name, "protocol": values["protocol"], "result": to_jsonable(result),
-              "communication": traffic.as_dict(), "seconds": seconds}
+              "communication": traffic.as_dict(), "seconds": seconds, "absent": list(transport.absent)}
     if args.json:
         print(json.dumps(report))
     else:
         print(f"{name}: {values['protocol']} finished in {seconds * 1000:.1f} ms")
         print(f"  sent {traffic.bytes_sent} bytes in {traffic.messages_sent} messages, {traffic.rounds} rounds")
+        if transport.absent:
+            print(f"  absent at start-up (the run went on without them): {', '.join(transport.absent)}")
         print(f"  result: {json.dumps(report['result'])[:400]}")
     return 0

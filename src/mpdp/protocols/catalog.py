@@ -30,7 +30,8 @@ from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
 
-__all__ = ["PROTOCOLS", "NamedProtocol", "PartySetup", "build_role", "check_params", "load_input", "protocol_named"]
+__all__ = ["PROTOCOLS", "NamedProtocol", "PartySetup", "build_role", "check_params", "load_input", "protocol_named",
+           "tolerated_absences"]
 
 Role = Callable[[Comm], Any]
 
@@ -95,6 +96,16 @@ class NamedProtocol:
     params: Schema = field(default_factory=lambda: Schema({}, "its parameters"))
     #: parameters that name parties (a name, or a list or mapping of names)
     party_keys: tuple[str, ...] = ()
+    #: the parties the protocol can do without from the start, and how many clients may be missing in all:
+    #: ``(checked params) -> ({party: clients it stands for}, bound)``; None: every party is needed
+    absences: Callable[[Mapping[str, Any]], tuple[dict[str, int], int]] | None = None
+
+
+def tolerated_absences(protocol: str, params: Mapping[str, Any]) -> tuple[dict[str, int], int]:
+    """Who may be absent when ``protocol`` starts (name -> clients it stands for) and how many clients at most,
+    from its checked parameters: aggregation's clients, up to ``max_dropouts``; nobody for the others."""
+    spec = protocol_named(protocol)
+    return ({}, 0) if spec.absences is None else spec.absences(params)
 
 
 _POSITIVE = Number(low=0.0, low_open=True)
@@ -217,7 +228,8 @@ PROTOCOLS: dict[str, NamedProtocol] = {
         NamedProtocol("secure-sum", "every party learns the sum of the parties' int64 vectors (toy)", _secure_sum),
         NamedProtocol("aggregation", "dropout-tolerant secure (weighted) sum of client vectors at a server; params: "
                       "server, aggregators, clients {party: k}, dim, bound[, weighted, weight_bound, max_dropouts]",
-                      _aggregation, _AGGREGATION, ("server", "aggregators", "clients")),
+                      _aggregation, _AGGREGATION, ("server", "aggregators", "clients"),
+                      lambda p: ({str(c): int(k) for c, k in p["clients"].items()}, int(p["max_dropouts"]))),
         NamedProtocol("inner-product", "X^T Y between holders left and right (vectors or matrices); params: left, "
                       "right, rows[, left_cols, right_cols, bound, reveal_to, backend: shares|paillier|ckks, dealer]",
                       _inner_product, _INNER_PRODUCT, ("left", "right", "reveal_to", "dealer")),

@@ -143,6 +143,7 @@ class GrpcTransport(Transport):
         self._local_abort: str | None = None
         self._closed = False
         self.messages_sent = 0  #: messages handed to the network so far (every frame of one counts once)
+        self.absent: tuple[str, ...] = ()  #: peers found absent at start-up (:meth:`wait_quorum`)
 
         ca, cert, key = credentials.read()
         holder = certificate_name(cert)
@@ -247,6 +248,43 @@ class GrpcTransport(Transport):
             if waiting:
                 time.sleep(0.05)
         return time.monotonic() - start
+
+    def wait_quorum(self, optional: Mapping[str, int], max_absent: int,
+                    timeout: float | None = None) -> tuple[str, ...]:
+        """:meth:`wait_ready`, except that peers of ``optional`` (name -> how many clients it stands for) may be
+        absent: after ``timeout`` (default ``connect_timeout``) the ones that never answered are absent, up to
+        ``max_absent`` clients in all. Returns the absent peers (also :attr:`absent`), each marked unavailable so
+        a receive from it fails at once and nothing is sent to it. A required peer that never answered, or more
+        absent clients than ``max_absent``, is a PartyUnavailableError naming them."""
+        start = time.monotonic()
+        deadline = start + (self.connect_timeout if timeout is None else timeout)
+        waiting = list(self.peers)
+        while waiting:
+            waiting = [peer for peer in waiting if not self._answers(peer)]
+            with self._cond:
+                aborted = next(iter(self._aborted_peers.items()), None)
+            if aborted is not None:
+                raise ProtocolAbortError(f"{self.name} stopped waiting: {aborted[0]} aborted ({aborted[1]})")
+            if not waiting or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        required = [p for p in waiting if p not in optional]
+        missing = sum(int(optional[p]) for p in waiting if p in optional)
+        if required or missing > max_absent:
+            why = f"required {required}" if required else \
+                f"{missing} absent clients ({', '.join(waiting)}), more than the {max_absent} tolerated"
+            raise PartyUnavailableError(
+                f"{self.name} got no answer within {deadline - start:g} s from {', '.join(waiting)} ({why}). Fix: "
+                "start those parties (mpdp party --config ...), check their addresses, or raise max_dropouts if a "
+                "smaller aggregate is acceptable")
+        with self._cond:
+            for peer in waiting:
+                self._peer_errors.setdefault(peer, PartyUnavailableError(
+                    f"{peer} at {self.addresses[peer]} was absent when {self.name} started (it "
+                    f"{self.health.unanswered(peer)}); the run goes on without it"))
+            self._cond.notify_all()
+        self.absent = tuple(waiting)
+        return self.absent
 
     def _answers(self, peer: str) -> bool:
         """:meth:`_probe` for :meth:`wait_ready`, which names every peer that never came up at its own deadline

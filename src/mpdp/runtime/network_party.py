@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mpdp.errors import MalformedMessageError, explain
@@ -22,7 +22,9 @@ __all__ = ["run_network_party", "start_barrier"]
 
 
 def run_network_party(transport: GrpcTransport, role: Callable[[Comm], Any], *, rng: RandomSource | None = None,
-                      timeout: float = 120.0, limits: CodecLimits = DEFAULT_LIMITS) -> tuple[Any, PartyTraffic, float]:
+                      timeout: float = 120.0, limits: CodecLimits = DEFAULT_LIMITS,
+                      optional: Mapping[str, int] | None = None,
+                      max_absent: int = 0) -> tuple[Any, PartyTraffic, float]:
     """Run the local party's role over ``transport``: ``(result, traffic, protocol seconds)``.
 
     Waits until every peer answers (so connection set-up and certificate errors surface before the protocol
@@ -30,9 +32,18 @@ def run_network_party(transport: GrpcTransport, role: Callable[[Comm], Any], *, 
     seconds do not include a peer's slower start-up), runs the role, tells peers it finished, or that it
     aborted and why, and closes the transport. ``rng`` should be ``root.spawn(name)`` to reproduce
     :func:`~mpdp.runtime.run_protocol`.
+
+    ``optional`` (peer -> how many clients it stands for) and ``max_absent``: peers the protocol can do without,
+    as secure aggregation does without up to ``max_dropouts`` clients. Those that have not answered by
+    ``connect_timeout`` are left out (:meth:`~mpdp.runtime.grpc_transport.GrpcTransport.wait_quorum`, listed in
+    ``transport.absent``) and the role runs with the others, for which an absent party is one that dropped out
+    before sending anything; more than ``max_absent`` is a PartyUnavailableError naming them.
     """
     try:
-        transport.wait_ready()
+        if optional:
+            transport.wait_quorum(optional, max_absent)
+        else:
+            transport.wait_ready()
         start_barrier(transport)
     except BaseException:
         transport.close()
@@ -64,9 +75,10 @@ def start_barrier(transport: GrpcTransport) -> None:
     place is a peer running another protocol version: refused, naming the peer.
     """
     endpoint = transport.endpoint(transport.name)
-    for peer in transport.peers:
+    present = [peer for peer in transport.peers if peer not in transport.absent]
+    for peer in present:
         endpoint.send(peer, _BARRIER)
-    for peer in transport.peers:
+    for peer in present:
         received = endpoint.recv(peer, transport.connect_timeout)
         if received != _BARRIER:
             raise MalformedMessageError(explain(
