@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mpdp.cli import build_parser, main
@@ -16,8 +18,12 @@ def test_both_engines_are_choices_of_launch() -> None:
         build_parser().parse_args(["launch", "ofaa", "--engine", "ray"])
 
 
-def test_launch_refuses_save_before_starting_any_process(tmp_path: object,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["launch", "ofaa", "--dataset", "synthetic-logistic:n=300,d=3", "--save", str(tmp_path)])
+@pytest.mark.parametrize(("argv", "why"), [(["ofaa", "--engine", "flower"], "--save with --engine grpc"),
+                                           (["np-agt", "--parties", "2"], "releases no DP model")])
+def test_launch_refuses_a_save_it_cannot_write_before_starting_any_process(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], why: str) -> None:
+    # the gRPC engine's receiving party writes the released model (tests/deploy/test_release.py)
+    code = main(["launch", *argv, "--dataset", "synthetic-mixed:n=60", "--save", str(tmp_path / "model")])
     assert code == 2
-    assert "--save" in capsys.readouterr().err
+    assert why in capsys.readouterr().err
+    assert not (tmp_path / "model").exists()

@@ -52,7 +52,7 @@ def main() -> None:
         return chain(comm)
 
     try:
-        transport = GrpcTransport(name, parties, PartyCredentials.in_directory(cert_dir, name), connect_timeout=10,
+        transport = GrpcTransport(name, parties, PartyCredentials.in_directory(cert_dir, name), connect_timeout=120,
                                   send_timeout=timeout)
         result, traffic, _ = run_network_party(transport, role, rng=RandomSource.seeded(1).spawn(name),
                                                timeout=timeout)

@@ -63,7 +63,7 @@ def start_helpers(behaviour: str, certs: Path, *, cert_dirs: dict[str, Path] | N
     }
 
 
-def outcomes(procs: dict[str, subprocess.Popen[str]], limit: float = 40.0) -> dict[str, dict[str, object]]:
+def outcomes(procs: dict[str, subprocess.Popen[str]], limit: float = 300.0) -> dict[str, dict[str, object]]:
     out = {}
     for name, proc in procs.items():
         stdout, stderr = proc.communicate(timeout=limit)
@@ -83,7 +83,7 @@ def test_cli_parties_in_three_processes_match_the_in_memory_run(protocol: str, c
         params = {"left": "alice", "right": "bob", "rows": 300, "left_cols": 3, "right_cols": 2, "dealer": "carol",
                   "reveal_to": "bob"}
     config = {"protocol": protocol, "parties": free_addresses(), "certs": str(certs), "inputs": inputs,
-              "params": params, "seed": 99, "timeout": 30, "connect_timeout": 20}
+              "params": params, "seed": 99, "timeout": 30, "connect_timeout": 120}
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(config))
     procs = {n: subprocess.Popen([sys.executable, "-m", "mpdp", "party", "--config", str(path), "--name", n,
@@ -91,7 +91,7 @@ def test_cli_parties_in_three_processes_match_the_in_memory_run(protocol: str, c
                                  text=True) for n in NAMES}
     reports = {}
     for n, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = proc.communicate(timeout=300)  # only bounds a hang
         assert proc.returncode == 0, stderr
         reports[n] = json.loads(stdout)
 
@@ -221,8 +221,8 @@ def test_start_barrier_refuses_a_peer_that_skips_it(certs: Path) -> None:
     from mpdp.runtime.network_party import start_barrier
 
     addresses = free_addresses(("alice", "bob"))
-    alice = GrpcTransport("alice", addresses, PartyCredentials.in_directory(certs, "alice"), connect_timeout=10)
-    bob = GrpcTransport("bob", addresses, PartyCredentials.in_directory(certs, "bob"), connect_timeout=10)
+    alice = GrpcTransport("alice", addresses, PartyCredentials.in_directory(certs, "alice"), connect_timeout=120)
+    bob = GrpcTransport("bob", addresses, PartyCredentials.in_directory(certs, "bob"), connect_timeout=120)
     try:
         ready = [threading.Thread(target=t.wait_ready) for t in (alice, bob)]
         for t in ready:
