@@ -87,6 +87,9 @@ A party of a low-level protocol ("protocol": inner-product, aggregation, secure-
     "timeout": 120, "connect_timeout": 30
   }
 
+  "aggregation" with "max_dropouts": k starts without up to k clients that never come up (after waiting
+  connect_timeout for them); its report names them under "absent".
+
 Instead of "certs" a party may give "tls": {"ca": ..., "cert": ..., "key": ...}. One file can serve every
 party: pick the local one with --name (or give "party": NAME in the file). Every party's file must name the
 same parties at the same addresses.
@@ -198,7 +201,7 @@ def handle(args: argparse.Namespace) -> int:
     optional, bound = tolerated_absences(values["protocol"], values["params"])
     optional.pop(name, None)
     result, traffic, seconds = run_network_party(transport, role, rng=rng, timeout=values["timeout"],
-                                                 optional=optional, max_absent=bound)
+                                                 optional=optional if bound else None, max_absent=bound)
     report = {"party": name, "protocol": values["protocol"], "result": to_jsonable(result),
               "communication": traffic.as_dict(), "seconds": seconds, "absent": list(transport.absent)}
     if args.json:

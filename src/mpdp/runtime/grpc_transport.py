@@ -273,10 +273,12 @@ class GrpcTransport(Transport):
         if required or missing > max_absent:
             why = f"required {required}" if required else \
                 f"{missing} absent clients ({', '.join(waiting)}), more than the {max_absent} tolerated"
+            missing_text = "; ".join(f"{peer} at {self.addresses[peer]}, which {self.health.unanswered(peer)}"
+                                     for peer in waiting)
             raise PartyUnavailableError(
-                f"{self.name} got no answer within {deadline - start:g} s from {', '.join(waiting)} ({why}). Fix: "
-                "start those parties (mpdp party --config ...), check their addresses, or raise max_dropouts if a "
-                "smaller aggregate is acceptable")
+                f"{self.name} got no answer within {deadline - start:g} s from {', '.join(waiting)} ({why}): "
+                f"{missing_text}. Fix: start those parties (mpdp party --config ...), check their addresses, or "
+                "raise max_dropouts if a smaller aggregate is acceptable")
         with self._cond:
             for peer in waiting:
                 self._peer_errors.setdefault(peer, PartyUnavailableError(
