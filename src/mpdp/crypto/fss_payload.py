@@ -1,0 +1,213 @@
+"""Distributed comparison functions with a vector payload: ``x -> beta [x < alpha]`` for ``beta`` in ``R^W``.
+
+:mod:`mpdp.crypto.fss` shares ``beta [x < alpha]`` for one ring element ``beta``. Here ``beta`` is a vector of
+``W`` ring elements (a *payload*), e.g. ``(1, lambda)`` for a value masked by ``lambda``: one key evaluated at a
+public point gives additive shares of the indicator *and* of the indicator times the mask, so that an indicator
+times a masked value, ``[x < alpha] (delta - lambda)``, is local (:mod:`mpdp.protocols.mpc.masked`). The
+construction is the same (Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar, Rathee, Eurocrypt 2021, Fig. 3, whose
+output group may be any abelian group, here ``R^W``): the value a node expands into is ``W`` ring elements
+instead of one, and every value correction word is a vector.
+
+The PRG
+-------
+A node's 128-bit seed ``s`` expands on side ``d`` into the child's seed and control bit, ``H(s XOR T_(d,0))`` as in
+:mod:`mpdp.crypto.fss`, and into its value, the first ``W w`` words (``w`` = ``ring.words``) of
+``H(s XOR T_(d,1)) || ... || H(s XOR T_(d,J))``, ``J = ceil(W w / 2)``; the leaf value is read the same way from the
+leaf tweaks. ``H`` is the fixed-key hash of :func:`mpdp.crypto.fss.fixed_key_hash`; the tweaks here are derived
+under their own label, so the two modules' keys never share an expansion. An evaluation costs ``1 + J`` AES
+blocks per point and level.
+
+Key layout (``N`` keys of depth ``d``)
+--------------------------------------
+``seed``: ``(N, 2)`` words (the party's own). ``cw``: ``(d, 2 + W w, N)`` words, common to both parties: per level
+the seed correction with its two control-bit corrections in the low bits of word 0 (as in :mod:`~mpdp.crypto.fss`)
+and the value correction, an element of ``R^W`` in the ring's layout (value shape ``(W, N)``) flattened.
+``last``: the leaf correction, a ring array of value shape ``(W, N)``. Per key and party
+``16 + 8 (2 + W w) d + 8 W w`` bytes.
+
+Security: as :mod:`mpdp.crypto.fss`; either key alone is pseudorandom and reveals neither ``alpha`` nor ``beta``
+(fixed-key AES modelled as a random permutation).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import numpy as np
+import numpy.typing as npt
+
+from mpdp.crypto.fss import MAX_DEPTH, fixed_key_hash
+from mpdp.crypto.ring import Ring, RingArray
+from mpdp.errors import ParameterError, explain
+
+__all__ = ["MAX_WIDTH", "dcf_eval_payload", "dcf_gen_payload", "payload_key_words"]
+
+Words = npt.NDArray[np.uint64]
+
+MAX_WIDTH = 64
+"""The widest payload: at most 64 ring elements per key."""
+
+_CLEAR = np.uint64(0xFFFFFFFFFFFFFFFC)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+
+
+@functools.lru_cache(maxsize=64)
+def _tweaks(blocks: int) -> tuple[Words, Words, Words]:
+    """The public tweaks for values of ``blocks`` AES blocks: per side ``(1 + blocks, 2)`` words (seed block first),
+    their XOR across the sides, and the leaf's ``(blocks, 2)`` (read-only: shared by the cache)."""
+
+    def block(label: str) -> list[int]:
+        digest = hashlib.sha256(b"mpdp.fss_payload tweak " + label.encode()).digest()
+        return [int.from_bytes(digest[:8], "little"), int.from_bytes(digest[8:16], "little")]
+
+    sides = np.array([[block(f"{d}/{j}") for j in range(1 + blocks)] for d in (0, 1)], dtype=np.uint64)
+    leaf = np.array([block(f"leaf/{j}") for j in range(blocks)], dtype=np.uint64)
+    delta = sides[0] ^ sides[1]
+    for a in (sides, delta, leaf):
+        a.flags.writeable = False
+    return sides, delta, leaf
+
+
+def _check(depth: int, width: int) -> None:
+    if type(depth) is not int or not 1 <= depth <= MAX_DEPTH:
+        raise ParameterError(explain("DCF depth", depth, f"an int in [1, {MAX_DEPTH}]", "compare at most 64 bits"))
+    if type(width) is not int or not 1 <= width <= MAX_WIDTH:
+        raise ParameterError(explain("payload width", width, f"an int in [1, {MAX_WIDTH}]",
+                                     "split the payload over several keys"))
+
+
+def payload_key_words(depth: int, ring: Ring, width: int) -> int:
+    """Words of one key of ``depth`` with a payload of ``width`` elements of ``ring`` (per key and party)."""
+    return 2 + (2 + width * ring.words) * depth + width * ring.words
+
+
+def _values(words: Words, ring: Ring, width: int) -> RingArray:
+    """Ring elements of value shape ``(width, *lead)`` from words ``(*lead, >= width w)``."""
+    w = ring.words
+    taken = words[..., : width * w]
+    if w == 2:
+        lead = taken.shape[:-1]
+        pairs = taken.reshape((*lead, width, 2))
+        out: RingArray = np.ascontiguousarray(np.moveaxis(pairs, (-1, -2), (0, 1)))
+        return out
+    vals = np.ascontiguousarray(np.moveaxis(taken, -1, 0))
+    if ring.bits < 64:
+        vals &= np.uint64((1 << ring.bits) - 1)
+    return vals
+
+
+def _select(cond: Words, yes: RingArray, no: RingArray) -> RingArray:
+    """``yes`` where the 0/1 words ``cond`` (broadcasting against the values' last axes) are 1, else ``no``."""
+    out: RingArray = no ^ ((yes ^ no) & (_ZERO - cond))
+    return out
+
+
+def dcf_gen_payload(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: int,
+                    ring: Ring) -> tuple[Words, RingArray]:
+    """The common corrections of ``N`` key pairs of ``x -> beta [x < alpha]``: ``cw`` of shape
+    ``(depth, 2 + W w, N)`` and ``last`` (value shape ``(W, N)``), for ``alpha`` (``(N,)`` words below ``2^depth``),
+    payloads ``beta`` (ring elements of value shape ``(W, N)``) and the two parties' root ``seeds``
+    (``(N, 2)`` words each, uniform). Key ``b`` is ``(seeds[b], cw, last)``."""
+    alpha = np.asarray(alpha, dtype=np.uint64)
+    n = alpha.shape[0]
+    shape = ring.shape(beta)
+    if len(shape) != 2 or shape[1] != n:
+        raise ParameterError(explain("beta", shape, f"(W, {n}): a payload vector per key", "pass one per key"))
+    width = shape[0]
+    _check(depth, width)
+    words = width * ring.words
+    blocks = (words + 1) // 2
+    sides, _, leaf_tweaks = _tweaks(blocks)
+    s = [np.array(seeds[b], dtype=np.uint64).reshape(n, 2) for b in (0, 1)]
+    for b in (0, 1):
+        s[b][:, 0] &= _CLEAR
+    t = [np.zeros(n, dtype=np.uint64), np.ones(n, dtype=np.uint64)]
+    acc = ring.zeros((width, n))
+    cw = np.empty((depth, 2 + words, n), dtype=np.uint64)
+    for i in range(depth):
+        bit = (alpha >> np.uint64(depth - 1 - i)) & _ONE
+        kids = []
+        for b in (0, 1):
+            out = fixed_key_hash(s[b][:, None, None, :] ^ sides[None])  # (N, side, 1 + blocks, 2)
+            seeds_b = out[:, :, 0, :].copy()
+            bits_b = seeds_b[:, :, 0] & _ONE
+            seeds_b[:, :, 0] &= _CLEAR
+            vals_b = [_values(out[:, d, 1:, :].reshape(n, 2 * blocks), ring, width) for d in (0, 1)]
+            kids.append((seeds_b, bits_b, vals_b))
+        right = (_ZERO - bit)  # all ones where alpha_i = 1: keep the right child, lose the left
+        swap = [(kids[b][0][:, 0] ^ kids[b][0][:, 1]) & right[:, None] for b in (0, 1)]
+        keep_seed = [kids[b][0][:, 0] ^ swap[b] for b in (0, 1)]
+        lose_seed = [kids[b][0][:, 1] ^ swap[b] for b in (0, 1)]
+        keep_val = [_select(bit, kids[b][2][1], kids[b][2][0]) for b in (0, 1)]
+        lose_val = [_select(bit, kids[b][2][0], kids[b][2][1]) for b in (0, 1)]
+        s_cw = lose_seed[0] ^ lose_seed[1]
+        v_cw = ring.sub(ring.sub(lose_val[1], lose_val[0]), acc)
+        v_cw = _select(bit, ring.add(v_cw, beta), v_cw)  # leaving to the left (alpha_i = 1): x < alpha, pay beta
+        v_cw = _select(t[1], ring.neg(v_cw), v_cw)
+        acc = ring.add(acc, ring.add(ring.sub(keep_val[0], keep_val[1]), _select(t[1], ring.neg(v_cw), v_cw)))
+        t_left = kids[0][1][:, 0] ^ kids[1][1][:, 0] ^ bit ^ _ONE
+        t_right = kids[0][1][:, 1] ^ kids[1][1][:, 1] ^ bit
+        cw[i, 0] = s_cw[:, 0] | t_left | (t_right << _ONE)
+        cw[i, 1] = s_cw[:, 1]
+        cw[i, 2:] = v_cw.reshape(words, n)
+        t_keep = np.where(bit != 0, t_right, t_left)
+        for b in (0, 1):
+            mask = (_ZERO - t[b])[:, None]
+            t_own = np.where(bit != 0, kids[b][1][:, 1], kids[b][1][:, 0])
+            s[b] = keep_seed[b] ^ (s_cw & mask)
+            t[b] = t_own ^ (t_keep & t[b])
+    leaves = [_values(fixed_key_hash(s[b][:, None, :] ^ leaf_tweaks[None]).reshape(n, 2 * blocks), ring, width)
+              for b in (0, 1)]
+    last = ring.sub(ring.sub(leaves[1], leaves[0]), acc)
+    return cw, _select(t[1], ring.neg(last), last)
+
+
+def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int,
+                     ring: Ring) -> RingArray:
+    """Party ``party``'s shares of ``beta [x < alpha]`` at public points ``x``: ``(N,)`` (one per key) or ``(T, N)``
+    (``T`` per key), words below ``2^depth``. The result is a ring array of value shape ``(W, *x.shape)``."""
+    n = x.shape[-1]
+    words = cw.shape[1] - 2
+    if words < 1 or words % ring.words or cw.shape != (depth, 2 + words, n) or seed.shape != (n, 2) \
+            or x.ndim not in (1, 2):
+        raise ParameterError(explain("payload DCF key", (seed.shape, cw.shape), f"seed ({n}, 2), corrections "
+                                     f"({depth}, 2 + W words, {n}) for points (..., {n})",
+                                     "evaluate the keys dealt for this input"))
+    width = words // ring.words
+    _check(depth, width)
+    blocks = (words + 1) // 2
+    sides, delta, leaf_tweaks = _tweaks(blocks)
+    lead = x.shape[:-1]
+    # per level, the value correction as a ring array of value shape (W, 1.., N), broadcast over the points
+    spread = (2, width, *(1,) * len(lead), n) if ring.words == 2 else (width, *(1,) * len(lead), n)
+    s = np.empty((*x.shape, 2), dtype=np.uint64)
+    s[...] = seed
+    s[..., 0] &= _CLEAR
+    t = np.full(x.shape, party, dtype=np.uint64)
+    acc = ring.zeros((width, *x.shape))
+    tweak0 = sides[0]
+    for i in range(depth):
+        bit = (x >> np.uint64(depth - 1 - i)) & _ONE
+        side = (_ZERO - bit)[..., None, None]
+        blocks_in = s[..., None, :] ^ tweak0
+        blocks_in ^= delta & side
+        out = fixed_key_hash(blocks_in)  # (*x, 1 + blocks, 2)
+        level = cw[i]
+        mask = _ZERO - t
+        child = out[..., 0, :]
+        t_child = child[..., 0] & _ONE
+        t_child ^= (level[0] >> bit) & t
+        s = child.copy()
+        s[..., 0] &= _CLEAR
+        s[..., 0] ^= level[0] & _CLEAR & mask
+        s[..., 1] ^= level[1] & mask
+        value = _values(out[..., 1:, :].reshape((*x.shape, 2 * blocks)), ring, width)
+        value = ring.add(value, level[2:].reshape(spread) & mask)
+        acc = ring.add(acc, value)
+        t = t_child
+    leaf = _values(fixed_key_hash(s[..., None, :] ^ leaf_tweaks).reshape((*x.shape, 2 * blocks)), ring, width)
+    lastw = last.reshape(spread)
+    acc = ring.add(acc, ring.add(leaf, lastw & (_ZERO - t)))
+    return ring.neg(acc) if party == 1 else acc
