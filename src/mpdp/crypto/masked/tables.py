@@ -204,8 +204,11 @@ class TableSpec:
         high = (lam >> np.uint64(s)).astype(np.int64)
         low = (lam & np.uint64((1 << s) - 1)).astype(np.float64)
         d = (np.arange(m, dtype=np.int64)[None, :] - high[:, None]) % m
-        start = d.astype(np.float64) * 2.0**s - low[:, None]  # raw X - lo at the entry's start (exact below 2^53)
-        valid = (start + 2.0**s > 0) & (start < float(self.span))
+        # raw X - lo at the entry's start: -low for d = 0 (that entry always meets [0, span)), else d 2^s - low >= 1,
+        # compared with span exactly in words (d 2^s < 2^n <= 2^64)
+        offset = (d.astype(np.uint64) << np.uint64(s)) - (lam & np.uint64((1 << s) - 1))[:, None]
+        valid = (d == 0) | (offset < np.uint64(self.span))
+        start = d.astype(np.float64) * 2.0**s - low[:, None]  # (the interval's position: float precision suffices)
         x0 = self.lo_real + np.where(valid, start, 0.0) * 2.0**-self.in_frac
         coef = self._fit(x0)
         coef[~valid] = 0.0

@@ -60,8 +60,8 @@ from mpdp.protocols.mpc.masked.program import Compiled, Program, Value, Wire
 from mpdp.protocols.mpc.masked.run import execute
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
-__all__ = ["NORMALISED", "applies", "div", "error_bound", "exp", "inv_sqrt", "normalise", "reciprocal",
-           "root_table", "sigmoid", "sqrt"]
+__all__ = ["NORMALISED", "applies", "div", "error_bound", "exp", "exp_of", "exp_table", "inv_sqrt", "normalise",
+           "program", "reciprocal", "root_of", "root_table", "sigmoid", "sigmoid_table", "sqrt"]
 
 _COMPARE_FRAC = 20  # fractional bits of the normalisation's comparisons (below: misclassified by one bucket at most)
 _Z_FRAC = 60  # z's fractional bits for the tables
@@ -89,7 +89,9 @@ def applies(x: SharedFixedPoint) -> bool:
 
 # -- tables ----------------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=64)
-def _exp_table(frac: int, low: float, high: float) -> TableSpec:
+def exp_table(frac: int, low: float, high: float) -> TableSpec:
+    """exp's table on ``[low, high]`` at ``frac`` fractional bits: entries of width 4, one coefficient each in the
+    exponential basis (``exp(x_c) exp(t)``, ``|t| <= 2``)."""
     lo = math.floor(low * 2**frac)
     span = math.ceil(high * 2**frac) - lo + 1
     entry = frac + 2  # entries of width 4: one coefficient each, times the public exp(t), |t| <= 2
@@ -100,7 +102,8 @@ def _exp_table(frac: int, low: float, high: float) -> TableSpec:
 
 
 @functools.lru_cache(maxsize=64)
-def _sigmoid_table(frac: int, low: float, high: float) -> TableSpec:
+def sigmoid_table(frac: int, low: float, high: float) -> TableSpec:
+    """sigmoid's table on ``[low, high]``: entries of width 2, degree 10 (Chebyshev error about 7e-9 relative)."""
     lo = math.floor(low * 2**frac)
     span = math.ceil(high * 2**frac) - lo + 1
     entry = frac + 1  # entries of width 2, degree 10
@@ -149,12 +152,33 @@ def _normalised(p: Program, w: Wire, low_exp: int, high_exp: int, root: _Root) -
     bits, both masked, with ``sigma f(z) = f(x)`` at scale ``frac`` exactly."""
     out_frac = _root_frac(root, w.scale, low_exp, high_exp)[2]
     z, sigma = normalise(p, w, low_exp, high_exp, root)
+    if z.scale < _Z_FRAC:  # a narrow domain: z's scale below the table's, lifted exactly
+        z = z.lift(_Z_FRAC - z.scale)
     zw, sw = p.open([z, sigma], shifts=[z.scale - _Z_FRAC, 0])
     spec = root_table(root.function)
     top = {"recip": 1 / _Z_LOW, "rsqrt": _Z_LOW**-0.5, "sqrt": 1.0}[root.function] * (1 + 1e-6)
     fz = p.table(zw, spec, bound=top)
     (fw,) = p.open([fz], shifts=[spec.out_frac - out_frac])
     return sw, fw
+
+
+def exp_of(p: Program, w: Wire, *, low: float = -16.0, high: float = 16.0, name: str = "exp") -> Wire:
+    """``exp(x)`` (or ``sigmoid``, ``name``) of a wire already masked, in one round: the table and its truncated
+    opening, at ``w``'s scale. ``w``'s mask must be exact modulo the table's view (a plain opening's, or a
+    truncation's whose wrap term lies above it)."""
+    spec = (exp_table if name == "exp" else sigmoid_table)(w.scale, low, high)
+    top = math.exp(high) if name == "exp" else 1.0
+    v = p.table(w, spec, bound=top * (1 + 1e-6))
+    (o,) = p.open([v], shifts=[spec.out_frac - w.scale])
+    return o
+
+
+def root_of(p: Program, w: Wire, function: str, *, low_exp: int = -10, high_exp: int = 16) -> Value:
+    """``1/x``, ``1/sqrt(x)`` or ``sqrt(x)`` (``function`` ``recip``, ``rsqrt``, ``sqrt``) of a Z_2^128 wire already
+    masked by a plain opening, in two rounds, as additive shares at ``w``'s scale."""
+    sw, fw = _normalised(p, w, low_exp, high_exp, NORMALISED[function])
+    top = 2.0 ** (-low_exp if function == "recip" else -low_exp / 2 if function == "rsqrt" else high_exp / 2)
+    return p.product([sw, fw]).with_scale(w.scale, top * (1 + 1e-6) + 2.0**-w.scale)
 
 
 # -- public entry points -------------------------------------------------------------------------------------
@@ -175,12 +199,9 @@ def _run(prog: Compiled, x: dict[str, SharedFixedPoint], fmt: FixedPointFormat) 
 def _exp_program(name: str, shape: tuple[int, ...], frac: int, bound: float, low: float, high: float) -> Compiled:
     p = Program()
     x = p.input("x", shape, scale=frac, bound=bound)
-    spec = (_exp_table if name == "exp" else _sigmoid_table)(frac, low, high)
+    spec = (exp_table if name == "exp" else sigmoid_table)(frac, low, high)
     (w,) = p.open([x], out_bits=[spec.view_bits])
-    top = math.exp(high) if name == "exp" else 1.0
-    v = p.table(w, spec, bound=top * (1 + 1e-6))
-    (o,) = p.open([v], shifts=[spec.out_frac - frac])
-    p.output("y", p.unmask(o))
+    p.output("y", p.unmask(exp_of(p, w, low=low, high=high, name=name)))
     return p.compile()
 
 
@@ -210,14 +231,10 @@ def _tabulated(name: str, x: SharedFixedPoint, params: ExpParams | None) -> Shar
 @functools.lru_cache(maxsize=128)
 def _root_program(function: str, shape: tuple[int, ...], frac: int, bound: float, low_exp: int,
                   high_exp: int) -> Compiled:
-    root = NORMALISED[function]
     p = Program()
     x = p.input("x", shape, scale=frac, bound=bound)
     (w,) = p.open([x])
-    sw, fw = _normalised(p, w, low_exp, high_exp, root)
-    y = p.product([sw, fw])
-    top = 2.0 ** (-low_exp if function == "recip" else -low_exp / 2 if function == "rsqrt" else high_exp / 2)
-    p.output("y", y.with_scale(frac, top * (1 + 1e-6) + 2.0**-frac))
+    p.output("y", root_of(p, w, function, low_exp=low_exp, high_exp=high_exp))
     return p.compile()
 
 
@@ -288,6 +305,18 @@ def div(a: SharedFixedPoint, b: SharedFixedPoint, params: ReciprocalParams | Non
     out_frac = a.scale + max(0, min(8, 124 - a.scale - math.ceil(math.log2(quotient))))
     prog = _div_program(a.shape, a.scale, a.bound, b.bound, p.low_exp, p.high_exp, out_frac)
     return _run(prog, {"a": a, "b": b}, fmt)
+
+
+def program(name: str, shape: tuple[int, ...], frac: int = 48) -> Compiled:
+    """The compiled program of function ``name`` (``exp``, ``sigmoid``, ``recip``, ``rsqrt``, ``sqrt``, ``div``) on the
+    default domains for inputs of ``shape`` at ``frac`` fractional bits (its plan, rounds and bits)."""
+    if name in ("exp", "sigmoid"):
+        return _exp_program(name, shape, frac, 16.0, -16.0, 16.0)
+    if name in NORMALISED:
+        return _root_program(name, shape, frac, 2.0**16, -10, 16)
+    if name == "div":
+        return _div_program(shape, frac, 2.0**16, 2.0**16, -10, 16, frac + 8)
+    raise ParameterError(explain("name", name, "exp, sigmoid, recip, rsqrt, sqrt or div", "name a function"))
 
 
 def error_bound(name: str, fmt: FixedPointFormat, low: float = -16.0) -> float:

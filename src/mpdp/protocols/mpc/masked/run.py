@@ -69,6 +69,7 @@ class _Run:
         self.vals: dict[int, Any] = {}
         self.opened: dict[int, tuple[RingArray, npt.NDArray[np.uint64] | None]] = {}  # item -> (pub, msb of c)
         self.atoms: dict[tuple[int, str], RingArray] = {}
+        self.publics: dict[int, RingArray] | None = None
 
     def ring(self, node: int) -> Ring:
         return ring_for_bits(self.prog.meta[node][1])
@@ -164,6 +165,9 @@ class _Run:
                     totals[item] = ring.add(totals[item], v)
                 else:
                     pubs[item] = v
+        if self.publics is not None:
+            self.publics.update(totals)
+            self.publics.update(pubs)
         for kind, _, item, shift in entries:
             if kind == "owned":
                 self.opened[item] = (pubs[item], None)
@@ -330,13 +334,15 @@ def _encode_owned(name: str, values: Any, shape: tuple[int, ...], bits: int, sca
 
 
 def execute(session: Session, prog: Compiled, inputs: Mapping[str, SharedFixedPoint], owned: Mapping[str, Any], *,
-            fmt: FixedPointFormat, material: MaskedMaterial | None = None) -> dict[str, SharedFixedPoint]:
+            fmt: FixedPointFormat, material: MaskedMaterial | None = None,
+            publics: dict[int, RingArray] | None = None) -> dict[str, SharedFixedPoint]:
     """Run ``prog`` (every computing party, the same program): ``inputs`` by name, this party's ``owned`` arrays
     (None for another party's), the outputs as values of ``fmt``'s format (its ring must be theirs).
 
     ``material``: this party's parts of ``prog.plan``, fetched beforehand (default: fetched now, one request). A
     program's material of another plan or session, another party's, a part of another shape, an input of
-    another shape, ring or scale, or one beyond its bound is refused before anything is opened."""
+    another shape, ring or scale, or one beyond its bound is refused before anything is opened. ``publics``, if
+    given, receives every opening's public value (the opened ``c``, by plan item: what the peers saw)."""
     if not session.provider.deals_masked_plans:
         raise ParameterError(explain("provider", type(session.provider).__name__, "a provider dealing masked plans",
                                      "use a TrustedDealer with two computing parties"))
@@ -362,6 +368,7 @@ def execute(session: Session, prog: Compiled, inputs: Mapping[str, SharedFixedPo
         material = session.provider.masked_material(prog.plan)
     check_material(session, prog, material)
     run = _Run(session, prog, material.parts)
+    run.publics = publics
     for node, op in enumerate(prog.nodes):
         _step(run, node, op, inputs, encoded)
     out = {}
