@@ -167,7 +167,10 @@ def dcf_gen_payload(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], d
 def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int,
                      ring: Ring) -> RingArray:
     """Party ``party``'s shares of ``beta [x < alpha]`` at public points ``x``: ``(N,)`` (one per key) or ``(T, N)``
-    (``T`` per key), words below ``2^depth``. The result is a ring array of value shape ``(W, *x.shape)``."""
+    (``T`` per key), words below ``2^depth``. The result is a ring array of value shape ``(W, *x.shape)``.
+
+    The state lives word-major (each array one word of every point), as in :func:`mpdp.crypto.fss.dcf_eval`; the
+    values accumulate as words (Z_2^128: low and high words with their carries) and become ring elements once."""
     n = x.shape[-1]
     words = cw.shape[1] - 2
     if words < 1 or words % ring.words or cw.shape != (depth, 2 + words, n) or seed.shape != (n, 2) \
@@ -179,35 +182,62 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
     _check(depth, width)
     blocks = (words + 1) // 2
     sides, delta, leaf_tweaks = _tweaks(blocks)
-    lead = x.shape[:-1]
-    # per level, the value correction as a ring array of value shape (W, 1.., N), broadcast over the points
-    spread = (2, width, *(1,) * len(lead), n) if ring.words == 2 else (width, *(1,) * len(lead), n)
-    s = np.empty((*x.shape, 2), dtype=np.uint64)
-    s[...] = seed
-    s[..., 0] &= _CLEAR
+    wide = ring.words == 2
+    # word w of element m: the PRG's word 2 m + limb (pairs) for Z_2^128, else m; the corrections' row limb W + m
+    prg_word = [(2 * m, 2 * m + 1) if wide else (m,) for m in range(width)]
+    cw_row = [(m, width + m) if wide else (m,) for m in range(width)]
+    s0 = np.array(np.broadcast_to(seed[:, 0], x.shape), dtype=np.uint64)
+    s1 = np.array(np.broadcast_to(seed[:, 1], x.shape), dtype=np.uint64)
+    s0 &= _CLEAR
     t = np.full(x.shape, party, dtype=np.uint64)
-    acc = ring.zeros((width, *x.shape))
-    tweak0 = sides[0]
+    acc = np.zeros((width, ring.words, *x.shape), dtype=np.uint64)
+    state = np.empty((*x.shape, 1 + blocks, 2), dtype=np.uint64)
+    tw, dl = sides[0], delta
     for i in range(depth):
         bit = (x >> np.uint64(depth - 1 - i)) & _ONE
-        side = (_ZERO - bit)[..., None, None]
-        blocks_in = s[..., None, :] ^ tweak0
-        blocks_in ^= delta & side
-        out = fixed_key_hash(blocks_in)  # (*x, 1 + blocks, 2)
-        level = cw[i]
+        side = _ZERO - bit
+        for j in range(1 + blocks):  # (seed, seed, ...) XOR the side's tweaks
+            for w, word in ((0, s0), (1, s1)):
+                target = state[..., j, w]
+                np.bitwise_and(side, dl[j, w], out=target)
+                target ^= word
+                target ^= tw[j, w]
+        out = fixed_key_hash(state)
         mask = _ZERO - t
-        child = out[..., 0, :]
-        t_child = child[..., 0] & _ONE
+        level = cw[i]
+        t_child = out[..., 0, 0] & _ONE
         t_child ^= (level[0] >> bit) & t
-        s = child.copy()
-        s[..., 0] &= _CLEAR
-        s[..., 0] ^= level[0] & _CLEAR & mask
-        s[..., 1] ^= level[1] & mask
-        value = _values(out[..., 1:, :].reshape((*x.shape, 2 * blocks)), ring, width)
-        value = ring.add(value, level[2:].reshape(spread) & mask)
-        acc = ring.add(acc, value)
+        s0 = out[..., 0, 0] & _CLEAR
+        s0 ^= level[0] & _CLEAR & mask
+        s1 = level[1] & mask
+        s1 ^= out[..., 0, 1]
+        values = out[..., 1:, :].reshape((*x.shape, 2 * blocks))
+        for m in range(width):
+            _accumulate(acc[m], values, prg_word[m], level, cw_row[m], mask)
         t = t_child
-    leaf = _values(fixed_key_hash(s[..., None, :] ^ leaf_tweaks).reshape((*x.shape, 2 * blocks)), ring, width)
-    lastw = last.reshape(spread)
-    acc = ring.add(acc, ring.add(leaf, lastw & (_ZERO - t)))
-    return ring.neg(acc) if party == 1 else acc
+    leaf = fixed_key_hash(np.stack([s0, s1], axis=-1)[..., None, :] ^ leaf_tweaks).reshape((*x.shape, 2 * blocks))
+    rows = last.reshape(words, n)  # the leaf correction's words, limb-major as the level corrections'
+    mask = _ZERO - t
+    for m in range(width):
+        _accumulate(acc[m], leaf, prg_word[m], rows, cw_row[m], mask, offset=0)
+    result: RingArray = np.ascontiguousarray(np.moveaxis(acc, 1, 0)) if wide else acc[:, 0]
+    if not wide and ring.bits < 64:
+        result &= np.uint64((1 << ring.bits) - 1)
+    return ring.neg(result) if party == 1 else result
+
+
+def _accumulate(acc: Words, values: Words, prg: tuple[int, ...], level: Words, rows: tuple[int, ...], mask: Words,
+                offset: int = 2) -> None:
+    """``acc += value + (correction & mask)`` for one payload element in words: ``acc`` ``(w, *points)``, the PRG's
+    words ``values[..., prg]``, the correction ``level[offset + rows]`` (broadcast over the points); Z_2^128 with the
+    carries out of the low word."""
+    low = values[..., prg[0]] + (level[offset + rows[0]] & mask)
+    if len(prg) == 1:
+        acc[0] += low
+        return
+    carry = (low < values[..., prg[0]]).astype(np.uint64)
+    high = values[..., prg[1]] + (level[offset + rows[1]] & mask)
+    high += carry
+    acc[0] += low
+    high += acc[0] < low
+    acc[1] += high

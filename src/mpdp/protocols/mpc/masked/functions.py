@@ -63,9 +63,14 @@ from mpdp.protocols.mpc.tensor import SharedFixedPoint
 __all__ = ["NORMALISED", "applies", "div", "error_bound", "exp", "exp_of", "exp_table", "inv_sqrt", "normalise",
            "program", "reciprocal", "root_of", "root_table", "sigmoid", "sigmoid_table", "sqrt"]
 
-_COMPARE_FRAC = 20  # fractional bits of the normalisation's comparisons (below: misclassified by one bucket at most)
 _Z_FRAC = 60  # z's fractional bits for the tables
-_Z_LOW = 0.25 - 2.0**-12  # the tables' domain starts here: z >= 1/4 - 2^-14 after a comparison rounded up
+_Z_LOW = 0.25 - 2.0**-9  # the tables' domain starts here: z >= 1/4 - 2^-10 after a comparison rounded up
+
+
+def _compare_frac(k_min: int) -> int:
+    """The fractional bits of the normalisation's comparisons: enough that a comparison rounded up by one unit (the
+    shifted-off bits' carry) moves ``z`` by at most ``2^-cf 4^-(k_min + 1) <= 2^-10`` below 1/4."""
+    return max(8, 8 - 2 * k_min)
 
 
 @dataclass(frozen=True)
@@ -131,13 +136,14 @@ def _root_frac(root: _Root, frac: int, low_exp: int, high_exp: int) -> tuple[int
 def normalise(p: Program, w: Wire, low_exp: int, high_exp: int, root: _Root) -> tuple[Value, Value]:
     """``z = x 4^-k`` (at scale ``frac + 2 k_max``) and ``sigma = 2^(frac + e k - out_frac)`` (an integer), additively
     shared, for the bucket ``x in [4^(k-1), 4^k)`` of the masked ``x`` in ``[2^L, 2^H]``: one key per element with
-    the payload ``(1, lambda_x)``, compared with ``4^j`` at :data:`_COMPARE_FRAC` fractional bits."""
+    the payload ``(1, lambda_x)``, compared with ``4^j`` at :func:`_compare_frac` fractional bits (16 for ``L >=
+    -11``)."""
     frac = w.scale
     k_min, k_max, out_frac = _root_frac(root, frac, low_exp, high_exp)
-    guard = frac - _COMPARE_FRAC
-    depth = high_exp + _COMPARE_FRAC + 2
-    points = [1 << (2 * j + _COMPARE_FRAC) for j in range(k_min, k_max)]
-    cmp = p.compare(w, points, depth=depth, shift=guard, payload=[w])
+    cf = _compare_frac(k_min)
+    depth = high_exp + cf + 2
+    points = [1 << (2 * j + cf) for j in range(k_min, k_max)]
+    cmp = p.compare(w, points, depth=depth, shift=frac - cf, payload=[w])
     scales = [2 ** (2 * (k_max - k)) for k in range(k_min, k_max + 1)]  # z = x scales_k 2^-(2 k_max)
     steps = [scales[i + 1] - scales[i] for i in range(len(points))]
     z = p.select(cmp, steps, const=scales[0], times=w, scale=frac + 2 * k_max, bound=1.0)
@@ -244,9 +250,10 @@ def _domain(x: SharedFixedPoint, params: ReciprocalParams | InvSqrtParams, name:
         raise DomainError(explain(f"{name} input bound", x.bound, f"<= 2^{params.high_exp}",
                                   "clip first or declare a tighter bound"))
     low, high = params.low_exp, params.high_exp
-    if high > 62 - _COMPARE_FRAC or 2 * (math.floor(low / 2) + 1) + _COMPARE_FRAC < 0 or x.scale < _COMPARE_FRAC:
-        raise ParameterError(explain("domain", (low, high), f"2^L >= 2^-{_COMPARE_FRAC + 2}, 2^H <= "
-                                     f"2^{62 - _COMPARE_FRAC}, at least {_COMPARE_FRAC} fractional bits",
+    cf = _compare_frac(math.floor(low / 2) + 1)
+    if high + cf + 2 > 64 or cf > x.scale:
+        raise ParameterError(explain("domain", (low, high), f"H + {cf} + 2 <= 64 and {cf} <= the input's fractional "
+                                     f"bits ({x.scale}), {cf} being the comparisons' bits for L = {low}",
                                      "narrow the domain"))
     return x
 
