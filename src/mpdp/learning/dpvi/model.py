@@ -282,6 +282,10 @@ class VerticalDPVI(_Base):
         How the step compares (:class:`~mpdp.protocols.mpc.MPCSession`): ``"circuit"`` (default, the least CPU),
         or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
         more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
+    functions:
+        How the step computes: ``"circuit"`` (default) or ``"masked"``, on masked wires with the dealer's tables and
+        keys (:func:`~mpdp.protocols.mixture_gradient.masked_gradient_sum`: 10 online rounds, two data parties; steps
+        whose parameters it does not hold run the circuit step).
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
@@ -289,7 +293,7 @@ class VerticalDPVI(_Base):
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
-                 components: int = 10,
+                 functions: str = "circuit", components: int = 10,
                  epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
                  clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
                  noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
@@ -303,6 +307,10 @@ class VerticalDPVI(_Base):
             raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
                                          "pick how the MPC step compares"))
         self.comparisons = comparisons
+        if functions not in ("circuit", "masked"):
+            raise ParameterError(explain("functions", functions, "'circuit' or 'masked'",
+                                         "pick how the MPC step computes"))
+        self.functions = functions
         if processes and fork_services:
             raise ParameterError(explain("fork_services", True, "False with processes=True (every party is forked)",
                                          "pass one of processes=True or fork_services=True"))
@@ -376,7 +384,7 @@ class VerticalDPVI(_Base):
         z = self._noise_multiplier(plan, model.dim, contributors)
         settings = replace(self.settings, noise_multiplier=z)
         setup = VerticalSetup(model, names, groups, n, settings, precision=self._precision, noise=self.noise,
-                              public_seed=self.public_seed, comparisons=self.comparisons)
+                              public_seed=self.public_seed, comparisons=self.comparisons, functions=self.functions)
         return setup, self._privacy(plan, model.dim, z, names)
 
     def _privacy(self, plan: BatchPlan, dim: int, z: float, names: Sequence[str]) -> Privacy:

@@ -93,6 +93,14 @@ class Value(_Handle):
     def __neg__(self) -> Value:
         return self._new(("mul_int", self.node, -1), self.shape, self.bound)
 
+    def mul_const(self, name: str, shape: tuple[int, ...], bound: float, frac: int = 0) -> Value:
+        """Times public reals the run passes as integers ``consts[name]`` at ``frac`` fractional bits (of ``shape``,
+        broadcasting; reals bounded by ``bound``): constants that change between runs of one program (a step's
+        coefficients). The scale grows by ``frac``."""
+        self.prog.consts[name] = tuple(shape)
+        return self._new(("mul_const", self.node, name), _broadcast(self.shape, tuple(shape)), self.bound * bound,
+                         self.scale + frac)
+
     def mul_int(self, k: int | npt.NDArray[np.int64]) -> Value:
         """Times public integers (exact)."""
         arr = np.asarray(k, dtype=object)
@@ -198,6 +206,8 @@ class Compiled:
     owned: tuple[tuple[str, int], ...]
     """``(name, node)`` of every owned input."""
     outputs: tuple[tuple[str, int], ...]
+    consts: dict[str, tuple[int, ...]]
+    """The public constants each run passes, by name: their shapes."""
     meta: tuple[tuple[tuple[int, ...], int, int, float], ...]
     """Per node: ``(shape, bits, scale, bound)``."""
     terms: dict[int, tuple[Term, ...]]
@@ -222,6 +232,7 @@ class Program:
         self._monos: dict[tuple[Any, ...], int] = {}
         self._weights: dict[tuple[int, str], int] = {}  # a B atom's power of two in its ring (absent: not a B atom)
         self.terms: dict[int, tuple[Term, ...]] = {}
+        self.consts: dict[str, tuple[int, ...]] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------------------------
     def _add(self, op: tuple[Any, ...], shape: tuple[int, ...], bits: int, scale: int, bound: float,
@@ -273,6 +284,15 @@ class Program:
 
     def output(self, name: str, value: Value) -> None:
         self.outputs.append((name, value.node))
+
+    def concat(self, values: Sequence[Value], axis: int = 0) -> Value:
+        """``numpy.concatenate`` of values of one ring and scale (local)."""
+        first = values[0]
+        for v in values[1:]:
+            first._same(v)
+        shape = np.concatenate([np.empty(v.shape, dtype=np.uint8) for v in values], axis=axis).shape
+        return self._value(("concat", tuple(v.node for v in values), axis), tuple(shape), first.bits, first.scale,
+                           max(v.bound for v in values))
 
     # -- rounds -----------------------------------------------------------------------------------------------
     def open(self, entries: Sequence[Value | Owned], *, shifts: Sequence[int] | None = None,
@@ -463,4 +483,4 @@ class Program:
         plan = MaskedPlan(tuple(self.items))
         rounds = sum(1 for op in self.nodes if op[0] == "open")
         return Compiled(tuple(self.nodes), plan, tuple(self.inputs), tuple(self.owned_inputs), tuple(self.outputs),
-                        tuple(self.meta), dict(self.terms), rounds, tuple(self.bits))
+                        dict(self.consts), tuple(self.meta), dict(self.terms), rounds, tuple(self.bits))

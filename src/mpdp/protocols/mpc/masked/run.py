@@ -70,6 +70,7 @@ class _Run:
         self.opened: dict[int, tuple[RingArray, npt.NDArray[np.uint64] | None]] = {}  # item -> (pub, msb of c)
         self.atoms: dict[tuple[int, str], RingArray] = {}
         self.publics: dict[int, RingArray] | None = None
+        self.consts: dict[str, Any] = {}
 
     def ring(self, node: int) -> Ring:
         return ring_for_bits(self.prog.meta[node][1])
@@ -182,42 +183,69 @@ class _Run:
 
     # -- local nodes ------------------------------------------------------------------------------------------
     def product(self, node: int, op: tuple[Any, ...]) -> RingArray:
+        """``prod(factors)`` from the expansion of ``prod(delta_f - lambda_f)``: the terms are grouped by the set of
+        factors that contribute a mask atom, their (signed) shares summed within a group, and each group multiplied
+        once by the product of the other factors' public values (Horner-free: one ring product per group). A
+        reduction over the first axis of two factors shaped ``(B, s, 1)`` and ``(B, 1, K)`` is a matrix product."""
         _, factors, terms, reduce = op
         ring = self.ring(node)
         pubs = [self.vals[f] for f in factors]
         wterms = [self.prog.terms[f] for f in factors]
-        total: RingArray | None = None
+        groups: dict[int, RingArray] = {}
         reduced: RingArray | None = None
         for choice, mono, pre in terms:
-            count = sum(1 for c in choice if c >= 0)
-            value: RingArray | None = None
-            if count >= 2:
-                value = self.parts[f"{mono}.v"]
+            mask = sum(1 << j for j, c in enumerate(choice) if c >= 0)
+            if not mask:
+                continue
+            if mono >= 0:
+                share = self.parts[f"{mono}.v"]
                 for j, c in enumerate(choice):
                     if c >= 0:
-                        t = wterms[j][c]
-                        value = self.signed_like(ring, value, t)
-            elif count == 1:
-                j = next(i for i, c in enumerate(choice) if c >= 0)
-                value = self.term_share(ring, wterms[j][choice[j]])
-            elif not self.s.leader:
-                continue
-            for j, c in enumerate(choice):
-                if c < 0:
-                    value = pubs[j] if value is None else ring.mul(value, pubs[j])
-            if value is None:  # pragma: no cover - a product of no factor
-                continue
-            if count % 2:
-                value = ring.neg(value)
-            if pre:
-                reduced = value if reduced is None else ring.add(reduced, value)
+                        share = self.signed_like(ring, share, wterms[j][c])
             else:
-                total = value if total is None else ring.add(total, value)
+                j = next(i for i, c in enumerate(choice) if c >= 0)
+                share = self.term_share(ring, wterms[j][choice[j]])
+            if pre:
+                share = share if bin(mask).count("1") % 2 == 0 else ring.neg(share)
+                reduced = share if reduced is None else ring.add(reduced, share)
+            else:
+                known = groups.get(mask)
+                groups[mask] = share if known is None else ring.add(known, share)
+        if self.s.leader:
+            groups[0] = ring.zeros(())  # the public term: the product of every factor's public value
         shape = self.prog.meta[node][0]
-        out = ring.zeros(shape) if total is None else (ring.sum(total, reduce) if reduce else total)
-        if total is not None and ring.shape(out) != shape:
+        tn = self._matmul_pattern(factors, reduce)
+        total: RingArray | None = None
+        for mask, share in groups.items():
+            rest = [pubs[j] for j in range(len(factors)) if not mask >> j & 1]
+            if tn:  # the two sides of a^T b: this group's share on one side, the other factor's public value opposite
+                left = pubs[0] if not mask & 1 else share
+                right = pubs[1] if not mask & 2 else share
+                value = ring.matmul(ring.transpose(ring.reshape(left, ring.shape(left)[:2])),
+                                    ring.reshape(right, (ring.shape(right)[0], ring.shape(right)[2])))
+            else:
+                value = share
+                if mask == 0:
+                    value = rest[0]
+                    rest = rest[1:]
+                for pub in rest:
+                    value = ring.mul(value, pub)
+                if reduce:
+                    value = ring.sum(value, reduce)
+            if bin(mask).count("1") % 2:
+                value = ring.neg(value)
+            total = value if total is None else ring.add(total, value)
+        out = ring.zeros(shape) if total is None else total
+        if ring.shape(out) != shape:
             out = ring.broadcast_to(out, shape)
         return out if reduced is None else ring.add(out, reduced)
+
+    def _matmul_pattern(self, factors: tuple[int, ...], reduce: tuple[int, ...]) -> bool:
+        """Whether a product is ``a^T b`` for factors shaped ``(B, s, 1)`` and ``(B, 1, K)`` summed over ``B``."""
+        if len(factors) != 2 or reduce != (0,):
+            return False
+        a, b = (self.prog.meta[f][0] for f in factors)
+        return len(a) == 3 and len(b) == 3 and a[2] == 1 and b[1] == 1 and a[0] == b[0]
 
     def signed_like(self, ring: Ring, value: RingArray, term: Term) -> RingArray:
         """A dealt monomial times one of its terms' coefficient and sign (broadcast to the monomial's shape)."""
@@ -335,14 +363,16 @@ def _encode_owned(name: str, values: Any, shape: tuple[int, ...], bits: int, sca
 
 def execute(session: Session, prog: Compiled, inputs: Mapping[str, SharedFixedPoint], owned: Mapping[str, Any], *,
             fmt: FixedPointFormat, material: MaskedMaterial | None = None,
-            publics: dict[int, RingArray] | None = None) -> dict[str, SharedFixedPoint]:
+            publics: dict[int, RingArray] | None = None,
+            consts: Mapping[str, Any] | None = None) -> dict[str, SharedFixedPoint]:
     """Run ``prog`` (every computing party, the same program): ``inputs`` by name, this party's ``owned`` arrays
     (None for another party's), the outputs as values of ``fmt``'s format (its ring must be theirs).
 
     ``material``: this party's parts of ``prog.plan``, fetched beforehand (default: fetched now, one request). A
     program's material of another plan or session, another party's, a part of another shape, an input of
     another shape, ring or scale, or one beyond its bound is refused before anything is opened. ``publics``, if
-    given, receives every opening's public value (the opened ``c``, by plan item: what the peers saw)."""
+    given, receives every opening's public value (the opened ``c``, by plan item: what the peers saw). ``consts``:
+    the program's public constants for this run (integer arrays of the declared shapes)."""
     if not session.provider.deals_masked_plans:
         raise ParameterError(explain("provider", type(session.provider).__name__, "a provider dealing masked plans",
                                      "use a TrustedDealer with two computing parties"))
@@ -356,6 +386,12 @@ def execute(session: Session, prog: Compiled, inputs: Mapping[str, SharedFixedPo
         if x.bound > bound:
             raise DomainError(explain(f"input {name}", f"bound {x.bound:g}", f"<= {bound:g} (the program's)",
                                       "clip it or build the program for a larger bound"))
+    given = dict(consts or {})
+    for name, shape in prog.consts.items():
+        k = given.get(name)
+        if not isinstance(k, np.ndarray) or k.shape != shape or k.dtype.kind not in "iuO":
+            raise ParameterError(explain(f"constant {name}", getattr(k, "shape", k), f"integers of shape {shape}",
+                                         "pass the program's constants"))
     encoded: dict[int, RingArray] = {}
     for name, node in prog.owned:
         op = prog.nodes[node]
@@ -369,6 +405,7 @@ def execute(session: Session, prog: Compiled, inputs: Mapping[str, SharedFixedPo
     check_material(session, prog, material)
     run = _Run(session, prog, material.parts)
     run.publics = publics
+    run.consts = given
     for node, op in enumerate(prog.nodes):
         _step(run, node, op, inputs, encoded)
     out = {}
@@ -420,6 +457,8 @@ def _step(run: _Run, node: int, op: tuple[Any, ...], inputs: Mapping[str, Shared
 
 def _linear(run: _Run, ring: Ring, op: tuple[Any, ...]) -> RingArray:
     kind, leader = op[0], run.s.leader
+    if kind == "concat":
+        return ring.concatenate([run.vals[n] for n in op[1]], op[2])
     a: RingArray = run.vals[op[1]]
     if kind == "add":
         return ring.add(a, run.vals[op[2]])
@@ -428,6 +467,9 @@ def _linear(run: _Run, ring: Ring, op: tuple[Any, ...]) -> RingArray:
     if kind == "mul_int":
         k = op[2]
         return ring.mul_int(a, k) if isinstance(k, int) else ring.mul(a, ring.from_int(k))
+    if kind == "mul_const":
+        k = run.consts[op[2]]
+        return ring.mul_int(a, k) if k.dtype.kind == "i" and ring.bits == 128 else ring.mul(a, ring.from_int(k))
     if kind == "add_raw":
         return ring.add_int(a, op[2]) if leader else a
     if kind == "lift":
