@@ -190,18 +190,21 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
     s1 = np.array(np.broadcast_to(seed[:, 1], x.shape), dtype=np.uint64)
     s0 &= _CLEAR
     t = np.full(x.shape, party, dtype=np.uint64)
+    # few points (a step's records): every payload element's words at once, point-major, in a few array calls per
+    # level; many points: element by element on word-major arrays (fewer passes over large arrays)
+    small = x.size * width <= 1 << 14
     acc = np.zeros((width, ring.words, *x.shape), dtype=np.uint64)
+    acc_small = np.zeros((*x.shape, ring.words, width), dtype=np.uint64)
     state = np.empty((*x.shape, 1 + blocks, 2), dtype=np.uint64)
     tw, dl = sides[0], delta
     for i in range(depth):
         bit = (x >> np.uint64(depth - 1 - i)) & _ONE
         side = _ZERO - bit
-        for j in range(1 + blocks):  # (seed, seed, ...) XOR the side's tweaks
-            for w, word in ((0, s0), (1, s1)):
-                target = state[..., j, w]
-                np.bitwise_and(side, dl[j, w], out=target)
-                target ^= word
-                target ^= tw[j, w]
+        # (seed, seed, ...) XOR the side's tweaks: the tweaks of side 0, and their XOR with side 1's where x_i = 1
+        np.bitwise_and(side[..., None, None], dl, out=state)
+        state ^= tw
+        state[..., 0] ^= s0[..., None]
+        state[..., 1] ^= s1[..., None]
         out = fixed_key_hash(state)
         mask = _ZERO - t
         level = cw[i]
@@ -212,15 +215,22 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
         s1 = level[1] & mask
         s1 ^= out[..., 0, 1]
         values = out[..., 1:, :].reshape((*x.shape, 2 * blocks))
-        for m in range(width):
-            _accumulate(acc[m], values, prg_word[m], level, cw_row[m], mask)
+        if small:
+            _accumulate_all(acc_small, values[..., :words], level[2:].T, mask, width, wide)
+        else:
+            for m in range(width):
+                _accumulate(acc[m], values, prg_word[m], level, cw_row[m], mask)
         t = t_child
     leaf = fixed_key_hash(np.stack([s0, s1], axis=-1)[..., None, :] ^ leaf_tweaks).reshape((*x.shape, 2 * blocks))
     rows = last.reshape(words, n)  # the leaf correction's words, limb-major as the level corrections'
     mask = _ZERO - t
-    for m in range(width):
-        _accumulate(acc[m], leaf, prg_word[m], rows, cw_row[m], mask, offset=0)
-    result: RingArray = np.ascontiguousarray(np.moveaxis(acc, 1, 0)) if wide else acc[:, 0]
+    if small:
+        _accumulate_all(acc_small, leaf[..., :words], rows.T, mask, width, wide)
+        acc = np.moveaxis(acc_small, (-1, -2), (0, 1))  # (*points, limbs, W) -> (W, limbs, *points)
+    else:
+        for m in range(width):
+            _accumulate(acc[m], leaf, prg_word[m], rows, cw_row[m], mask, offset=0)
+    result: RingArray = np.ascontiguousarray(np.moveaxis(acc, 1, 0)) if wide else np.ascontiguousarray(acc[:, 0])
     if not wide and ring.bits < 64:
         result &= np.uint64((1 << ring.bits) - 1)
     return ring.neg(result) if party == 1 else result
@@ -241,3 +251,23 @@ def _accumulate(acc: Words, values: Words, prg: tuple[int, ...], level: Words, r
     acc[0] += low
     high += acc[0] < low
     acc[1] += high
+
+
+def _accumulate_all(acc: Words, values: Words, corrections: Words, mask: Words, width: int, wide: bool) -> None:
+    """``acc += value + (correction & mask)`` for every payload element at once, point-major: ``acc`` ``(*points,
+    limbs, W)``, the PRG's words ``values`` ``(*points, W limbs)`` (Z_2^128: element ``m``'s low and high words at
+    ``2 m`` and ``2 m + 1``), the corrections ``(N, limbs W)`` limb-major (broadcast over the points' leading axes);
+    Z_2^128 with the carries out of the low words."""
+    masked = corrections & mask[..., None]
+    if not wide:
+        acc[..., 0, :] += values
+        acc[..., 0, :] += masked
+        return
+    low = values[..., 0::2] + masked[..., :width]
+    carry = low < masked[..., :width]
+    high = values[..., 1::2] + masked[..., width:]
+    high += carry
+    acc_lo = acc[..., 0, :]
+    acc_lo += low
+    high += acc_lo < low
+    acc[..., 1, :] += high

@@ -27,9 +27,9 @@ factor's precision); otherwise the circuit step runs.
 
 Accuracy
 --------
-Every value the circuit step's tail rounds to ``2^-24`` is rounded here to ``2^-24`` or finer (``q~``, ``S~``, ``v~``
-and ``T`` at 24 fractional bits, ``N`` at 28, ``n~`` and ``S~^2`` at 40), the products are exact in the ring, and
-``c'`` carries a relative error below ``eps_c / 4`` (the table's ``2e-9``, its own rounding to
+Every value the circuit step's tail rounds to ``2^-24`` is rounded here to ``2^-24`` or finer (``q~``, ``S~``,
+``v~`` and ``T`` at 24 fractional bits, ``N`` at 28, ``n~`` and ``S~^2`` exact from them), the products are exact in
+the ring, and ``c'`` carries a relative error below ``eps_c / 4`` (the table's ``1e-7``, its own rounding to
 :func:`clip_frac` bits, ``z``'s to ``2^-60``): the released sum stays within :func:`~mpdp.protocols.mixture_gradient.
 gradient_error_bound`, and the clipping (privacy) argument of the package docstring holds with the same ``C'``:
 ``n~`` is computed from the very ``q~`` and ``v~`` that the weights use, within ``e_n`` of the released record's norm.
@@ -70,7 +70,7 @@ __all__ = ["ROUNDS", "clip_frac", "gradient_sum", "masked_applies", "masked_grad
 
 ROUNDS = 9
 """The program's online rounds (the release's opening is one more)."""
-F_IN, F_N, F_T, F_Q, F_TILDE, F_M, F_Z = 48, 28, 24, 64, 24, 40, 60
+F_IN, F_N, F_T, F_Q, F_TILDE, F_Z = 48, 28, 24, 64, 24, 60
 _S_COMPARE = 45  # S's comparisons: 2^-45 against thresholds from 2^-37 (a misplaced record: S~ within 2^-8 of 1/4)
 _N_COMPARE = 24  # n~'s and n~ - S~^2's comparisons
 _INV_C2_BITS = 28
@@ -183,18 +183,20 @@ def _program(k: _Key) -> Compiled:
     scale5 = 2 * F_TILDE + F_N
     n_tilde = (norms + squares.with_scale(scale5, top)).with_scale(scale5, top)
     s2 = p.product([wst, wst], bound=1.0 + 1e-6).lift(scale5 - 2 * F_TILDE)
-    wn, ws2 = p.open([n_tilde, s2], shifts=[scale5 - F_M, scale5 - F_M])  # round 5
+    # opened exactly (one mask atom each: the keys' payloads below carry one atom per wire)
+    wn, ws2 = p.open([n_tilde, s2])  # round 5
     depth = k.high_exp + _N_COMPARE + 2
-    cmp_n = p.compare(wn, [1 << (4 * j + _N_COMPARE) for j in range(J + 1)], depth=depth,
-                      shift=F_M - _N_COMPARE, payload=[wn])
+    guard = scale5 - _N_COMPARE
+    cmp_n = p.compare(wn, [1 << (4 * j + _N_COMPARE) for j in range(J + 1)], depth=depth, shift=guard,
+                      payload=[wn])
     d = wn - ws2
-    half = 1 << (depth + 1 - 1)
-    cmp_d = p.compare(d, [half], depth=depth + 1, shift=F_M - _N_COMPARE, offset=-(half << (F_M - _N_COMPARE)),
-                      payload=[d])
-    y = p.unmask(ws2) + p.select(cmp_d, [1], times=d, scale=F_M, bound=top)  # max(S~^2, n~)
+    half = 1 << depth
+    cmp_d = p.compare(d, [half], depth=depth + 1, shift=guard, offset=-(half << guard), payload=[d])
+    y = p.unmask(ws2) + p.select(cmp_d, [1], times=d, scale=scale5, bound=top)  # max(S~^2, n~)
     lift = 4 * (J + 1)
     steps = [16 ** (J + 1 - j - 1) - 16 ** (J + 1 - j) for j in range(J + 1)]  # C_(j+1) - C_j, C_k = 16^(J+1-k)
-    z = (y.lift(lift) + p.select(cmp_n, steps, times=wn, scale=F_M + lift, bound=top)).with_scale(F_M + lift, 1.0)
+    z = (y.lift(lift) + p.select(cmp_n, steps, times=wn, scale=scale5 + lift, bound=top)).with_scale(
+        scale5 + lift, 1.0)
     sc = [4 ** (J + 1 - j) for j in range(J + 2)]  # 4^-k at scale 2 (J + 1)
     sigma_c = p.select(cmp_n, [sc[j + 1] - sc[j] for j in range(J + 1)], const=sc[0], scale=0, bound=float(sc[0]))
     if z.scale < F_Z:
