@@ -128,7 +128,8 @@ def _key(public: StepPublic, precision: GradientPrecision) -> tuple[_Key | None,
     raw = F_T + F_TILDE + c_frac + math.log2(4.2 * public.batch * max([*tb, 1.0])) + math.log2(coef_top)
     extra = min(40, math.floor(124 - raw))
     floor = grid_extra_floor(public)
-    if extra < max(floor, 16) or H + _N_COMPARE + 3 > 64 or c_frac > 44:
+    # n~'s normalisation lifts max(S~^2, n~) <= 2^H from 2 F~ + F_N to 4 (H // 4 + 1) more fractional bits
+    if extra < max(floor, 16) or H + 2 * F_TILDE + F_N + 4 * (H // 4 + 1) > 126 or c_frac > 44:
         return None, f"room for the map's constants ({extra} bits, {floor} needed) and the clipping domain 2^{H}"
     stats = tuple((tuple(int(s) for s in m.stat), tuple(int(c) for c in m.comp)) for m in public.maps)
     key = _Key(public.components, public.batch, (public.stat_counts[0], public.stat_counts[1]), stats,
