@@ -22,10 +22,11 @@ def _edges(depth: int, alpha: np.ndarray) -> np.ndarray:
     return np.stack(rows)
 
 
+@pytest.mark.parametrize("many", [False, True])  # a step's few points or a bench's many
 @pytest.mark.parametrize("bits", [16, 64, 128])
 @settings(max_examples=6, deadline=None)
 @given(depth=st.integers(1, 64), width=st.integers(1, 5), salt=st.binary(min_size=16, max_size=16))
-def test_payload_dcf_matches_plaintext_on_edges(bits: int, depth: int, width: int, salt: bytes) -> None:
+def test_payload_dcf_matches_plaintext_on_edges(bits: int, depth: int, width: int, salt: bytes, many: bool) -> None:
     depth = min(depth, 64)
     ring = ring_for_bits(bits)
     prg = AesCtrPrg(salt)
@@ -38,6 +39,8 @@ def test_payload_dcf_matches_plaintext_on_edges(bits: int, depth: int, width: in
     cw, last = dcf_gen_payload(alpha, beta, seeds, depth, ring)
     assert cw.size + 2 * n + last.size == payload_key_words(depth, ring, width) * n
     points = _edges(depth, alpha)
+    if many:
+        points = np.concatenate([points, prg.uint64((2000, n)) & np.uint64(top)])
     y = ring.add(dcf_eval_payload(0, seeds[0], cw, last, points, depth, ring),
                  dcf_eval_payload(1, seeds[1], cw, last, points, depth, ring))
     below = points < alpha[None, :]

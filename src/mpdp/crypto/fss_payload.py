@@ -169,8 +169,9 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
     """Party ``party``'s shares of ``beta [x < alpha]`` at public points ``x``: ``(N,)`` (one per key) or ``(T, N)``
     (``T`` per key), words below ``2^depth``. The result is a ring array of value shape ``(W, *x.shape)``.
 
-    The state lives word-major (each array one word of every point), as in :func:`mpdp.crypto.fss.dcf_eval`; the
-    values accumulate as words (Z_2^128: low and high words with their carries) and become ring elements once."""
+    The hash's blocks live block-major (``(1 + J, *points, 2)``: each block's words of every point contiguous), so
+    that every array operation runs over all points (no short inner loops); the values accumulate as words
+    (Z_2^128: low and high words with their carries) and become ring elements once."""
     n = x.shape[-1]
     words = cw.shape[1] - 2
     if words < 1 or words % ring.words or cw.shape != (depth, 2 + words, n) or seed.shape != (n, 2) \
@@ -181,93 +182,79 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
     width = words // ring.words
     _check(depth, width)
     blocks = (words + 1) // 2
-    sides, delta, leaf_tweaks = _tweaks(blocks)
+    sides, _, leaf_tweaks = _tweaks(blocks)
     wide = ring.words == 2
-    # word w of element m: the PRG's word 2 m + limb (pairs) for Z_2^128, else m; the corrections' row limb W + m
-    prg_word = [(2 * m, 2 * m + 1) if wide else (m,) for m in range(width)]
-    cw_row = [(m, width + m) if wide else (m,) for m in range(width)]
-    s0 = np.array(np.broadcast_to(seed[:, 0], x.shape), dtype=np.uint64)
-    s1 = np.array(np.broadcast_to(seed[:, 1], x.shape), dtype=np.uint64)
-    s0 &= _CLEAR
-    t = np.full(x.shape, party, dtype=np.uint64)
-    # few points (a step's records): every payload element's words at once, point-major, in a few array calls per
-    # level; many points: element by element on word-major arrays (fewer passes over large arrays)
-    small = x.size * width <= 1 << 14
-    acc = np.zeros((width, ring.words, *x.shape), dtype=np.uint64)
-    acc_small = np.zeros((*x.shape, ring.words, width), dtype=np.uint64)
-    state = np.empty((*x.shape, 1 + blocks, 2), dtype=np.uint64)
-    tw, dl = sides[0], delta
+    pts = x.shape
+    lead = (1,) * len(pts)
+    # the tweaks as 16-byte items, so that choosing a side per point moves whole blocks
+    tweak = [np.ascontiguousarray(sides[d]).view("V16").reshape((1 + blocks, *lead)) for d in (0, 1)]
+    s = np.empty((*pts, 2), dtype=np.uint64)
+    s[...] = seed
+    s[..., 0] &= _CLEAR
+    t = np.full(pts, party, dtype=np.uint64)
+    seed_lo = cw[:, 0] & _CLEAR
+    acc = np.zeros((ring.words, width, *pts), dtype=np.uint64)
     for i in range(depth):
-        bit = (x >> np.uint64(depth - 1 - i)) & _ONE
-        side = _ZERO - bit
-        # (seed, seed, ...) XOR the side's tweaks: the tweaks of side 0, and their XOR with side 1's where x_i = 1
-        np.bitwise_and(side[..., None, None], dl, out=state)
-        state ^= tw
-        state[..., 0] ^= s0[..., None]
-        state[..., 1] ^= s1[..., None]
+        right = ((x >> np.uint64(depth - 1 - i)) & _ONE).astype(bool)
+        state = np.where(right, tweak[1], tweak[0])[..., None].view(np.uint64)  # (1 + J, *points, 2)
+        state ^= s
         out = fixed_key_hash(state)
         mask = _ZERO - t
         level = cw[i]
-        t_child = out[..., 0, 0] & _ONE
-        t_child ^= (level[0] >> bit) & t
-        s0 = out[..., 0, 0] & _CLEAR
-        s0 ^= level[0] & _CLEAR & mask
-        s1 = level[1] & mask
-        s1 ^= out[..., 0, 1]
-        values = out[..., 1:, :].reshape((*x.shape, 2 * blocks))
-        if small:
-            _accumulate_all(acc_small, values[..., :words], level[2:].T, mask, width, wide)
-        else:
-            for m in range(width):
-                _accumulate(acc[m], values, prg_word[m], level, cw_row[m], mask)
+        t_child = out[0, ..., 0] & _ONE
+        t_child ^= (level[0] >> right.astype(np.uint64)) & t
+        s = np.empty((*pts, 2), dtype=np.uint64)
+        np.bitwise_and(out[0, ..., 0], _CLEAR, out=s[..., 0])
+        s[..., 0] ^= seed_lo[i] & mask
+        np.bitwise_and(level[1], mask, out=s[..., 1])
+        s[..., 1] ^= out[0, ..., 1]
+        _accumulate(acc, out[1:], level[2:], mask, width, wide)
         t = t_child
-    leaf = fixed_key_hash(np.stack([s0, s1], axis=-1)[..., None, :] ^ leaf_tweaks).reshape((*x.shape, 2 * blocks))
+    leaf_in = np.empty((blocks, *pts, 2), dtype=np.uint64)
+    for j in range(blocks):
+        np.bitwise_xor(s, leaf_tweaks[j], out=leaf_in[j])
+    leaf = fixed_key_hash(leaf_in)
     rows = last.reshape(words, n)  # the leaf correction's words, limb-major as the level corrections'
-    mask = _ZERO - t
-    if small:
-        _accumulate_all(acc_small, leaf[..., :words], rows.T, mask, width, wide)
-        acc = np.moveaxis(acc_small, (-1, -2), (0, 1))  # (*points, limbs, W) -> (W, limbs, *points)
-    else:
-        for m in range(width):
-            _accumulate(acc[m], leaf, prg_word[m], rows, cw_row[m], mask, offset=0)
-    result: RingArray = np.ascontiguousarray(np.moveaxis(acc, 1, 0)) if wide else np.ascontiguousarray(acc[:, 0])
+    _accumulate(acc, leaf, rows, _ZERO - t, width, wide)
+    result: RingArray = acc if wide else np.ascontiguousarray(acc[0])
     if not wide and ring.bits < 64:
         result &= np.uint64((1 << ring.bits) - 1)
     return ring.neg(result) if party == 1 else result
 
 
-def _accumulate(acc: Words, values: Words, prg: tuple[int, ...], level: Words, rows: tuple[int, ...], mask: Words,
-                offset: int = 2) -> None:
-    """``acc += value + (correction & mask)`` for one payload element in words: ``acc`` ``(w, *points)``, the PRG's
-    words ``values[..., prg]``, the correction ``level[offset + rows]`` (broadcast over the points); Z_2^128 with the
-    carries out of the low word."""
-    low = values[..., prg[0]] + (level[offset + rows[0]] & mask)
-    if len(prg) == 1:
+def _limbs(values: Words, width: int, wide: bool) -> tuple[Words, Words | None]:
+    """The payload elements' words from hash blocks ``values`` ``(D, J, *points, 2)``, each ``(D, W, *points)``:
+    Z_2^128 (element ``m`` in block ``m``) the low and the high words, else (element ``m`` the word ``m``) the words
+    and None."""
+    if wide:
+        return values[:, :width, ..., 0], values[:, :width, ..., 1]
+    d, j = values.shape[:2]
+    flat = np.moveaxis(values, -1, 2).reshape((d, 2 * j, *values.shape[2:-1]))
+    return flat[:, :width], None
+
+
+def _masked(rows: Words, masks: Words, width: int, wide: bool) -> tuple[Words, Words | None]:
+    """Corrections ``rows`` ``(D, W w, N)`` (limb-major) ANDed with the points' ``masks`` ``(D, *points)``, as
+    :func:`_limbs` gives the values: ``(D, W, *points)`` low and high words (or the words and None)."""
+    d, _, n = rows.shape
+    shape = (d, width, *(1,) * (masks.ndim - 2), n)
+    m = masks[:, None]
+    low = rows[:, :width].reshape(shape) & m
+    return low, (rows[:, width: 2 * width].reshape(shape) & m) if wide else None
+
+
+def _accumulate(acc: Words, values: Words, rows: Words, mask: Words, width: int, wide: bool) -> None:
+    """``acc += value + (correction & mask)`` for one level: ``acc`` ``(limbs, W, *points)``, the hash's value
+    blocks ``(J, *points, 2)``, the level's corrections ``(W w, N)``; Z_2^128 with the carries out of the low
+    words."""
+    v_lo, v_hi = _limbs(values[None], width, wide)
+    c_lo, c_hi = _masked(rows[None], mask[None], width, wide)
+    low = v_lo[0] + c_lo[0]
+    if v_hi is None or c_hi is None:
         acc[0] += low
         return
-    carry = (low < values[..., prg[0]]).astype(np.uint64)
-    high = values[..., prg[1]] + (level[offset + rows[1]] & mask)
-    high += carry
+    high = v_hi[0] + c_hi[0]
+    high += low < c_lo[0]
     acc[0] += low
     high += acc[0] < low
     acc[1] += high
-
-
-def _accumulate_all(acc: Words, values: Words, corrections: Words, mask: Words, width: int, wide: bool) -> None:
-    """``acc += value + (correction & mask)`` for every payload element at once, point-major: ``acc`` ``(*points,
-    limbs, W)``, the PRG's words ``values`` ``(*points, W limbs)`` (Z_2^128: element ``m``'s low and high words at
-    ``2 m`` and ``2 m + 1``), the corrections ``(N, limbs W)`` limb-major (broadcast over the points' leading axes);
-    Z_2^128 with the carries out of the low words."""
-    masked = corrections & mask[..., None]
-    if not wide:
-        acc[..., 0, :] += values
-        acc[..., 0, :] += masked
-        return
-    low = values[..., 0::2] + masked[..., :width]
-    carry = low < masked[..., :width]
-    high = values[..., 1::2] + masked[..., width:]
-    high += carry
-    acc_lo = acc[..., 0, :]
-    acc_lo += low
-    high += acc_lo < low
-    acc[..., 1, :] += high
