@@ -53,6 +53,23 @@ def test_payload_dcf_matches_plaintext_on_edges(bits: int, depth: int, width: in
     assert np.array_equal(single, ring.index(expected, (slice(None), 1)))
 
 
+def test_many_keys_are_dealt_and_evaluated_in_blocks() -> None:
+    # more keys than a block of generation (2^12) and of evaluation (2^14 points): the same function throughout
+    ring = ring_for_bits(128)
+    prg = AesCtrPrg(b"m" * 16)
+    n, depth = 5000, 12
+    alpha = prg.uint64(n) & np.uint64((1 << depth) - 1)
+    beta = ring.random(prg, (2, n))
+    seeds = (prg.uint64((n, 2)), prg.uint64((n, 2)))
+    cw, last = dcf_gen_payload(alpha, beta, seeds, depth, ring)
+    points = _edges(depth, alpha)
+    y = ring.add(dcf_eval_payload(0, seeds[0], cw, last, points, depth, ring),
+                 dcf_eval_payload(1, seeds[1], cw, last, points, depth, ring))
+    expected = np.where((points < alpha[None, :])[None, None], ring.broadcast_to(
+        ring.reshape(beta, (2, 1, n)), (2, *points.shape)), ring.zeros((2, *points.shape)))
+    assert np.array_equal(y, expected)
+
+
 def test_one_party_outputs_look_uniform() -> None:
     """A party's output of a key whose payload is (1, 1) is spread over the ring, not 0/1 (a fair top bit:
     0.5 +- 0.04 with probability above 1 - 1e-6 for 4000 draws; fixed seeds)."""

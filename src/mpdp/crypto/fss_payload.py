@@ -51,6 +51,8 @@ MAX_WIDTH = 64
 _CLEAR = np.uint64(0xFFFFFFFFFFFFFFFC)
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+_BLOCK_POINTS = 1 << 14
+_BLOCK_KEYS = 1 << 12
 
 
 @functools.lru_cache(maxsize=64)
@@ -115,8 +117,20 @@ def dcf_gen_payload(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], d
     shape = ring.shape(beta)
     if len(shape) != 2 or shape[1] != n:
         raise ParameterError(explain("beta", shape, f"(W, {n}): a payload vector per key", "pass one per key"))
-    width = shape[0]
-    _check(depth, width)
+    _check(depth, shape[0])
+    if n <= _BLOCK_KEYS:
+        return _generate(alpha, beta, seeds, depth, ring)
+    parts = [_generate(alpha[a: a + _BLOCK_KEYS], beta[..., a: a + _BLOCK_KEYS],
+                       (seeds[0][a: a + _BLOCK_KEYS], seeds[1][a: a + _BLOCK_KEYS]), depth, ring)
+             for a in range(0, n, _BLOCK_KEYS)]
+    return np.concatenate([c for c, _ in parts], axis=-1), np.concatenate([v for _, v in parts], axis=-1)
+
+
+def _generate(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: int,
+              ring: Ring) -> tuple[Words, RingArray]:
+    """:func:`dcf_gen_payload` on checked operands (a block of keys whose state stays in the cache)."""
+    n = alpha.shape[0]
+    width = ring.shape(beta)[0]
     words = width * ring.words
     blocks = (words + 1) // 2
     sides, _, leaf_tweaks = _tweaks(blocks)
@@ -171,7 +185,8 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
 
     The hash's blocks live block-major (``(1 + J, *points, 2)``: each block's words of every point contiguous), so
     that every array operation runs over all points (no short inner loops); the values accumulate as words
-    (Z_2^128: low and high words with their carries) and become ring elements once."""
+    (Z_2^128: low and high words with their carries) and become ring elements once. Many keys are evaluated in
+    blocks of about ``2^14`` points, whose state stays in the cache."""
     n = x.shape[-1]
     words = cw.shape[1] - 2
     if words < 1 or words % ring.words or cw.shape != (depth, 2 + words, n) or seed.shape != (n, 2) \
@@ -179,8 +194,21 @@ def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Wor
         raise ParameterError(explain("payload DCF key", (seed.shape, cw.shape), f"seed ({n}, 2), corrections "
                                      f"({depth}, 2 + W words, {n}) for points (..., {n})",
                                      "evaluate the keys dealt for this input"))
+    _check(depth, words // ring.words)
+    step = max(1, _BLOCK_POINTS // (x.size // n))
+    if n <= step:
+        return _evaluate(party, seed, cw, last, x, depth, ring)
+    parts = [_evaluate(party, seed[a: a + step], cw[:, :, a: a + step], last[..., a: a + step], x[..., a: a + step],
+                       depth, ring) for a in range(0, n, step)]
+    out: RingArray = np.concatenate(parts, axis=-1)
+    return out
+
+
+def _evaluate(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int, ring: Ring) -> RingArray:
+    """:func:`dcf_eval_payload` on checked keys."""
+    n = x.shape[-1]
+    words = cw.shape[1] - 2
     width = words // ring.words
-    _check(depth, width)
     blocks = (words + 1) // 2
     sides, _, leaf_tweaks = _tweaks(blocks)
     wide = ring.words == 2
