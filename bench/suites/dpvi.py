@@ -30,7 +30,10 @@ Rows (``seconds``: party 0's median wall time per iteration over the timed itera
 * ``online phase, threads, masked wires`` and ``cpu (party 0, masked wires)``: the step on masked wires
   (``VerticalSetup(functions="masked")``, :mod:`mpdp.protocols.mixture_gradient.masked_step`: 10 online rounds).
 * ``training``: :class:`~mpdp.learning.dpvi.model.VerticalDPVI` ``.fit`` against :class:`~mpdp.learning.dpvi.model.DPVI`
-  ``.fit``, 3 epochs of Adult (Poisson minibatch sizes, posterior updates): mean seconds per step of each trace.
+  ``.fit``, 3 epochs of Adult (Poisson minibatch sizes, posterior updates): mean seconds per step of each trace;
+  on masked wires (VerticalDPVI's default) and with ``functions="circuit"``.
+
+Every row but the masked and training ones runs the circuit step (``VerticalSetup(functions="circuit")``).
 
 Baseline: the same iteration non-partitioned (:class:`mpdp.learning.dpvi.training.FloatStep`: per-example
 gradients, clipping, grid Gaussian noise) on the same thetas, timed inside each row: party 0 runs it in blocks of
@@ -140,11 +143,12 @@ def run(quick: bool = False) -> list[BenchResult]:
             float_times.append(time.perf_counter() - start)
     float_seconds = statistics.median(float_times)  # for the first row's note: the float step timed alone
 
-    setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings)
+    # the circuit step (functions="circuit"): the rows' baseline protocol
+    setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, functions="circuit")
     # the step's tail in Z_2^128: plan_step's fallback once the grown clipping domain costs the Z_2^64 tail too much
     wide = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings,
-                         precision=GradientPrecision(tail_fmt=None))
-    fss = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, comparisons="fss")
+                         precision=GradientPrecision(tail_fmt=None), functions="circuit")
+    fss = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, comparisons="fss", functions="circuit")
     masked = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, functions="masked")
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
 
@@ -298,7 +302,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
                             f"{x(online_greenlets):.1f}x the float iteration ({beside(online_greenlets)}; "
                             f"greenlets with the dealer: {x(greenlets):.1f}x)")
-    training = _training(data, groups, quick)
+    training = [_training(data, groups, quick, functions) for functions in ("masked", "circuit")]
     late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of the clipping "
@@ -342,16 +346,18 @@ def run(quick: bool = False) -> list[BenchResult]:
                         bytes=int(online_masked["online_bytes"]),
                         note="party 0's thread CPU of the online step on masked wires against the float step's in the "
                              "same thread (target <= 8x)", **network(online_masked, "masked"))]
-    # the training's steps run the same protocol (circuit comparisons): the online row's rounds and bytes
-    for field_name, value in network(online_threads).items():
-        setattr(training, field_name, value)
-    training.bytes = int(online_threads["online_bytes"])
-    return [*walls[:3], cpus[0], *walls[3:], cpus[1], cpus[2], training]
+    # the trainings' steps run the online rows' protocols: their rounds and bytes
+    for row, online, kind in ((training[0], online_masked, "masked"), (training[1], online_threads, "")):
+        for field_name, value in network(online, kind).items():
+            setattr(row, field_name, value)
+        row.bytes = int(online["online_bytes"])
+    return [*walls[:3], cpus[0], *walls[3:], cpus[1], cpus[2], *training]
 
 
-def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -> BenchResult:
-    """A real training's iterations: ``VerticalDPVI.fit`` (greenlets, as users run it) against ``DPVI.fit`` (the
-    non-partitioned float64 run), same settings, public seed and noise multiplier: Poisson minibatch sizes
+def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool, functions: str) -> BenchResult:
+    """A real training's iterations: ``VerticalDPVI(functions=functions).fit`` (greenlets, as users run it; masked
+    wires by default) against ``DPVI.fit`` (the non-partitioned float64 run), same settings, public seed and noise
+    multiplier: Poisson minibatch sizes
     (one correlation plan per size), the posterior's updates, and public bounds that drift as the model
     sharpens (new plans, eventually the Z_2^128 tail). It shows what the rows above cannot, since they repeat
     one minibatch size at the initial posterior: e.g. stale prefetched correlations piling up in the dealer
@@ -364,7 +370,7 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
     seed = RandomSource.seeded("bench-dpvi-training")
     same: dict[str, Any] = {"epochs": epochs, "batch_size": BATCH, "clip": 2.0, "epsilon": None,
                             "noise_multiplier": 1.0, "public_seed": seed.spawn("public").bytes(32)}
-    mpc = VerticalDPVI(rng=seed.spawn("root"), **same).fit(data, groups)
+    mpc = VerticalDPVI(rng=seed.spawn("root"), functions=functions, **same).fit(data, groups)
     base = DPVI(rng=seed.spawn("root"), **same).fit(data)
     mpc_steps, float_steps = np.asarray(mpc.trace_.step_seconds), np.asarray(base.trace_.step_seconds)
     per_epoch = len(mpc_steps) // epochs
@@ -374,7 +380,8 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
             f"{np.mean(float_steps) * 1e3:.1f} ms ({np.mean(mpc_steps) / np.mean(float_steps):.1f}x; medians "
             f"{np.median(mpc_steps) * 1e3:.1f} and {np.median(float_steps) * 1e3:.1f} ms), last epoch {last:.1f}x; "
             f"{mpc.communication_['bytes'] / len(mpc_steps) / 1e3:.0f} kB per step, every party's and the dealer's")
-    return BenchResult(name="dpvi training iterations (mpc vs float64 fit)", n=BATCH,
+    label = "" if functions == "masked" else ", circuit step"
+    return BenchResult(name=f"dpvi training iterations (mpc vs float64 fit{label})", n=BATCH,
                        seconds=float(np.mean(mpc_steps)), baseline="float64 DPVI.fit",
                        baseline_seconds=float(np.mean(float_steps)), note=note)
 

@@ -85,21 +85,6 @@ def payload_key_words(depth: int, ring: Ring, width: int) -> int:
     return 2 + (2 + width * ring.words) * depth + width * ring.words
 
 
-def _values(words: Words, ring: Ring, width: int) -> RingArray:
-    """Ring elements of value shape ``(width, *lead)`` from words ``(*lead, >= width w)``."""
-    w = ring.words
-    taken = words[..., : width * w]
-    if w == 2:
-        lead = taken.shape[:-1]
-        pairs = taken.reshape((*lead, width, 2))
-        out: RingArray = np.ascontiguousarray(np.moveaxis(pairs, (-1, -2), (0, 1)))
-        return out
-    vals = np.ascontiguousarray(np.moveaxis(taken, -1, 0))
-    if ring.bits < 64:
-        vals &= np.uint64((1 << ring.bits) - 1)
-    return vals
-
-
 def _select(cond: Words, yes: RingArray, no: RingArray) -> RingArray:
     """``yes`` where the 0/1 words ``cond`` (broadcasting against the values' last axes) are 1, else ``no``."""
     out: RingArray = no ^ ((yes ^ no) & (_ZERO - cond))
@@ -128,54 +113,66 @@ def dcf_gen_payload(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], d
 
 def _generate(alpha: Words, beta: RingArray, seeds: tuple[Words, Words], depth: int,
               ring: Ring) -> tuple[Words, RingArray]:
-    """:func:`dcf_gen_payload` on checked operands (a block of keys whose state stays in the cache)."""
+    """:func:`dcf_gen_payload` on checked operands (a block of keys whose state stays in the cache), both parties'
+    trees at once, block-major as :func:`dcf_eval_payload` (arrays ``(party, side, block, key, word)``)."""
     n = alpha.shape[0]
     width = ring.shape(beta)[0]
     words = width * ring.words
     blocks = (words + 1) // 2
     sides, _, leaf_tweaks = _tweaks(blocks)
-    s = [np.array(seeds[b], dtype=np.uint64).reshape(n, 2) for b in (0, 1)]
-    for b in (0, 1):
-        s[b][:, 0] &= _CLEAR
-    t = [np.zeros(n, dtype=np.uint64), np.ones(n, dtype=np.uint64)]
+    tweak = np.ascontiguousarray(np.broadcast_to(sides[None, :, :, None, :], (2, 2, 1 + blocks, n, 2)))
+    leaf_tweak = np.ascontiguousarray(np.broadcast_to(leaf_tweaks[None, :, None, :], (2, blocks, n, 2)))
+    s = np.stack([np.asarray(seeds[b], dtype=np.uint64).reshape(n, 2) for b in (0, 1)])  # (party, key, word)
+    s[..., 0] &= _CLEAR
+    t = np.stack([np.zeros(n, dtype=np.uint64), np.ones(n, dtype=np.uint64)])
     acc = ring.zeros((width, n))
     cw = np.empty((depth, 2 + words, n), dtype=np.uint64)
     for i in range(depth):
         bit = (alpha >> np.uint64(depth - 1 - i)) & _ONE
-        kids = []
-        for b in (0, 1):
-            out = fixed_key_hash(s[b][:, None, None, :] ^ sides[None])  # (N, side, 1 + blocks, 2)
-            seeds_b = out[:, :, 0, :].copy()
-            bits_b = seeds_b[:, :, 0] & _ONE
-            seeds_b[:, :, 0] &= _CLEAR
-            vals_b = [_values(out[:, d, 1:, :].reshape(n, 2 * blocks), ring, width) for d in (0, 1)]
-            kids.append((seeds_b, bits_b, vals_b))
-        right = (_ZERO - bit)  # all ones where alpha_i = 1: keep the right child, lose the left
-        swap = [(kids[b][0][:, 0] ^ kids[b][0][:, 1]) & right[:, None] for b in (0, 1)]
-        keep_seed = [kids[b][0][:, 0] ^ swap[b] for b in (0, 1)]
-        lose_seed = [kids[b][0][:, 1] ^ swap[b] for b in (0, 1)]
-        keep_val = [_select(bit, kids[b][2][1], kids[b][2][0]) for b in (0, 1)]
-        lose_val = [_select(bit, kids[b][2][0], kids[b][2][1]) for b in (0, 1)]
-        s_cw = lose_seed[0] ^ lose_seed[1]
-        v_cw = ring.sub(ring.sub(lose_val[1], lose_val[0]), acc)
+        right = bit.astype(bool)  # alpha_i = 1: keep the right child, lose the left
+        out = fixed_key_hash(tweak ^ s[:, None, None])  # (party, side, 1 + J, key, word)
+        kids = out[:, :, 0].copy()
+        bits = kids[..., 0] & _ONE  # (party, side, key)
+        kids[..., 0] &= _CLEAR
+        vals = _block_values(out[:, :, 1:], ring, width)  # value shape (party, side, W, key)
+        diff = ring.sub(ring.index(vals, 1), ring.index(vals, 0))  # party 1's minus party 0's, per side
+        lose = _select(bit, ring.index(diff, 0), ring.index(diff, 1))
+        keep = _select(bit, ring.index(diff, 1), ring.index(diff, 0))
+        v_cw = ring.sub(lose, acc)
         v_cw = _select(bit, ring.add(v_cw, beta), v_cw)  # leaving to the left (alpha_i = 1): x < alpha, pay beta
+        # the next level's sum of party 0's minus party 1's values along the path: keep's difference and the
+        # correction's (signed by t_1: it cancels its own sign), i.e. lose - keep (+ beta)
+        acc = ring.sub(_select(bit, ring.add(lose, beta), lose), keep)
         v_cw = _select(t[1], ring.neg(v_cw), v_cw)
-        acc = ring.add(acc, ring.add(ring.sub(keep_val[0], keep_val[1]), _select(t[1], ring.neg(v_cw), v_cw)))
-        t_left = kids[0][1][:, 0] ^ kids[1][1][:, 0] ^ bit ^ _ONE
-        t_right = kids[0][1][:, 1] ^ kids[1][1][:, 1] ^ bit
+        pick = right[None, :, None]
+        keep_seed = np.where(pick, kids[:, 1], kids[:, 0])
+        s_cw = np.where(pick, kids[:, 0], kids[:, 1])
+        s_cw = s_cw[0] ^ s_cw[1]
+        t_left = bits[0, 0] ^ bits[1, 0] ^ bit ^ _ONE
+        t_right = bits[0, 1] ^ bits[1, 1] ^ bit
         cw[i, 0] = s_cw[:, 0] | t_left | (t_right << _ONE)
         cw[i, 1] = s_cw[:, 1]
         cw[i, 2:] = v_cw.reshape(words, n)
-        t_keep = np.where(bit != 0, t_right, t_left)
-        for b in (0, 1):
-            mask = (_ZERO - t[b])[:, None]
-            t_own = np.where(bit != 0, kids[b][1][:, 1], kids[b][1][:, 0])
-            s[b] = keep_seed[b] ^ (s_cw & mask)
-            t[b] = t_own ^ (t_keep & t[b])
-    leaves = [_values(fixed_key_hash(s[b][:, None, :] ^ leaf_tweaks[None]).reshape(n, 2 * blocks), ring, width)
-              for b in (0, 1)]
-    last = ring.sub(ring.sub(leaves[1], leaves[0]), acc)
+        t_keep = np.where(right, t_right, t_left)
+        t_own = np.where(right, bits[:, 1], bits[:, 0])
+        s = keep_seed ^ (s_cw & (_ZERO - t)[..., None])
+        t = t_own ^ (t_keep & t)
+    leaves = _block_values(fixed_key_hash(leaf_tweak ^ s[:, None]), ring, width)  # value shape (party, W, key)
+    last = ring.sub(ring.sub(ring.index(leaves, 1), ring.index(leaves, 0)), acc)
     return cw, _select(t[1], ring.neg(last), last)
+
+
+def _block_values(out: Words, ring: Ring, width: int) -> RingArray:
+    """Ring elements of value shape ``(*lead, W, N)`` from hash blocks ``(*lead, J, N, 2)``: Z_2^128 element ``m``
+    in block ``m``, otherwise element ``m`` the word ``m`` (block ``m // 2``)."""
+    if ring.words == 2:
+        wide: RingArray = np.stack([out[..., :width, :, 0], out[..., :width, :, 1]])
+        return wide
+    lead, j, n = out.shape[:-3], out.shape[-3], out.shape[-2]
+    vals = np.ascontiguousarray(np.moveaxis(out, -1, -2).reshape((*lead, 2 * j, n))[..., :width, :])
+    if ring.bits < 64:
+        vals &= np.uint64((1 << ring.bits) - 1)
+    return vals
 
 
 def dcf_eval_payload(party: int, seed: Words, cw: Words, last: RingArray, x: Words, depth: int,

@@ -105,7 +105,8 @@ def test_the_step_takes_its_rounds_by_the_transport() -> None:
     idx = np.arange(0, 12, 2, dtype=np.int64)
     ((masked, public, ran, rounds),) = _sums(_masked(_setup(model, 12, 1.0)), values, theta, [idx], online=True)
     assert ran and rounds == ROUNDS + 1  # the program's rounds and the release's opening
-    ((circuit, _, ran_circuit, circuit_rounds),) = _sums(_setup(model, 12, 1.0), values, theta, [idx], online=True)
+    circuit_setup = replace(_setup(model, 12, 1.0), functions="circuit")
+    ((circuit, _, ran_circuit, circuit_rounds),) = _sums(circuit_setup, values, theta, [idx], online=True)
     assert not ran_circuit and circuit_rounds > 2 * rounds
     setup = _setup(model, 12, 1.0)
     reference, _, min_sum = _float_sum(setup, values, theta, idx, public.clip)

@@ -283,9 +283,11 @@ class VerticalDPVI(_Base):
         or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
         more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
     functions:
-        How the step computes: ``"circuit"`` (default) or ``"masked"``, on masked wires with the dealer's tables and
-        keys (:func:`~mpdp.protocols.mixture_gradient.masked_gradient_sum`: 10 online rounds, two data parties; steps
-        whose parameters it does not hold run the circuit step).
+        How the step computes: ``"masked"`` (default), on masked wires with the dealer's tables and keys
+        (:func:`~mpdp.protocols.mixture_gradient.masked_gradient_sum`: 10 online rounds instead of 34-36, no slower
+        on the LAN model, far faster on the WAN model, about 4x the circuit step's CPU; two data parties, and steps
+        whose parameters it does not hold run the circuit step), or ``"circuit"``: the circuit step, the least CPU
+        (the faster option when every party runs in one process). Figures: ``bench/RESULTS.md``, dpvi.
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
@@ -293,7 +295,7 @@ class VerticalDPVI(_Base):
     def __init__(self, *, noise: str = "parties", precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
-                 functions: str = "circuit", components: int = 10,
+                 functions: str = "masked", components: int = 10,
                  epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int = 33, batch_size: int = 100,
                  clip: float = 2.0, learning_rate: float = 0.01, batching: str = "poisson", accountant: str = "ddg",
                  noise_multiplier: float | None = None, grid_bits: int = 30, model: MixtureModel | None = None,
