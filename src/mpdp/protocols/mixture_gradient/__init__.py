@@ -55,8 +55,9 @@ and the clipping domain from them, :mod:`~mpdp.protocols.mixture_gradient.plan` 
 (:func:`plan_step`), and :mod:`~mpdp.protocols.mixture_gradient.step` runs the MPC program
 (:func:`clipped_gradient_sum`, :func:`release`); :mod:`~mpdp.protocols.mixture_gradient.masked_step` runs the same
 computation on masked wires in 10 online rounds instead of 22 to 37 (:func:`masked_gradient_sum`; :func:`gradient_sum`
-picks it where the session computes on masked wires and the step's parameters fit). Each module imports only those
-named before it.
+picks it where the session computes on masked wires and the step's parameters fit: DPVI's default with two data
+parties; the circuit step is the option for three or more, and the one with the least CPU). Each module imports only
+those named before it.
 
 Security
 --------
