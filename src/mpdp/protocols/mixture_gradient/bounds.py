@@ -15,7 +15,7 @@ from mpdp.errors import ParameterError, PrecisionError, explain
 from mpdp.protocols.mixture_gradient.parameters import NORM_LOW_EXP, PI_BITS, GradientPrecision, StepPublic
 from mpdp.protocols.mixture_gradient.stat_map import FloatArray, StatMap
 
-__all__ = ["clip_domain_bound", "gradient_error_bound"]
+__all__ = ["clip_domain_bound", "gradient_error_bound", "grid_extra_floor"]
 
 
 def _tilde_norm_error(K: int, P: int, inv_c2: float, u: float) -> float:
@@ -76,6 +76,13 @@ def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, i
               + [float(np.max(np.abs(m.coef_sum), initial=0.0)) for m in maps])
     over = (max(t_max, 1.0) * (1 + 1e-3) + 1e-3) * batch + 1.0
     return _grid_extra_bits(fmt, fmt.frac_bits, over, top)
+
+
+def grid_extra_floor(public: StepPublic) -> int:
+    """The fractional bits :func:`gradient_error_bound` assumes the gradient map's constants get (the floor of
+    :func:`_grid_extra_bits` in the step's tail, from public values)."""
+    t = max(public.stat_bounds) if public.stat_bounds else 0.0
+    return _grid_extra_floor((public.weights, public.maps, t, public.batch), public.tail)
 
 
 def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,

@@ -27,7 +27,7 @@ from mpdp.protocols.mpc.functions import mul_any_bound, mul_known, normalise_by_
 from mpdp.protocols.mpc.session import MPCSession
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, concatenate, stack
 
-__all__ = ["PartyInput", "clipped_gradient_sum", "release"]
+__all__ = ["PartyInput", "check_input", "clipped_gradient_sum", "release"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ Shares = list[SharedFixedPoint]
 def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt: FixedPointFormat,
                   tail: FixedPointFormat) -> tuple[SharedFixedPoint, Shares]:
     """``q_ik = pi_k prod_j e_ikj`` in ``fmt`` and every party's ``sq_norms`` in ``tail``, from this party's
-    checked input (:func:`_check_input`).
+    checked input (:func:`check_input`).
 
     The factors are never shared: the last party's enter shared trivially (its share the values, the others'
     zero, nothing drawn or sent) and every other party's are multiplied in as owned operands
@@ -78,7 +78,7 @@ def _share_inputs(session: MPCSession, public: StepPublic, mine: PartyInput, fmt
     return q.assume_bound(float(public.weights.max())), norms
 
 
-def _check_input(mine: PartyInput, public: StepPublic, me: int) -> PartyInput:
+def check_input(mine: PartyInput, public: StepPublic, me: int) -> PartyInput:
     """This party's contribution, refused if it breaks the public bounds; its norms and statistics clipped to
     their bounds exactly (they may exceed them by a relative 1e-9 of float64 rounding)."""
     K, B = public.components, public.batch
@@ -121,7 +121,7 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
                                          "plan the step for this session's parties"))
     pi = public.weights
     me = session.parties.index(session.comm.name)
-    mine = _check_input(mine, public, me)
+    mine = check_input(mine, public, me)
     # 1. q_ik = pi_k prod_j e_ikj (party 0's factors carry pi) and S_i, normalised: q~ = q 2^-k, S~ in [1/2, 1)
     q, norms = _share_inputs(session, public, mine, fmt, tail)
     total = q.sum(axis=1).assume_bound(1.0 + 1e-9)

@@ -52,7 +52,8 @@ from mpdp.protocols.mpc.bits import at_least
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
-__all__ = ["div", "exp", "inv_sqrt", "mul_any_bound", "normalise_by_buckets", "power_ladder", "reciprocal", "sqrt"]
+__all__ = ["div", "exp", "inv_sqrt", "mul_any_bound", "normalise_by_buckets", "power_ladder", "reciprocal", "sigmoid",
+           "sqrt"]
 
 _WORD = Z2k(64)
 _LOW = (1 << 64) - 1
@@ -170,6 +171,18 @@ def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoin
     for k in range(1, m + 1):
         value = value.square().assume_bound(math.exp(p.high * 2.0 ** (k - m)) * (1 + 1e-6) + 4 * x.fmt.resolution)
     return value
+
+
+def sigmoid(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoint:
+    """``1 / (1 + exp(-x))`` on ``params``' domain (default ``[-16, 16]``): :func:`exp` of ``-x``, then
+    :func:`reciprocal` of ``1 + exp(-x)`` on ``[1, 2^(ceil(high log2 e) + 1)]``. Relative error: exp's bound plus
+    the reciprocal's (``1 + exp(-x)`` carries exp's relative error at most)."""
+    p = params or ExpParams()
+    if not isinstance(p, ExpParams):
+        raise ParameterError(explain("params", p, "an ExpParams", "pass ExpParams(...)"))
+    denominator = (exp(-x, p) + 1.0).assume_bound(math.exp(-p.low) * (1 + 1e-6) + 1.0)
+    top = math.ceil(-p.low * math.log2(math.e)) + 1
+    return reciprocal(denominator, ReciprocalParams(low_exp=0, high_exp=top, strict=False))
 
 
 def normalise_by_buckets(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,
