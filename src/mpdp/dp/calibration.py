@@ -17,7 +17,7 @@ import math
 
 from scipy import optimize, special
 
-from mpdp.errors import DomainError, ParameterError, explain
+from mpdp.errors import DomainError, ParameterError, PrecisionError, explain
 
 __all__ = [
     "analytic_gaussian_sigma",
@@ -84,21 +84,37 @@ def classic_gaussian_sigma(*, sensitivity: float, epsilon: float, delta: float) 
 
 
 def _log_delta(mu: float, eps: float) -> float:
-    """log of the exact δ(ε) of a Gaussian mechanism with ``mu = Δ/σ`` (Balle-Wang), computed stably."""
-    a = special.log_ndtr(mu / 2 - eps / mu)
-    b = eps + special.log_ndtr(-mu / 2 - eps / mu)
-    if b >= a:
+    """An upper bound on log δ(ε) of a Gaussian mechanism with ``mu = Δ/σ`` (Balle-Wang), ``log(e^a - e^b)``
+    with ``a = log Φ(mu/2 - ε/mu)`` and ``b = ε + log Φ(-mu/2 - ε/mu)``.
+
+    ``a`` and ``b`` carry absolute rounding errors of a few ulps of their magnitudes (allowed: ``e = 2^-48
+    (max(|a|, |b|) + 1)``), so ``g = a - b`` is known within ``e`` and ``log(1 - e^-g)`` within about
+    ``e / (e^g - 1)``: the value returned adds both. Where ``g`` is not resolved (``g <= 2 e``, δ a difference
+    of two nearly equal numbers) it returns the bound ``a + e`` (``δ <= e^a``), which is far above the truth
+    only where double precision cannot tell: callers then add noise or refuse with a typed error, where the
+    rounded difference could understate δ, even as 0, and calibrate too little noise.
+    """
+    a = float(special.log_ndtr(mu / 2 - eps / mu))
+    if a == -math.inf:  # Phi(mu/2 - eps/mu) underflows even in log space: delta <= that, below e^-(10^300)
         return -math.inf
-    return float(a + math.log1p(-math.exp(b - a)))
+    b = eps + float(special.log_ndtr(-mu / 2 - eps / mu))
+    g = a - b
+    err = 2.0**-48 * (max(abs(a), abs(b)) + 1.0)
+    if not g > 2 * err:
+        return a + err
+    slope = 2 * err / math.expm1(g) if g < 700 else 0.0
+    return float(min(a + err, a + math.log1p(-math.exp(-g)) + err + slope))
 
 
 def gaussian_delta(*, sigma: float, sensitivity: float, epsilon: float) -> float:
-    """The exact δ at which the Gaussian mechanism with std ``sigma`` is (ε, δ)-DP (Balle & Wang 2018)."""
+    """The exact δ at which the Gaussian mechanism with std ``sigma`` is (ε, δ)-DP (Balle & Wang 2018), rounded
+    up by its floating-point error bound; :class:`~mpdp.errors.PrecisionError` where double precision cannot
+    resolve it (see :func:`_log_delta`)."""
     mu = check_positive(sensitivity, "sensitivity") / check_positive(sigma, "sigma")
     eps = float(epsilon)
     if not (math.isfinite(eps) and eps >= 0):
         raise ParameterError(explain("epsilon", epsilon, "a finite number >= 0", "pass e.g. epsilon=1.0"))
-    return math.exp(_log_delta(mu, eps))
+    return min(1.0, math.exp(_log_delta(mu, eps)))
 
 
 def gaussian_epsilon(*, sigma: float, sensitivity: float, delta: float) -> float:
@@ -113,10 +129,18 @@ def gaussian_epsilon(*, sigma: float, sensitivity: float, delta: float) -> float
         hi *= 2
         if hi > 1e12:  # pragma: no cover - would need mu of order 1e6
             raise DomainError(explain("sigma", sigma, "a noise level with finite epsilon", "increase sigma"))
-    eps = float(optimize.brentq(lambda e: _log_delta(mu, e) - log_target, 0.0, hi, xtol=1e-14, rtol=1e-14))
-    # brentq brackets the root to 1e-14: step up until the guarantee provably holds at the returned epsilon.
+    # Bracket the root within a factor of 4 and solve to a relative tolerance: an absolute one would leave a
+    # tiny epsilon (1e-9) over-reported by a relative 1e-5, above the epsilon a calibration was asked for.
+    lo = hi / 4
+    while lo > 1e-300 and _log_delta(mu, lo) <= log_target:
+        hi, lo = lo, lo / 4
+    eps = float(optimize.brentq(lambda e: _log_delta(mu, e) - log_target, lo, hi, xtol=1e-300, rtol=1e-14))
+    # brentq brackets the root to 1e-14: step up until the guarantee holds at the returned epsilon, with steps
+    # that double (delta carries ~1e-16 of absolute rounding noise, a wide relative band at a tiny epsilon).
+    step = max(eps * 1e-15, 5e-324)
     while _log_delta(mu, eps) > log_target:
-        eps = math.nextafter(eps, math.inf) * (1 + 1e-15)
+        eps = min(eps + step, hi)  # hi is known to meet the target
+        step *= 2
     return eps
 
 
@@ -127,13 +151,22 @@ def analytic_gaussian_sigma(*, sensitivity: float, epsilon: float, delta: float)
     dlt = check_delta(delta, allow_zero=False)
     log_target = math.log(dlt)
     # δ(mu) increases with mu = Δ/σ: find the largest admissible mu.
-    lo, hi = 1e-12, 1.0
+    hi = 1.0
     while _log_delta(hi, eps) < log_target:
-        lo, hi = hi, hi * 2
+        hi *= 2
+    lo = hi / 2  # halve until delta is certified below the target (a tiny delta: mu ~ 2.5 delta)
+    while not _log_delta(lo, eps) <= log_target:
+        if lo < 1e-300:
+            raise PrecisionError(explain("analytic Gaussian calibration", f"epsilon = {eps:.6g}, delta = {dlt:.6g}",
+                                         "parameters whose delta double precision resolves", "use method='zcdp' "
+                                         "(or 'classic' for epsilon < 1): valid bounds at any scale"))
+        hi, lo = lo, lo / 2
     mu = float(optimize.brentq(lambda m: _log_delta(m, eps) - log_target, lo, hi, xtol=1e-15, rtol=1e-13))
     sigma = sens / mu
-    while gaussian_delta(sigma=sigma, sensitivity=sens, epsilon=eps) > dlt:
-        sigma *= 1 + 1e-13
+    step = 1e-13
+    while _log_delta(sens / sigma, eps) > log_target:  # the criterion gaussian_epsilon checks
+        sigma *= 1 + step
+        step *= 2
     return sigma
 
 

@@ -110,8 +110,19 @@ def zcdp_rho_for(*, epsilon: float, delta: float, conversion: str = "tight") -> 
     hi = max(eps, 1.0)
     while zcdp_epsilon(hi, dlt, conversion=conversion) < eps:
         hi *= 2
-    rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, 0.0, hi,
-                                xtol=1e-300, rtol=1e-13))
+    # Bracket the root within a factor of 4 before the root finder runs: from [0, hi] it would need hundreds of
+    # steps for a tiny epsilon. The tight curve is 0 below some rho > 0 (there (0, delta)-DP already holds), so
+    # the search ends for every epsilon > 0; the check on lo only guards the arithmetic.
+    lo = hi / 4
+    while lo > 0 and zcdp_epsilon(lo, dlt, conversion=conversion) > eps:
+        hi, lo = lo, lo / 4
+    if lo == 0:
+        raise ParameterError(explain("epsilon", epsilon, f"an epsilon whose rho at delta={dlt} is a normal float",
+                                     "use a larger epsilon: the noise would exceed any float"))
+    rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, lo, hi,
+                                xtol=1e-320, rtol=1e-13))
+    step = 1e-12
     while rho > 0 and zcdp_epsilon(rho, dlt, conversion=conversion) > eps:
-        rho *= 1 - 1e-12
+        rho *= 1 - step
+        step = min(2 * step, 0.5)
     return rho
