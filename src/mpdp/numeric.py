@@ -23,7 +23,16 @@ import numpy.typing as npt
 
 from mpdp.errors import DomainError, EncodingOverflowError, ParameterError, ShapeMismatchError, explain
 
-__all__ = ["INT64_MAX", "INT64_MIN", "as_array", "exact_add", "exact_integers", "fits_int64", "int64_array"]
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "as_array",
+    "exact_add",
+    "exact_integers",
+    "fits_int64",
+    "int64_array",
+    "real_array",
+]
 
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
@@ -37,6 +46,27 @@ def as_array(values: Any, what: str) -> npt.NDArray[Any]:
     except (ValueError, TypeError, OverflowError) as exc:
         raise ShapeMismatchError(explain(what, type(values).__name__, "a rectangular array (equal-length rows)",
                                          "pass rows of one length")) from exc
+
+
+def real_array(values: Any, what: str) -> npt.NDArray[np.float64]:
+    """``values`` as float64 (bools, ints of any size and floats; NaN and infinities pass, for the caller's
+    range check); strings, None, complex numbers, other objects and ragged lists are a
+    :class:`~mpdp.errors.ParameterError` instead of numpy's raw ``ValueError``/``TypeError``."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:
+        return values
+    arr = as_array(values, what)
+    if arr.dtype.kind == "O" and not all(
+        isinstance(v, int | float | np.integer | np.floating) or type(v).__name__ == "mpz"
+        for v in arr.reshape(-1).tolist()
+    ):
+        arr = np.asarray(["not a number"])  # refused below
+    if arr.dtype.kind not in "biufO":
+        raise ParameterError(explain(what, values, "real numbers (a float or int array)",
+                                     "pass numbers, not strings or objects"))
+    try:
+        return arr.astype(np.float64)
+    except OverflowError:  # an int beyond the float range
+        return np.where(np.array([v > 0 for v in arr.reshape(-1).tolist()]).reshape(arr.shape), np.inf, -np.inf)
 
 
 def _exact_int(value: Any, what: str, fix: str) -> int:

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring import Ring, RingArray, ring_for_bits
 from mpdp.errors import EncodingOverflowError, ParameterError, PrecisionError, explain
+from mpdp.numeric import real_array
 
 __all__ = ["FAST", "HIGH_PRECISION", "FixedPointFormat"]
 
@@ -118,7 +119,7 @@ class FixedPointFormat:
     def encode(self, x: Any, *, scale_bits: int | None = None, name: str = "x") -> RingArray:
         """Ring residues of ``round(x * 2^f)``; refuses NaN, inf and ``|x| >= max_value``."""
         s = self.frac_bits if scale_bits is None else scale_bits
-        values = np.asarray(x, dtype=np.float64)
+        values = real_array(x, name)
         if values.size:
             # min and max: two passes without temporaries (NaN propagates through both, inf shows in one); the
             # ufuncs' reductions called directly (ndarray.min/max go through numpy's Python-level wrappers)

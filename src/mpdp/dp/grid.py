@@ -39,6 +39,7 @@ import numpy.typing as npt
 from mpdp.dp._exact import as_rational
 from mpdp.dp.samplers import discrete_gaussian, discrete_laplace
 from mpdp.errors import DomainError, EncodingOverflowError, ParameterError, explain
+from mpdp.numeric import real_array
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -91,7 +92,7 @@ def snap_to_grid(value: Any, grid_bits: int) -> npt.NDArray[np.int64]:
     """``rint(value * 2^k)`` as int64, exactly; refuses non-numbers, non-finite values and values the grid
     cannot hold."""
     k = _check_bits(grid_bits)
-    x = _reals(value)
+    x = real_array(value, "value")
     if not np.all(np.isfinite(x)):
         raise DomainError(explain("value", value, "finite numbers", "remove NaN/inf before releasing"))
     scaled = np.ldexp(x, k)  # exact (barring overflow, caught below)
@@ -105,18 +106,6 @@ def snap_to_grid(value: Any, grid_bits: int) -> npt.NDArray[np.int64]:
             )
         )
     return np.rint(scaled).astype(np.int64)
-
-
-def _reals(value: Any) -> npt.NDArray[np.float64]:
-    """``value`` as float64, or a typed error for what is not real numbers (strings, objects, ragged lists)."""
-    try:
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(arr.dtype)
-        return arr.astype(np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ParameterError(explain("value", value, "real numbers (a float or int array)",
-                                     "pass numbers, not strings or objects")) from exc
 
 
 def grid_to_float(units: npt.NDArray[Any], grid_bits: int) -> npt.NDArray[np.float64]:

@@ -139,7 +139,7 @@ def _alignment(setup: PartySetup) -> Role:
 
 
 def _secure_sum(setup: PartySetup) -> Role:
-    return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
+    return secure_sum_role(setup.require_data(), party=setup.party)
 
 
 PROTOCOLS: dict[str, NamedProtocol] = {

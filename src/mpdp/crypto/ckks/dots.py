@@ -47,6 +47,7 @@ import numpy.typing as npt
 from mpdp.crypto.ckks.context import CkksContext
 from mpdp.crypto.ckks.vector import CkksVector, _as_reals, wire_form
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
+from mpdp.numeric import as_array, real_array
 
 __all__ = ["PlainColumns", "masked_dots", "masked_slot_products"]
 
@@ -74,7 +75,7 @@ class PlainColumns:
     __slots__ = ("_kit", "chunks", "context", "rows")
 
     def __init__(self, context: CkksContext, columns: npt.ArrayLike) -> None:
-        shape = np.shape(columns)
+        shape = as_array(columns, "columns").shape
         if len(shape) != 2 or shape[0] < 1:
             raise ShapeMismatchError(explain("columns", shape, "a (rows, m) matrix with rows >= 1",
                                              "pass one column per plaintext vector"))
@@ -122,7 +123,7 @@ def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.A
 
 
 def _masks(masks: npt.ArrayLike, shape: tuple[int, ...], limit: float, fix: str) -> npt.NDArray[np.float64]:
-    r = np.asarray(masks, dtype=np.float64)
+    r = real_array(masks, "masks")
     if r.shape != shape or not np.all(np.isfinite(r)) or (r.size and float(np.max(np.abs(r))) >= limit):
         raise DomainError(explain("masks", r.shape, f"{shape} finite reals below {limit}", f"pass {fix}"))
     return r

@@ -47,13 +47,13 @@ from mpdp.errors import (
     TamperedCiphertextError,
     explain,
 )
+from mpdp.numeric import real_array
 
 __all__ = ["CkksVector", "wire_form"]
 
 
 def _as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
-    array = np.asarray(values, dtype=np.float64).reshape(-1) if np.ndim(values) else np.asarray(
-        [values], dtype=np.float64)
+    array = real_array(values, what).reshape(-1)
     if not np.all(np.isfinite(array)):
         raise DomainError(explain(what, "NaN or infinity", "finite reals", "clean the input first"))
     if array.size and float(np.max(np.abs(array))) >= max_magnitude:

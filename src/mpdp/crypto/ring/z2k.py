@@ -19,6 +19,7 @@ import numpy.typing as npt
 from mpdp.crypto.ring.base import IntLike, Ring, RingArray, UniformSource
 from mpdp.crypto.ring.kernels import LIMB_BITS, joinable, limb_matmul, narrow_product
 from mpdp.errors import ParameterError, explain
+from mpdp.numeric import exact_integers
 
 __all__ = ["Z2k"]
 
@@ -95,7 +96,7 @@ class Z2k(Ring):
         return self._m(np.multiply(a, b))
 
     def add_int(self, a: RingArray, k: int) -> RingArray:
-        return self._m(np.add(a, _U64(k % (1 << 64))))
+        return self._m(np.add(a, _U64(self.int_constant(k) % (1 << 64))))
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         return self._m(np.multiply(a, self.from_int(k)))
@@ -157,7 +158,7 @@ class Z2k(Ring):
             return np.asarray(_U64(int(k) % (1 << 64)), dtype=np.uint64)
         arr = np.asarray(k)
         if arr.dtype == object:
-            flat = [int(x) % (1 << 64) for x in arr.reshape(-1)]
+            flat = [int(x) % (1 << 64) for x in exact_integers(arr, "k").reshape(-1).tolist()]
             return self._m(np.array(flat, dtype=np.uint64).reshape(arr.shape))
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(explain("k", arr.dtype, "integers", "round public constants before use"))
