@@ -94,6 +94,11 @@ junk = st.one_of(
                      np.array([True, False]), np.zeros((2, 0)), np.array([[1, 2], [3, 4]], dtype=np.uint64)]),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
     st.lists(st.one_of(st.integers(), st.floats(), st.text(max_size=2)), max_size=4),
+    st.integers(-3, 3), st.booleans(), st.floats(), st.fractions(), st.sampled_from(["1.0", "-1", "1e400", "nan"]),
+    st.tuples(st.integers(-2, 5), st.integers(-2, 5)),
+    st.sampled_from([np.float64(np.nan), np.int64(-1), np.uint64(2**64 - 1), np.float32(1.5), np.bool_(True),
+                     np.array(2**63 - 1), np.array(-(2**63)), np.array([1e308, -1e308]), np.array([[1.0]])]),
+    st.lists(st.lists(st.integers(-3, 3), min_size=1, max_size=2), min_size=1, max_size=3),
     numpy_arrays,
 )
 """Wrong types, NaN, infinities, huge ints, empty and ragged arrays, wrong dtypes: what a public entry point must

@@ -31,6 +31,7 @@ __all__ = [
     "exact_integers",
     "fits_int64",
     "int64_array",
+    "positive_finite",
     "real_array",
 ]
 
@@ -67,6 +68,20 @@ def real_array(values: Any, what: str) -> npt.NDArray[np.float64]:
         return arr.astype(np.float64)
     except OverflowError:  # an int beyond the float range
         return np.where(np.array([v > 0 for v in arr.reshape(-1).tolist()]).reshape(arr.shape), np.inf, -np.inf)
+
+
+def positive_finite(value: Any, what: str, fix: str | None = None) -> float:
+    """``value`` (an int or float, not a bool) as a finite float > 0, or a
+    :class:`~mpdp.errors.ParameterError` (also for strings, None, ints beyond the float range)."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise TypeError(type(value).__name__)
+        number = float(value)
+    except (TypeError, OverflowError) as exc:
+        raise ParameterError(explain(what, value, "a finite number > 0", fix or f"pass e.g. {what}=1.0")) from exc
+    if not (math.isfinite(number) and number > 0):
+        raise ParameterError(explain(what, value, "a finite number > 0", fix or f"pass e.g. {what}=1.0"))
+    return number
 
 
 def _exact_int(value: Any, what: str, fix: str) -> int:

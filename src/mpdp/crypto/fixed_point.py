@@ -147,9 +147,15 @@ class FixedPointFormat:
     def encode_constant(self, c: float, scale_bits: int | None = None) -> int:
         """A public real constant as the exact integer ``round(c * 2^scale)``."""
         s = self.frac_bits if scale_bits is None else scale_bits
-        if not np.isfinite(c):
+        if isinstance(c, bool) or not isinstance(c, int | float | np.integer | np.floating):
+            raise ParameterError(explain("constant", c, "a real number", "pass a float"))
+        try:
+            value = float(c) * 2.0**s
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
             raise EncodingOverflowError(explain("constant", c, "a finite number", "pass a finite constant"))
-        return round(float(c) * 2.0**s)
+        return round(value)
 
     def __str__(self) -> str:
         return f"FixedPointFormat(ring_bits={self.ring_bits}, frac_bits={self.frac_bits})"

@@ -229,6 +229,9 @@ class ShamirScheme:
         return tuple(out)
 
     def _check(self, shares: Sequence[ShamirShare], minimum: int) -> tuple[int, ...]:
+        if not isinstance(shares, Sequence) or not all(isinstance(s, ShamirShare) for s in shares):
+            raise ParameterError(explain("shares", type(shares).__name__, "a list of ShamirShare",
+                                         "pass the shares ShamirScheme.share() made"))
         if len(shares) < minimum:
             raise ParameterError(explain("shares", f"{len(shares)} shares", f"at least t + 1 = {minimum}",
                                          "collect more shares (any t + 1 reconstruct)"))

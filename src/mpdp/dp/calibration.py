@@ -14,6 +14,7 @@ pure maths: no randomness, no state.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from scipy import optimize, special
 
@@ -36,7 +37,7 @@ def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
     """``epsilon`` as a float, or ParameterError unless it is finite and > 0."""
     try:
         value = float(epsilon)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterError(explain(name, epsilon, "a finite number > 0", f"pass e.g. {name}=1.0")) from exc
     if isinstance(epsilon, bool) or not (math.isfinite(value) and value > 0):
         raise ParameterError(explain(name, epsilon, "a finite number > 0", f"pass e.g. {name}=1.0"))
@@ -48,7 +49,7 @@ def check_delta(delta: float, *, allow_zero: bool = True, name: str = "delta") -
     expected = "a number in [0, 1)" if allow_zero else "a number in (0, 1)"
     try:
         value = float(delta)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterError(explain(name, delta, expected, f"pass e.g. {name}=1e-5")) from exc
     if isinstance(delta, bool) or not (0 <= value < 1) or (value == 0 and not allow_zero):
         raise ParameterError(explain(name, delta, expected, f"pass e.g. {name}=1e-5"))
@@ -59,7 +60,7 @@ def check_positive(value: float, name: str, fix: str | None = None) -> float:
     """``value`` as a float, or ParameterError unless it is finite and > 0 (sensitivities, scales)."""
     try:
         number = float(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ParameterError(explain(name, value, "a finite number > 0", fix or f"pass e.g. {name}=1.0")) from exc
     if isinstance(value, bool) or not (math.isfinite(number) and number > 0):
         raise ParameterError(explain(name, value, "a finite number > 0", fix or f"pass e.g. {name}=1.0"))
@@ -106,12 +107,27 @@ def _log_delta(mu: float, eps: float) -> float:
     return float(min(a + err, a + math.log1p(-math.exp(-g)) + err + slope))
 
 
+def _root(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, rtol: float, what: str) -> float:
+    """A root of ``f`` in ``[lo, hi]`` (``f(lo)``, ``f(hi)`` of opposite signs), by Brent's method; where it does
+    not converge in 500 steps (a function that double precision renders flat or jagged) the last estimate, which
+    the callers then step to a point that provably meets the target. A bracket without a sign change is a
+    :class:`~mpdp.errors.PrecisionError`."""
+    try:
+        return float(optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol, maxiter=500, disp=False))
+    except ValueError as exc:
+        raise PrecisionError(explain(f"Gaussian {what}", f"a search in [{lo:.6g}, {hi:.6g}]", "a bracketed root",
+                                     "use method='zcdp', a valid bound at any scale")) from exc
+
+
 def gaussian_delta(*, sigma: float, sensitivity: float, epsilon: float) -> float:
     """The exact δ at which the Gaussian mechanism with std ``sigma`` is (ε, δ)-DP (Balle & Wang 2018), rounded
     up by its floating-point error bound; :class:`~mpdp.errors.PrecisionError` where double precision cannot
     resolve it (see :func:`_log_delta`)."""
     mu = check_positive(sensitivity, "sensitivity") / check_positive(sigma, "sigma")
-    eps = float(epsilon)
+    try:
+        eps = math.nan if isinstance(epsilon, bool | str | bytes) else float(epsilon)
+    except (TypeError, ValueError, OverflowError):
+        eps = math.nan
     if not (math.isfinite(eps) and eps >= 0):
         raise ParameterError(explain("epsilon", epsilon, "a finite number >= 0", "pass e.g. epsilon=1.0"))
     return min(1.0, math.exp(_log_delta(mu, eps)))
@@ -134,7 +150,7 @@ def gaussian_epsilon(*, sigma: float, sensitivity: float, delta: float) -> float
     lo = hi / 4
     while lo > 1e-300 and _log_delta(mu, lo) <= log_target:
         hi, lo = lo, lo / 4
-    eps = float(optimize.brentq(lambda e: _log_delta(mu, e) - log_target, lo, hi, xtol=1e-300, rtol=1e-14))
+    eps = _root(lambda e: _log_delta(mu, e) - log_target, lo, hi, xtol=1e-300, rtol=1e-14, what="epsilon")
     # brentq brackets the root to 1e-14: step up until the guarantee holds at the returned epsilon, with steps
     # that double (delta carries ~1e-16 of absolute rounding noise, a wide relative band at a tiny epsilon).
     step = max(eps * 1e-15, 5e-324)
@@ -161,7 +177,7 @@ def analytic_gaussian_sigma(*, sensitivity: float, epsilon: float, delta: float)
                                          "parameters whose delta double precision resolves", "use method='zcdp' "
                                          "(or 'classic' for epsilon < 1): valid bounds at any scale"))
         hi, lo = lo, lo / 2
-    mu = float(optimize.brentq(lambda m: _log_delta(m, eps) - log_target, lo, hi, xtol=1e-15, rtol=1e-13))
+    mu = _root(lambda m: _log_delta(m, eps) - log_target, lo, hi, xtol=1e-15, rtol=1e-13, what="sigma")
     sigma = sens / mu
     step = 1e-13
     while _log_delta(sens / sigma, eps) > log_target:  # the criterion gaussian_epsilon checks
@@ -174,4 +190,8 @@ def gaussian_rho(*, sigma: float, sensitivity: float) -> float:
     """zCDP parameter ``ρ = Δ2^2 / (2σ^2)`` of the (continuous or discrete) Gaussian mechanism."""
     sens = check_positive(sensitivity, "sensitivity")
     s = check_positive(sigma, "sigma")
-    return sens * sens / (2 * s * s)
+    rho = sens * sens / (2 * s * s) if s * s > 0 else math.inf
+    if not math.isfinite(rho):
+        raise ParameterError(explain("sensitivity / sigma", (sens, s), "a ratio whose square is a float",
+                                     "use a larger sigma: this one gives no privacy"))
+    return rho

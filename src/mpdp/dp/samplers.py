@@ -70,7 +70,7 @@ _SPARE_BITS = 64 - PREFIX_BITS  # low bits of a word not used by a 53-bit compar
 _U53 = 2.0**-53
 _MAX_MAGNITUDE = 1 << 62
 _WORD_M_BITS = 48  # above: draws on Python integers (see "Large scales")
-_MAX_DRAWS = 1 << 32
+_MAX_DRAWS = 1 << 27
 #: The largest scale (1 / gamma) the geometric and discrete Laplace samplers take: draws of ~4,100 bits.
 MAX_SCALE_BITS = 4096
 #: The largest variance parameter of the discrete Gaussian (its floats, e.g. 1 / (2 sigma^2), stay normal).
@@ -80,7 +80,7 @@ MAX_SIGMA2_BITS = 1000
 def shape_and_count(shape: Shape | None) -> tuple[tuple[int, ...], int]:
     """``size`` argument of the samplers as (dimensions, number of draws).
 
-    Dimensions must be ints (numpy integers too) >= 0, with at most 2^32 draws in all; anything else (floats,
+    Dimensions must be ints (numpy integers too) >= 0, with at most 2^27 draws in all; anything else (floats,
     strings, negative or huge sizes) is a :class:`~mpdp.errors.ParameterError`, never truncated.
     """
     if shape is None:
@@ -91,7 +91,7 @@ def shape_and_count(shape: Shape | None) -> tuple[tuple[int, ...], int]:
     dims = tuple(int(d) for d in raw)
     count = math.prod(dims)
     if count > _MAX_DRAWS:
-        raise ParameterError(explain("size", shape, f"at most 2^32 draws in all (got {count})",
+        raise ParameterError(explain("size", shape, f"at most 2^27 draws in all (got {count})",
                                      "draw in batches"))
     return dims, count
 
@@ -150,8 +150,10 @@ def bernoulli_exp(gamma: Any, size: Shape | None = None, *, rng: RandomSource | 
     dims, n = shape_and_count(size)
     rng = resolve(rng)
     words = rng.uint64(n)
-    g_hat = np.full(n, float(g))
-    out = accept_exp_neg(words, g_hat, 2.0**-52 * float(g), lambda _i: g, rng)
+    # beyond 2^64, any value above the bracket's clamp (40) decides the same: exp(-gamma) < exp(-40)
+    g_float = float(g) if g < 1 << 64 else 2.0**64
+    g_hat = np.full(n, g_float)
+    out = accept_exp_neg(words, g_hat, 2.0**-52 * g_float, lambda _i: g, rng)
     return _shaped(out, dims)
 
 
@@ -376,11 +378,17 @@ def discrete_gaussian(sigma2: Any, size: Shape | None = None, *, rng: RandomSour
     """Exact discrete Gaussian draws ``P(y) ∝ exp(-y^2 / (2 sigma2))`` on the integers.
 
     ``sigma2`` (the variance *parameter*; the variance itself is slightly below it, CKS Prop. 19) is a
-    rational > 0 and at most 2^1000. Returns int64 for ``sigma2 < 2^104``; beyond, Python ints (an object array,
+    rational in [2^-1000, 2^1000]. Returns int64 for ``sigma2 < 2^104``; beyond, Python ints (an object array,
     or one int), every acceptance decided on the exact path (much slower: about 10^4 samples/s). Throughput:
     over 10^6 samples/s at ``sigma2 = 10^4`` on one core (``python -m bench dp``).
     """
     s2 = as_rational(sigma2, "sigma2")
+    if s2 < Fraction(1, 1 << MAX_SIGMA2_BITS):
+        raise ParameterError(
+            explain("sigma2", f"about 2^-{s2.denominator.bit_length() - s2.numerator.bit_length()}",
+                    f"at least 2^-{MAX_SIGMA2_BITS}",
+                    "such noise is 0 except with probability below e^-(2^998): add none")
+        )
     if s2 > Fraction(1 << MAX_SIGMA2_BITS):
         raise ParameterError(
             explain("sigma2", f"about 2^{s2.numerator.bit_length() - s2.denominator.bit_length()}",

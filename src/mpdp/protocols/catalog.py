@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.errors import ParameterError, explain
+from mpdp.numeric import as_array, positive_finite, real_array
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
@@ -48,6 +49,35 @@ class PartySetup:
             return default
         return self.params[key]
 
+    def int_param(self, key: str, default: int | None = None, *, required: bool = False, low: int = 1) -> int:
+        """``params[key]`` as an int >= ``low`` (ints only: "3", 3.5 or a list is a typed error naming the key)."""
+        value = self.param(key, default, required=required)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ParameterError(explain(f"params.{key}", value, f"an int >= {low}",
+                                         f"write e.g. \"{key}\": {max(low, 1)} (a number, not a string)"))
+        return value
+
+    def float_param(self, key: str, default: float) -> float:
+        """``params[key]`` as a finite float > 0."""
+        return positive_finite(self.param(key, default), f"params.{key}",
+                               f"write e.g. \"{key}\": {default} (a number, not a string)")
+
+    def names_param(self, key: str, *, required: bool = True) -> tuple[str, ...]:
+        """``params[key]`` as a list of party names."""
+        value = self.param(key, required=required)
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
+            raise ParameterError(explain(f"params.{key}", value, "a list of party names",
+                                         f"write e.g. \"{key}\": [\"alice\", \"bob\"]"))
+        return tuple(value)
+
+    def str_param(self, key: str, default: str | None = None, *, required: bool = False) -> str:
+        """``params[key]`` as a non-empty str."""
+        value = self.param(key, default, required=required)
+        if not isinstance(value, str) or not value:
+            raise ParameterError(explain(f"params.{key}", value, "a name (a non-empty string)",
+                                         f"write e.g. \"{key}\": \"alice\""))
+        return value
+
     def require_data(self) -> npt.NDArray[Any]:
         if self.data is None:
             raise ParameterError(explain(f"input of {self.party}", None, "an input array",
@@ -72,23 +102,32 @@ def _aggregation(setup: PartySetup) -> Role:
         aggregation_server,
     )
 
-    p = setup.params
+    server, aggregators = setup.str_param("server", required=True), setup.names_param("aggregators")
+    clients = setup.param("clients", required=True)
+    if not isinstance(clients, Mapping) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(
+            v, bool) for k, v in clients.items()):
+        raise ParameterError(explain("params.clients", clients, "{party: number of clients}",
+                                     "write e.g. \"clients\": {\"carol\": 1}"))
+    weighted = setup.param("weighted", False)
+    if not isinstance(weighted, bool):
+        raise ParameterError(explain("params.weighted", weighted, "true or false", "write \"weighted\": true"))
+    timeout = setup.param("phase_timeout")
     spec = AggregationSpec(
-        server=str(setup.param("server", required=True)),
-        aggregators=tuple(setup.param("aggregators", required=True)),
-        clients={str(k): int(v) for k, v in dict(setup.param("clients", required=True)).items()},
-        dim=int(setup.param("dim", required=True)),
-        bound=float(p.get("bound", 1.0)),
-        weighted=bool(p.get("weighted", False)),
-        weight_bound=float(p.get("weight_bound", 1.0)),
-        max_dropouts=int(p.get("max_dropouts", 0)),
-        phase_timeout=p.get("phase_timeout"),
+        server=server,
+        aggregators=aggregators,
+        clients=dict(clients),
+        dim=setup.int_param("dim", required=True),
+        bound=setup.float_param("bound", 1.0),
+        weighted=weighted,
+        weight_bound=setup.float_param("weight_bound", 1.0),
+        max_dropouts=setup.int_param("max_dropouts", 0, low=0),
+        phase_timeout=None if timeout is None else setup.float_param("phase_timeout", 30.0),
     )
     if setup.party == spec.server:
         return lambda comm: aggregation_server(comm, spec)
     if setup.party in spec.aggregators:
         return lambda comm: aggregation_aggregator(comm, spec)
-    data = np.asarray(setup.require_data(), dtype=np.float64)
+    data = real_array(setup.require_data(), f"inputs.{setup.party}")
     if spec.weighted:  # the last column holds each client's weight
         data = data if data.ndim == 2 else data[None, :]
         return lambda comm: aggregation_client(comm, spec, data[:, :-1], data[:, -1])
@@ -104,23 +143,27 @@ def _inner_product(setup: PartySetup) -> Role:
         cross_product,
     )
 
-    p = setup.params
-    kind = str(p.get("backend", "shares"))
+    kind = setup.str_param("backend", "shares")
     backend: Any
     if kind == "shares":
-        backend = SharesBackend(dealer=str(p.get("dealer", "dealer")))
+        backend = SharesBackend(dealer=setup.str_param("dealer", "dealer"))
     elif kind == "paillier":
-        backend = PaillierBackend(key_bits=int(p.get("key_bits", 2048)), randomizer=p.get("randomizer", "crt"),
-                                  insecure_for_tests=bool(p.get("insecure_for_tests", False)))
+        insecure = setup.param("insecure_for_tests", False)
+        if not isinstance(insecure, bool):
+            raise ParameterError(explain("params.insecure_for_tests", insecure, "true or false", "omit it"))
+        randomizer: Any = setup.str_param("randomizer", "crt")  # PaillierBackend checks the name
+        backend = PaillierBackend(key_bits=setup.int_param("key_bits", 2048), randomizer=randomizer,
+                                  insecure_for_tests=insecure)
     elif kind == "ckks":
         backend = CkksBackend()
     else:
         raise ParameterError(explain("params.backend", kind, "'shares', 'paillier' or 'ckks'", "pick a backend"))
+    reveal_to = setup.param("reveal_to")
     spec = CrossProductSpec(
-        left=str(setup.param("left", required=True)), right=str(setup.param("right", required=True)),
-        rows=int(setup.param("rows", required=True)), left_cols=int(p.get("left_cols", 1)),
-        right_cols=int(p.get("right_cols", 1)), backend=backend, bound=float(p.get("bound", 1.0)),
-        reveal_to=p.get("reveal_to"),
+        left=setup.str_param("left", required=True), right=setup.str_param("right", required=True),
+        rows=setup.int_param("rows", required=True), left_cols=setup.int_param("left_cols", 1),
+        right_cols=setup.int_param("right_cols", 1), backend=backend, bound=setup.float_param("bound", 1.0),
+        reveal_to=None if reveal_to is None else setup.str_param("reveal_to"),
     )
     data = setup.require_data() if setup.party in (spec.left, spec.right) else None
     return lambda comm: cross_product(comm, data, spec)
@@ -129,7 +172,7 @@ def _inner_product(setup: PartySetup) -> Role:
 def _alignment(setup: PartySetup) -> Role:
     from mpdp.protocols.alignment import AlignmentParty, AlignmentSpec
 
-    ids = setup.require_data()
+    ids = as_array(setup.require_data(), f"inputs.{setup.party}")
     if ids.ndim != 1 or ids.dtype.kind != "U":
         raise ParameterError(explain(f"input of {setup.party}", f"{ids.dtype} array of shape {ids.shape}",
                                      "a 1-D array of str ids", "save it with np.save(path, np.array(ids, dtype=str))"))
@@ -161,7 +204,7 @@ PROTOCOLS: dict[str, NamedProtocol] = {
 
 def build_role(protocol: str, setup: PartySetup) -> Role:
     """The role of ``setup.party`` in the named protocol."""
-    spec = PROTOCOLS.get(protocol)
+    spec = PROTOCOLS.get(protocol) if isinstance(protocol, str) else None
     if spec is None:
         raise ParameterError(explain("protocol", protocol, f"one of {sorted(PROTOCOLS)}", "name a known protocol"))
     return spec.build(setup)

@@ -106,7 +106,8 @@ def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike)
     if not vector.context.has_galois_keys:
         raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
                                      "the key owner must generate its context with galois_keys=True"))
-    r = _masks(masks, (len(columns),), vector.context.params.max_magnitude, "one mask per column")
+    # SEAL encodes a constant c (the mask, into every slot) only while |c| 2^scale < 2^(first prime - 2)
+    r = _masks(masks, (len(columns),), vector.context.params.max_magnitude / 2, "one mask per column")
     return _replies(vector, columns, r.tolist(), ladder=True)  # a float addend: SEAL encodes it into every slot
 
 

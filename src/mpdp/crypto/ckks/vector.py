@@ -256,7 +256,10 @@ class CkksVector:
     def mul_scalar(self, value: float) -> CkksVector:
         """Multiply every value by one plaintext real (one level)."""
         depth = self._need_level("mul_scalar")
-        scalar = float(_as_reals(value, "scalar", self.params.max_magnitude)[0]) * self._rescale_factor()
+        reals = _as_reals(value, "scalar", self.params.max_magnitude)
+        if reals.size != 1:
+            raise ShapeMismatchError(explain("scalar", reals.size, "one real", "use mul_plain for a vector"))
+        scalar = float(reals[0]) * self._rescale_factor()
         return self._derive([_times(c, scalar) for c in self.chunks], self.length, depth, False)
 
     def sum(self) -> CkksVector:

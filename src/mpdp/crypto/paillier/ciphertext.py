@@ -558,6 +558,9 @@ def encrypt(
 
 def decrypt_ints(private_key: PaillierPrivateKey, array: EncryptedArray) -> npt.NDArray[Any]:
     """The integer plaintexts (scaled by 2^frac_bits), shape ``array.shape``; checked against the bound."""
+    if not isinstance(array, EncryptedArray) or not isinstance(private_key, PaillierPrivateKey):
+        raise ParameterError(explain("decrypt", (type(private_key).__name__, type(array).__name__),
+                                     "(PaillierPrivateKey, EncryptedArray)", "decrypt arrays made by encrypt()"))
     private_key.public_key.require_same(array.public_key, "EncryptedArray")
     plain = np.empty(array.ciphertexts.shape, dtype=object)
     plain.reshape(-1)[:] = [private_key.decrypt_int(c) for c in array.ciphertexts.reshape(-1).tolist()]

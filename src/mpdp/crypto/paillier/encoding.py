@@ -73,7 +73,8 @@ class FixedPoint:
             ints = np.asarray(_as_int_objects(array), dtype=object).reshape(array.shape)
             self._check_range(ints)
             if self.frac_bits:
-                ints = np.frompyfunc(lambda v: v << self.frac_bits, 1, 1)(ints) if ints.size else ints
+                ints = np.asarray(np.frompyfunc(lambda v: v << self.frac_bits, 1, 1)(ints), dtype=object) \
+                    if ints.size else ints
             return _narrow(ints, self.bound)
         if array.dtype.kind != "f":
             raise ParameterError(explain("values", str(array.dtype), "real numbers", "pass a float or int array"))

@@ -20,6 +20,7 @@ Conversion to (ε, δ)-DP, two ways:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from scipy import optimize
 
@@ -38,8 +39,13 @@ __all__ = [
 CONVERSIONS = ("tight", "bun_steinke")
 
 
-def _check_rho(rho: float) -> float:
-    value = float(rho)
+def _check_rho(rho: Any) -> float:
+    try:
+        if isinstance(rho, str | bytes):
+            raise TypeError(type(rho).__name__)
+        value = float(rho)
+    except (TypeError, ValueError, OverflowError):
+        value = math.nan
     if isinstance(rho, bool) or not (math.isfinite(value) and value >= 0):
         raise ParameterError(explain("rho", rho, "a finite number >= 0", "pass the zCDP parameter, e.g. rho=0.1"))
     return value
@@ -49,7 +55,11 @@ def gaussian_zcdp(*, sensitivity: float, sigma: float) -> float:
     """ρ of one Gaussian (or discrete Gaussian) release: ``Δ2^2 / (2σ^2)``."""
     sens = check_positive(sensitivity, "sensitivity")
     s = check_positive(sigma, "sigma")
-    return sens * sens / (2 * s * s)
+    rho = sens * sens / (2 * s * s) if s * s > 0 else math.inf
+    if not math.isfinite(rho):
+        raise ParameterError(explain("sensitivity / sigma", (sens, s), "a ratio whose square is a float",
+                                     "use a larger sigma: this one gives no privacy"))
+    return rho
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
@@ -89,7 +99,7 @@ def zcdp_epsilon(rho: float, delta: float, *, conversion: str = "tight") -> floa
     if r == 0:
         return 0.0
     bun_steinke = r + 2 * math.sqrt(r * math.log(1 / dlt))
-    if conversion == "bun_steinke":
+    if conversion == "bun_steinke" or r < 1e-200:  # (tiny rho: the search bounds would overflow; BS is valid)
         return bun_steinke
     # Minimise over x = ln(α - 1); the optimum is near α = 1 + sqrt(ln(1/δ)/ρ).
     x0 = math.log(math.sqrt(math.log(1 / dlt) / r))

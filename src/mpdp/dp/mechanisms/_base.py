@@ -60,6 +60,7 @@ def grid_release(units: npt.NDArray[np.int64], noise: Any, grid_bits: int) -> An
 
 
 def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-        raise ParameterError(explain("dim", dim, "an int >= 1", "pass the number of released coordinates"))
+    """``dim`` as an int in ``[1, 2^27]`` (coordinates of one release)."""
+    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or not 1 <= dim <= 1 << 27:
+        raise ParameterError(explain("dim", dim, "an int in [1, 2^27]", "pass the number of released coordinates"))
     return int(dim)

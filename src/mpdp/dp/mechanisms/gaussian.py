@@ -17,6 +17,7 @@ from mpdp.dp.calibration import (
     check_positive,
     classic_gaussian_sigma,
     gaussian_epsilon,
+    gaussian_rho,
 )
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity, snap_to_grid
 from mpdp.dp.mechanisms._base import check_dim, grid_release, integer_array, integer_release, prepare_release
@@ -30,6 +31,8 @@ CALIBRATIONS = ("analytic", "classic", "zcdp")
 
 
 def _sigma_for(method: str, *, epsilon: float, delta: float, sensitivity: float) -> float:
+    if not isinstance(method, str):
+        raise ParameterError(explain("method", method, f"one of {CALIBRATIONS}", "pass method='analytic'"))
     if method == "analytic":
         return analytic_gaussian_sigma(sensitivity=sensitivity, epsilon=epsilon, delta=delta)
     if method == "classic":
@@ -92,6 +95,7 @@ class GaussianMechanism:
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
         object.__setattr__(self, "dim", check_dim(self.dim))
+        gaussian_rho(sigma=self.sigma, sensitivity=self.sensitivity)  # refuses a sigma whose square underflows
         if self.grid_bits is None:
             object.__setattr__(self, "grid_bits", default_grid_bits(self.sigma, self.sensitivity))
 
@@ -203,6 +207,7 @@ class DiscreteGaussianMechanism:
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
+        gaussian_rho(sigma=self.sigma, sensitivity=self.sensitivity)  # refuses a sigma whose square underflows
 
     @classmethod
     def calibrated(cls, *, epsilon: float, delta: float, sensitivity: float) -> DiscreteGaussianMechanism:
