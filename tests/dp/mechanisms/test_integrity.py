@@ -135,3 +135,22 @@ def test_analytic_gaussian_calibration_never_understates_delta(log_eps: float, l
     assert _exact_delta(sigma, epsilon) <= delta * (1 + 1e-12)
     reported = gaussian_epsilon(sigma=sigma, sensitivity=1.0, delta=delta)
     assert _exact_delta(sigma, reported) <= delta * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [1e-30, 1e-100, 1e-300])
+def test_every_mechanism_at_the_issue_epsilons_releases_or_refuses_typed(epsilon: float) -> None:
+    """The probes of issue 42 (raw OverflowError at epsilon 1e-30): each mechanism releases finite values or
+    refuses with a typed error; the Laplace ones sample their noise exactly on Python integers."""
+    mechanisms: list[Any] = [LaplaceMechanism(epsilon=epsilon, sensitivity=1.0),
+                             DiscreteLaplaceMechanism(epsilon=epsilon, sensitivity=1)]
+    for build in (lambda: GaussianMechanism.calibrated(epsilon=epsilon, delta=1e-5, sensitivity=1.0, dim=2),
+                  lambda: DiscreteGaussianMechanism.calibrated(epsilon=epsilon, delta=1e-5, sensitivity=1.0)):
+        try:
+            mechanisms.append(build())
+        except MpdpError:
+            pass
+    for mech in mechanisms:
+        integer = isinstance(mech, DiscreteLaplaceMechanism | DiscreteGaussianMechanism)
+        out = mech.release(np.zeros(2, dtype=np.int64) if integer else np.zeros(2), rng=RandomSource.seeded(2))
+        assert np.all(np.isfinite(np.asarray(out, dtype=np.float64)))
+    assert mechanisms[0].effective_scale(2) <= mechanisms[0].scale * (1 + 2 * 2.0**-18)
