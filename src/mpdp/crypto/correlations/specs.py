@@ -129,7 +129,7 @@ class CorrelationSpec:
         return value
 
     def _validate(self) -> None:
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise ParameterError(explain("kind", self.kind, f"one of {KINDS}", "request a known correlation"))
         ring_for_bits(self.ring_bits)
         object.__setattr__(self, "shape", _shape(self.shape, "shape"))
