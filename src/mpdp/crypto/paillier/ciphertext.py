@@ -50,6 +50,7 @@ from mpdp.crypto.paillier.randomizers import Randomizer, StandardRandomizer
 from mpdp.crypto.paillier.serialization import (
     ARRAY_WIRE_VERSION,
     array_digest,
+    array_header,
     check_key_id,
     check_recipe,
     wire_int,
@@ -397,7 +398,7 @@ class EncryptedArray:
             )
         packing = self.packing
         slot_bits, slots = (0, 1) if packing is None else (packing.slot_bits, packing.slots)
-        digest = array_digest(_header(self.public_key.key_id, self.shape, slot_bits, slots, self.frac_bits,
+        digest = array_digest(array_header(self.public_key.key_id, self.shape, slot_bits, slots, self.frac_bits,
                                       self.bound), self.ciphertexts.reshape(-1).tolist())
         return {
             "type": "paillier.array", "version": ARRAY_WIRE_VERSION, "key_id": self.public_key.key_id,
@@ -438,7 +439,7 @@ class EncryptedArray:
             raise MalformedMessageError(explain("ciphertexts shape", raw.shape, str((rows, blocks)), "reject it"))
         values = wire_ints(raw, rows * blocks, low=1, high=int(public_key.n2), what="ciphertext")
         digest = recipe["digest"]
-        header = _header(public_key.key_id, tuple(shape), slot_bits, slots, frac_bits, bound)
+        header = array_header(public_key.key_id, tuple(shape), slot_bits, slots, frac_bits, bound)
         if not isinstance(digest, bytes) or not hmac.compare_digest(digest, array_digest(header, values)):
             raise TamperedCiphertextError(
                 explain("paillier.array digest", digest[:8].hex() + "..." if isinstance(digest, bytes) else digest,
@@ -480,12 +481,6 @@ class EncryptedArray:
             c = gmpy2.mpz(number.ciphertext(be_secure=False))
             out[0, i] = gmpy2.powmod(c, 1 << shift, n2) if shift else c
         return cls(public_key, out, (len(items),), packing=None, frac_bits=codec.frac_bits, bound=codec.bound)
-
-
-def _header(key_id: str, shape: tuple[int, ...], slot_bits: int, slots: int, frac_bits: int,
-            bound: int) -> list[int | str]:
-    """The fields :func:`~mpdp.crypto.paillier.serialization.array_digest` binds, in order."""
-    return [key_id, len(shape), *shape, slot_bits, slots, frac_bits, bound]
 
 
 def _map1(fn: Any, a: npt.NDArray[Any]) -> npt.NDArray[Any]:

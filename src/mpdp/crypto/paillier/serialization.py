@@ -40,6 +40,7 @@ __all__ = [
     "ARRAY_WIRE_VERSION",
     "WIRE_VERSION",
     "array_digest",
+    "array_header",
     "check_recipe",
     "ciphertext_digest",
     "key_fingerprint",
@@ -68,6 +69,12 @@ def ciphertext_digest(values: Any) -> str:
         h.update(len(raw).to_bytes(4, "big"))
         h.update(raw)
     return h.hexdigest()
+
+
+def array_header(key_id: str, shape: tuple[int, ...], slot_bits: int, slots: int, frac_bits: int,
+                 bound: int) -> list[int | str]:
+    """The fields of an encrypted array that :func:`array_digest` binds, in order."""
+    return [key_id, len(shape), *shape, slot_bits, slots, frac_bits, bound]
 
 
 def array_digest(header: Sequence[int | str], ciphertexts: Sequence[Any]) -> bytes:
