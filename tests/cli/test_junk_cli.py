@@ -23,7 +23,7 @@ from mpdp.cli import COMMANDS, main
 WORDS = ["", " ", "nan", "NaN", "inf", "-inf", "-1", "0", "-0", "1e400", "1e-400", "9" * 40, "-" + "9" * 40,
          "0x10", "1_000", "abc", "1,2", ",", ";", "=", "x=y", "a=", "=1", "a=b=c", "\x00", "ü", "é,é", "\t",
          "{missing}", "{missing}.csv", "-", "--", "true", "[1]", '{"a": 1}']
-JUNK = st.one_of(st.sampled_from(WORDS), st.text(alphabet=st.characters(blacklist_categories=("Cs",)),
+JUNK = st.one_of(st.sampled_from(WORDS), st.text(alphabet=st.characters(blacklist_categories=["Cs"]),
                                                   max_size=8).filter(lambda w: not w.startswith("-")))
 
 SMALL = ["--dataset", "synthetic-logistic:n=60,d=2", "--seed", "1"]
