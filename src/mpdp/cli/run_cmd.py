@@ -52,7 +52,7 @@ from mpdp.datasets.splits import train_test_split
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
-from mpdp.learning.spec.run import PHASES, RunConfig, RunReport, timed
+from mpdp.learning.spec.run import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_PARTIES, PHASES, RunConfig, RunReport, timed
 from mpdp.randomness import RandomSource
 from mpdp.runtime.network import network_model
 
@@ -60,7 +60,6 @@ __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "hand
            "name_parties", "parse_options", "record_of",
            "split_source"]
 
-DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -120,9 +119,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     rows.add_argument("--anchor", metavar="ATTRIBUTE",
                       help="horizontal: assign rows by distance to a random anchor value of this numeric "
                            "attribute (paper 004)")
-    parties.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0)")
-    parties.add_argument("--delta", type=float, default=1e-5,
-                         help="privacy parameter delta (default 1e-5; pure-DP algorithms spend 0)")
+    parties.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
+                         help=f"privacy budget epsilon (default {DEFAULT_EPSILON})")
+    parties.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                         help=f"privacy parameter delta (default {DEFAULT_DELTA:g}; pure-DP algorithms spend 0)")
     parties.add_argument("--backend", help="secure-computation backend, where the algorithm offers a choice")
     parties.add_argument("--test-fraction", type=float, default=0.2, help="held-out test share (default 0.2)")
     parties.add_argument("--split-seed", type=int, default=None, metavar="N",
