@@ -4,6 +4,7 @@ each owner charges its own ledger; a dropped owner leaves the survivors' weighte
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
 from tests.flower.helpers import SEED, small_config
 
 
-def _run(tmp_path: Path, method: str, **kwargs: object) -> tuple[dict[str, object], object]:
+def _run(tmp_path: Path, method: str, **kwargs: object) -> tuple[dict[str, Any], Any]:
     config = small_config(parties=4)
     config = type(config)(train=config.train, test=config.test, parties=4, epsilon=1.0, delta=0.0, rng=config.rng,
                           options={"max_rounds": 3})
@@ -31,11 +32,11 @@ def _run(tmp_path: Path, method: str, **kwargs: object) -> tuple[dict[str, objec
 def test_equals_the_in_process_fit(tmp_path: Path, method: str) -> None:
     out, config = _run(tmp_path, method)
     settings = OfpaOfaaSettings(method=method, epsilon=1.0, max_rounds=3)
-    expected = fit(config.party_data(), settings, rng=config.rng)  # type: ignore[attr-defined]
+    expected = fit(config.party_data(), settings, rng=config.rng)
     # the aggregate is the same ring sum; OFPA's Newton solve is the same code on the same rows and noise
-    handed = [r["result"] for r in out["runs"]["server"] if not r["counted"]]  # type: ignore[index]
+    handed = [r["result"] for r in out["runs"]["server"] if not r["counted"]]
     np.testing.assert_allclose(handed[-1], expected.theta, atol=1e-9, rtol=0)
-    assert len(out["rounds"]) == expected.rounds  # type: ignore[arg-type]
+    assert len(out["rounds"]) == expected.rounds
     for j in range(4):
         ledger = PrivacyLedger.open(tmp_path / f"party{j}.ledger.json")
         assert ledger.spent.epsilon == pytest.approx(1.0) and len(ledger.entries) == 1
@@ -44,9 +45,8 @@ def test_equals_the_in_process_fit(tmp_path: Path, method: str) -> None:
 def test_a_dropped_owner_leaves_the_survivors_average(tmp_path: Path) -> None:
     out, _ = _run(tmp_path, "ofaa", max_dropouts=1, crash={"party1": 2})
     rounds = out["rounds"]
-    assert [r["survivors"] for r in rounds][:2] == [4, 3]  # type: ignore[index]
-    assert np.all(np.isfinite([r["result"] for r in out["runs"]["server"]  # type: ignore[index]
-                               if not r["counted"]][-1]))
+    assert [r["survivors"] for r in rounds][:2] == [4, 3]
+    assert np.all(np.isfinite([r["result"] for r in out["runs"]["server"] if not r["counted"]][-1]))
 
 
 def test_the_report_is_the_deployments(tmp_path: Path) -> None:
