@@ -55,8 +55,11 @@ __all__ = ["FLWR_IN_MEMORY", "TASK_POLL_INTERVAL", "FlowerEngine", "FlowerRun", 
 
 #: the SuperLink's ``--database`` value for state kept in memory (flwr 1.42: ``flwr.supercore.constant``)
 FLWR_IN_MEMORY = ":flwr-in-memory:"
-#: seconds between the SuperExec's looks for an app process to start (``FLWR_SUPEREXEC_TASK_POLL_INTERVAL``)
-TASK_POLL_INTERVAL = 0.05
+#: seconds between the SuperExec's looks for an app process to start (``FLWR_SUPEREXEC_TASK_POLL_INTERVAL``): a
+#: message waits half of it on average; each look costs CPU in every node's SuperExec, and at 0.05 s the looks of
+#: a few idle nodes took a tenth of a core more than at 1 s (bench/RESULTS.md, flower); at 0.2 s they cost no
+#: measurable CPU
+TASK_POLL_INTERVAL = 0.2
 _DEFAULTS = LaunchOptions()
 
 
@@ -77,15 +80,16 @@ class FlowerRun:
 _BIN = Path(sys.executable).parent
 
 
-def write_app(directory: str | Path, algorithm: str) -> Path:
-    """A Flower app folder (``pyproject.toml``) whose components are mpdp's apps for ``algorithm``."""
-    check_algorithm(algorithm)
+def write_app(directory: str | Path, algorithm: str, module: str | None = None) -> Path:
+    """A Flower app folder (``pyproject.toml``) whose components are mpdp's apps for ``algorithm`` (or the
+    ``server_app`` and ``client_app`` of ``module``)."""
+    if module is None:
+        module = app_module(algorithm)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     package = out / "mpdp_flower_app"
     package.mkdir(exist_ok=True)
     (package / "__init__.py").write_text('"""Points Flower at mpdp\'s apps (mpdp must be installed)."""\n')
-    module = app_module(algorithm)
     (out / "pyproject.toml").write_text(f"""[build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"
@@ -161,56 +165,98 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None = None, tls: b
     config = prepared(algorithm, config)
     own = workdir is None
     root = Path(tempfile.mkdtemp(prefix="mpdp-flower-")) if workdir is None else Path(workdir)
-    logs = root / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     plan = plan_run(algorithm, config, root, seed=seed, max_dropouts=max_dropouts, aggregators=aggregators,
                     round_timeout=round_timeout, connect_timeout=connect_timeout, crash=crash)
-    job = plan.job
-    limit = run_deadline(job, round_timeout=round_timeout, connect_timeout=connect_timeout) if timeout is None \
-        else timeout
-    deadline = time.monotonic() + limit
-    app = write_app(root / "app", algorithm)
-    env = {"FLWR_SUPEREXEC_TASK_POLL_INTERVAL": str(TASK_POLL_INTERVAL), **os.environ,
-           "FLWR_HOME": str(root / "flwr-home"), "PYTHONUNBUFFERED": "1",
-           "PATH": f"{_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    port, *node_ports = free_ports(1 + len(plan.nodes))
-    host = "localhost" if tls else "127.0.0.1"
+    limit = run_deadline(plan.job, round_timeout=round_timeout, connect_timeout=connect_timeout) \
+        if timeout is None else timeout
     try:
-        with Supervisor(env) as supervisor:
-            link = [str(_BIN / "flower-superlink"), "--port", str(port), "--host", "127.0.0.1",
-                    "--disable-runtime-dependency-installation", "--database", FLWR_IN_MEMORY]
-            node_tls = ["--insecure"]
-            ca = cert = key = Path()
-            if tls:
-                ca, cert, key = _tls_files(root / "certs")
-                link += ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key), "--ssl-ca-certfile", str(ca)]
-                node_tls = ["--root-certificates", str(ca)]
-            else:
-                link.append("--insecure")
-            supervisor.start("superlink", link, log=logs / "superlink.log", merge_output=True)
-            wait_for_port("127.0.0.1", port, timeout=min(60.0, limit))
-            for (name, node), node_port in zip(plan.nodes.items(), node_ports, strict=True):
-                text = " ".join(f"{k}={json.dumps(v)}" for k, v in node.items())
-                supervisor.start(name, [str(_BIN / "flower-supernode"), *node_tls, "--superlink", f"{host}:{port}",
-                                        "--port", str(node_port), "--node-config", text, "--max-wait-time",
-                                        str(connect_timeout)], log=logs / f"{name}.log", merge_output=True)
-            flwr_home = root / "flwr-home"
-            flwr_home.mkdir(exist_ok=True)
-            conn = [f'address = "{host}:{port}"']
-            conn.append(f'root-certificates = "{ca}"' if tls else "insecure = true")
-            (flwr_home / "config.toml").write_text("[superlink]\ndefault = \"mpdp\"\n\n[superlink.mpdp]\n"
-                                                   + "\n".join(conn) + "\n")
-            command = [str(_BIN / "flwr"), "run", str(app), "mpdp", "--run-config", f'job="{root / "job.json"}"']
-            submit = supervisor.start("flwr-run", command, log=logs / "flwr-run.log", merge_output=True)
-            supervisor.wait(deadline=min(deadline, time.monotonic() + 120.0), grace=0.0, names=["flwr-run"])
-            if submit.returncode != 0:
-                raise PartyUnavailableError(f"flwr run could not submit the app ({submit.describe()}): "
-                                            f"{submit.output()[-1500:]}")
-            outcome = _await_outcome(Path(job["output"]), root, supervisor, deadline=deadline)
+        outcome = run_app(write_app(root / "app", algorithm), plan.job, plan.nodes, root, tls=tls,
+                          connect_timeout=connect_timeout, limit=limit)
     finally:
         if own:
             shutil.rmtree(root, ignore_errors=True)
     return flower_run(algorithm, config, outcome, time.perf_counter() - start)
+
+
+def run_app(app: Path, job: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]], root: Path, *, tls: bool,
+            connect_timeout: float, limit: float) -> dict[str, Any]:
+    """Run the Flower app folder ``app`` on its own :class:`Federation` of ``nodes``; the hub's result."""
+    with Federation(nodes, root, tls=tls, connect_timeout=connect_timeout, limit=limit) as federation:
+        return federation.submit(app, job)
+
+
+class Federation:
+    """A SuperLink and one SuperNode per entry of ``nodes`` (its node config) on 127.0.0.1, under a
+    :class:`~mpdp.runtime.supervisor.Supervisor` (a context manager: every process is stopped on exit, and dies
+    with this process). :meth:`submit` runs apps on it one after the other; past ``limit`` seconds from the
+    start a run fails with :class:`~mpdp.errors.PartyUnavailableError`."""
+
+    def __init__(self, nodes: Mapping[str, Mapping[str, Any]], root: Path, *, tls: bool, connect_timeout: float,
+                 limit: float) -> None:
+        self.nodes, self.root, self.tls, self.connect_timeout = dict(nodes), root, tls, connect_timeout
+        self.deadline = time.monotonic() + limit
+        self.logs = root / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        env = {"FLWR_SUPEREXEC_TASK_POLL_INTERVAL": str(TASK_POLL_INTERVAL), **os.environ,
+               "FLWR_HOME": str(root / "flwr-home"), "PYTHONUNBUFFERED": "1",
+               "PATH": f"{_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+        self.supervisor = Supervisor(env)
+        self.runs = 0
+
+    def __enter__(self) -> Federation:
+        self.supervisor.__enter__()
+        try:
+            self._start()
+        except BaseException:
+            self.supervisor.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.supervisor.__exit__(*exc)
+
+    def _start(self) -> None:
+        port, *node_ports = free_ports(1 + len(self.nodes))
+        host = "localhost" if self.tls else "127.0.0.1"
+        link = [str(_BIN / "flower-superlink"), "--port", str(port), "--host", "127.0.0.1",
+                "--disable-runtime-dependency-installation", "--database", FLWR_IN_MEMORY]
+        node_tls = ["--insecure"]
+        ca = cert = key = Path()
+        if self.tls:
+            ca, cert, key = _tls_files(self.root / "certs")
+            link += ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key), "--ssl-ca-certfile", str(ca)]
+            node_tls = ["--root-certificates", str(ca)]
+        else:
+            link.append("--insecure")
+        self.supervisor.start("superlink", link, log=self.logs / "superlink.log", merge_output=True)
+        wait_for_port("127.0.0.1", port, timeout=min(60.0, max(1.0, self.deadline - time.monotonic())))
+        for (name, node), node_port in zip(self.nodes.items(), node_ports, strict=True):
+            text = " ".join(f"{k}={json.dumps(v)}" for k, v in node.items())
+            self.supervisor.start(name, [str(_BIN / "flower-supernode"), *node_tls, "--superlink", f"{host}:{port}",
+                                         "--port", str(node_port), "--node-config", text, "--max-wait-time",
+                                         str(self.connect_timeout)], log=self.logs / f"{name}.log",
+                                  merge_output=True)
+        flwr_home = self.root / "flwr-home"
+        flwr_home.mkdir(exist_ok=True)
+        conn = [f'address = "{host}:{port}"']
+        conn.append(f'root-certificates = "{ca}"' if self.tls else "insecure = true")
+        (flwr_home / "config.toml").write_text("[superlink]\ndefault = \"mpdp\"\n\n[superlink.mpdp]\n"
+                                               + "\n".join(conn) + "\n")
+
+    def submit(self, app: Path, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the app folder ``app`` with ``job`` (its JSON handed to the ServerApp as ``run_config["job"]``);
+        the hub's result, read from ``job["output"]``, or its typed error."""
+        self.runs += 1
+        path = self.root / f"job-{self.runs}.json"
+        path.write_text(json.dumps(job))
+        name = f"flwr-run-{self.runs}"
+        command = [str(_BIN / "flwr"), "run", str(app), "mpdp", "--run-config", f'job="{path}"']
+        submit = self.supervisor.start(name, command, log=self.logs / f"{name}.log", merge_output=True)
+        self.supervisor.wait(deadline=min(self.deadline, time.monotonic() + 120.0), grace=0.0, names=[name])
+        if submit.returncode != 0:
+            raise PartyUnavailableError(f"flwr run could not submit the app ({submit.describe()}): "
+                                        f"{submit.output()[-1500:]}")
+        return _await_outcome(Path(job["output"]), self.root, self.supervisor, deadline=self.deadline)
 
 
 def prepared(algorithm: str, config: RunConfig) -> RunConfig:
