@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special
-
 from mpdp.errors import DomainError, ParameterError, explain
 
 __all__ = [
@@ -85,6 +83,8 @@ def classic_gaussian_sigma(*, sensitivity: float, epsilon: float, delta: float) 
 
 def _log_delta(mu: float, eps: float) -> float:
     """log of the exact δ(ε) of a Gaussian mechanism with ``mu = Δ/σ`` (Balle-Wang), computed stably."""
+    from scipy import special  # on use: importing mpdp.dp costs no scipy (a ClientApp starts per message)
+
     a = special.log_ndtr(mu / 2 - eps / mu)
     b = eps + special.log_ndtr(-mu / 2 - eps / mu)
     if b >= a:
@@ -113,6 +113,8 @@ def gaussian_epsilon(*, sigma: float, sensitivity: float, delta: float) -> float
         hi *= 2
         if hi > 1e12:  # pragma: no cover - would need mu of order 1e6
             raise DomainError(explain("sigma", sigma, "a noise level with finite epsilon", "increase sigma"))
+    from scipy import optimize
+
     eps = float(optimize.brentq(lambda e: _log_delta(mu, e) - log_target, 0.0, hi, xtol=1e-14, rtol=1e-14))
     # brentq brackets the root to 1e-14: step up until the guarantee provably holds at the returned epsilon.
     while _log_delta(mu, eps) > log_target:
@@ -130,6 +132,8 @@ def analytic_gaussian_sigma(*, sensitivity: float, epsilon: float, delta: float)
     lo, hi = 1e-12, 1.0
     while _log_delta(hi, eps) < log_target:
         lo, hi = hi, hi * 2
+    from scipy import optimize
+
     mu = float(optimize.brentq(lambda m: _log_delta(m, eps) - log_target, lo, hi, xtol=1e-15, rtol=1e-13))
     sigma = sens / mu
     while gaussian_delta(sigma=sigma, sensitivity=sens, epsilon=eps) > dlt:

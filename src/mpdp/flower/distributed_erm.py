@@ -46,7 +46,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from flwr.app import Context
+from flwr.app import ConfigRecord, Context
 from flwr.serverapp import Grid, ServerApp
 
 from mpdp.crypto.fixed_point import FixedPointFormat
@@ -116,6 +116,23 @@ def _ledger_method(schedule: Schedule) -> str:
 
 
 # -- the nodes ----------------------------------------------------------------------------------------------------
+_RUN_STATE = "mpdp-erm-run"
+
+
+def _remembered(context: Context, key: str) -> Any:
+    """What this node worked out earlier in the run (its own Flower state, kept by its SuperNode across the
+    fresh ClientApp process of each message): whether it charged its ledger, the noise's sigma. Saves every
+    later message the calibration (scipy's root finders: a tenth of a second of CPU and their import)."""
+    record = context.state.get(_RUN_STATE)
+    return record.get(key) if isinstance(record, ConfigRecord) else None
+
+
+def _remember(context: Context, key: str, value: float | bool) -> None:
+    record = context.state.get(_RUN_STATE)
+    known = dict(record) if isinstance(record, ConfigRecord) else {}
+    context.state[_RUN_STATE] = ConfigRecord({**known, key: value})
+
+
 def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     me = identity(context.node_config)
     public = body["public"]
@@ -127,10 +144,12 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if X.shape[1] != schedule.d:
         raise ShapeMismatchError(explain(f"{me.name}'s features", X.shape[1], f"{schedule.d} columns like the "
                                          "other clients", "encode the data with the federation's schema"))
-    cost = schedule.cost(int(X.shape[0]))
-    ledger = open_ledger(context.node_config, me.name, epsilon=max(float(public["epsilon"]), cost.epsilon),
-                         delta=max(float(public["delta"]), cost.delta), method=_ledger_method(schedule))
-    charge_once(ledger, cost, f"flower/{context.run_id}/{schedule.method}")
+    if _remembered(context, "charged") is None:  # the run's cost, once, before the client's first contribution
+        cost = schedule.cost(int(X.shape[0]))
+        ledger = open_ledger(context.node_config, me.name, epsilon=max(float(public["epsilon"]), cost.epsilon),
+                             delta=max(float(public["delta"]), cost.delta), method=_ledger_method(schedule))
+        charge_once(ledger, cost, f"flower/{context.run_id}/{schedule.method}")
+        _remember(context, "charged", True)
     group = PartyGroup(first=0, X=X[None], y=y[None])
     values = (group.local_gradients(schedule.problem, np.asarray(body["theta"]))[0] if schedule.method.gradient
               else group.local_minimizers(schedule.problem)[0])
@@ -151,7 +170,11 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     seeded = noise_source(context.node_config, party_path(schedule.method, me.name))
     rng = seeded or RandomSource.fresh()
     if schedule.method.gradient:
-        noise = InMPCNoise("gaussian", schedule.calibration.sigma)
+        sigma = _remembered(context, "sigma")
+        if not isinstance(sigma, float):
+            sigma = schedule.calibration.sigma
+            _remember(context, "sigma", sigma)
+        noise = InMPCNoise("gaussian", sigma)
         if seeded is not None:  # the draws of rounds 1 .. t-1 come first in the source, as in process
             for _ in range(1, t):
                 aggregator_gaussian(spec.fmt.ring.zeros((spec.width,)), noise, schedule.setup, rng=rng)

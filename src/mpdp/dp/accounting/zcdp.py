@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize
-
 from mpdp.dp.calibration import check_delta, check_epsilon, check_positive
 from mpdp.errors import ParameterError, explain
 
@@ -97,6 +95,8 @@ def zcdp_epsilon(rho: float, delta: float, *, conversion: str = "tight") -> floa
     def objective(x: float) -> float:
         return zcdp_epsilon_at_order(r, dlt, 1 + math.exp(x))
 
+    from scipy import optimize  # on use: importing the accounting costs no scipy
+
     res = optimize.minimize_scalar(objective, bounds=(x0 - 12, x0 + 12), method="bounded",
                                    options={"xatol": 1e-12})
     best = min(float(res.fun), objective(x0), bun_steinke)
@@ -110,6 +110,8 @@ def zcdp_rho_for(*, epsilon: float, delta: float, conversion: str = "tight") -> 
     hi = max(eps, 1.0)
     while zcdp_epsilon(hi, dlt, conversion=conversion) < eps:
         hi *= 2
+    from scipy import optimize
+
     rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, 0.0, hi,
                                 xtol=1e-300, rtol=1e-13))
     while rho > 0 and zcdp_epsilon(rho, dlt, conversion=conversion) > eps:
