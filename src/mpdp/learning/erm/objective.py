@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import expit
 
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.erm.data import as_xy
-from mpdp.learning.erm.losses import HuberLoss, LogisticLoss, Loss, SmoothHingeLoss, SquaredLoss
+from mpdp.learning.erm.losses import HuberLoss, LogisticLoss, Loss, SmoothHingeLoss, SquaredLoss, expit
 
 __all__ = ["Objective", "Solution", "solve", "solve_batch"]
 
