@@ -61,6 +61,23 @@ def _config(algorithm: str, parties: int, rows: int) -> RunConfig:
                      delta=1e-5 if algorithm == "mpc-gradp" else 0.0, rng=rng.spawn("algorithm"), options=options)
 
 
+def _tree_cpu() -> float:
+    """CPU seconds of this process's descendants so far, ended children included once reaped (``/proc``; nan
+    elsewhere): a Flower run's ClientApp and ServerApp processes are reaped by their SuperExec."""
+    from mpdp.runtime.guard import descendants
+
+    if not Path("/proc").is_dir():
+        return math.nan
+    ticks = 0
+    for pid in descendants([os.getpid()]):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def _versus_plain(parties: int, rows: int, pairs: int) -> BenchResult:
     from mpdp.flower.launcher import Federation, prepared, write_app
     from mpdp.flower.plans import plan_run
@@ -77,10 +94,13 @@ def _versus_plain(parties: int, rows: int, pairs: int) -> BenchResult:
     load = _load()
     ours: list[float] = []
     theirs: list[float] = []
+    cpu = {"mpdp": 0.0, "plain": 0.0}
     try:
         with Federation(nodes, root, tls=True, connect_timeout=600.0, limit=3600.0 * pairs) as federation:
             for pair in range(pairs):
+                before = _tree_cpu()
                 out = federation.submit(mpdp_app, {**plan.job, "output": str(root / f"mpdp-{pair}.json")})
+                cpu["mpdp"] += _tree_cpu() - before
                 count = len(out["rounds"])
                 ours += [float(r["seconds"]) for r in out["rounds"]]
                 sizes = {p: runs[0]["traffic"] for p, runs in out["runs"].items() if p != "server"}
@@ -88,13 +108,17 @@ def _versus_plain(parties: int, rows: int, pairs: int) -> BenchResult:
                        "down": {p: t["bytes_received"] // count for p, t in sizes.items()},
                        "up": {p: t["bytes_sent"] // count for p, t in sizes.items()},
                        "round_timeout": 600.0, "connect_timeout": 600.0, "output": str(root / f"plain-{pair}.json")}
+                before = _tree_cpu()
                 theirs += [float(r["seconds"]) for r in federation.submit(plain_app, job)["rounds"]]
+                cpu["plain"] += _tree_cpu() - before
     except MpdpError as exc:  # a failed launch is a row, with its logs kept
         return BenchResult(name, 1, math.nan, note=f"{load}; failed: {type(exc).__name__}: {str(exc)[:300]}; "
                                                    f"logs in {root}")
     shutil.rmtree(root, ignore_errors=True)
     note = (f"{load} -> {_load()}; per-round seconds, mpdp {[round(v, 1) for v in ours]}, plain "
-            f"{[round(v, 1) for v in theirs]} (runs alternate, mpdp first)")
+            f"{[round(v, 1) for v in theirs]} (runs alternate, mpdp first), mpdp / plain "
+            f"{np.mean(ours) / np.mean(theirs):.3f}x; CPU seconds of the federation's processes per run (start and "
+            f"hello included), mpdp {cpu['mpdp'] / pairs:.0f}, plain {cpu['plain'] / pairs:.0f}")
     return BenchResult(name, 1, float(np.mean(ours)), baseline="plain Flower app, same messages",
                        baseline_seconds=float(np.mean(theirs)), note=note)
 
