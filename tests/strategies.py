@@ -55,3 +55,51 @@ def bounded_reals(max_abs: float = 1.0) -> st.SearchStrategy[float]:
 def bounded_real_vectors(max_abs: float = 1.0, min_size: int = 1, max_size: int = 8) -> st.SearchStrategy[Any]:
     """float64 vectors with entries in [-max_abs, max_abs] (extremes and zero included often)."""
     return st.lists(bounded_reals(max_abs), min_size=min_size, max_size=max_size).map(np.array)
+
+
+# -- integrity (issue 42): values at the ends of int64 and the rings, non-integers, junk ------------------------
+INT64_MAX = (1 << 63) - 1
+INT64_MIN = -(1 << 63)
+
+int64_edges = st.one_of(
+    st.integers(INT64_MAX - 1000, INT64_MAX),
+    st.integers(INT64_MIN, INT64_MIN + 1000),
+    st.sampled_from([1 << 62, -(1 << 62), (1 << 62) - 1, 1 << 63, -(1 << 63) - 1, 1 << 64, 1 << 70, -(1 << 70)]),
+)
+"""Integers at and beyond the ends of int64, where a wrapping sum would change sign."""
+
+non_integers = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: not float(x).is_integer()),
+    st.sampled_from([1.7, 0.9, -0.5, 2.5, float("nan"), float("inf"), float("-inf")]),
+)
+"""Floats an integer API must refuse (fractions, NaN, infinities), never truncate."""
+
+tiny_epsilons = st.floats(min_value=-300.0, max_value=-8.0).map(lambda e: 10.0**e)
+"""Privacy parameters from 1e-300 to 1e-8 (log-uniform)."""
+
+
+def _ragged() -> Any:
+    return [[1, 2], [3]]
+
+
+junk = st.one_of(
+    st.none(),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.sampled_from([float("nan"), float("inf"), -float("inf"), 1.7, 0.9, 1 << 70, -(1 << 70), 1 << 64, 1j, []]),
+    st.just(_ragged()),
+    st.sampled_from([np.array([]), np.array([[]]), np.array(["abc"]), np.array([1 + 2j]), np.array([np.nan]),
+                     np.array([np.inf, 1.0]), np.array(["2020-01-01"], dtype="datetime64[D]"),
+                     np.array([None, 1], dtype=object), np.array([1.5, 2.5]), np.array([2**63], dtype=object),
+                     np.array([True, False]), np.zeros((2, 0)), np.array([[1, 2], [3, 4]], dtype=np.uint64)]),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.lists(st.one_of(st.integers(), st.floats(), st.text(max_size=2)), max_size=4),
+    st.integers(-3, 3), st.booleans(), st.floats(), st.fractions(), st.sampled_from(["1.0", "-1", "1e400", "nan"]),
+    st.tuples(st.integers(-2, 5), st.integers(-2, 5)),
+    st.sampled_from([np.float64(np.nan), np.int64(-1), np.uint64(2**64 - 1), np.float32(1.5), np.bool_(True),
+                     np.array(2**63 - 1), np.array(-(2**63)), np.array([1e308, -1e308]), np.array([[1.0]])]),
+    st.lists(st.lists(st.integers(-3, 3), min_size=1, max_size=2), min_size=1, max_size=3),
+    numpy_arrays,
+)
+"""Wrong types, NaN, infinities, huge ints, empty and ragged arrays, wrong dtypes: what a public entry point must
+answer with an MpdpError (or accept), never with a raw Python exception."""

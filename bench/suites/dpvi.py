@@ -27,8 +27,13 @@ Rows (``seconds``: party 0's median wall time per iteration over the timed itera
   once the Z_2^64 tail would cost more than ``TAIL_MAX_CLIP_LOSS`` of the clipping bound.
 * ``online phase, threads, FSS comparisons``: the online threads row with ``VerticalSetup(comparisons="fss")``:
   the comparisons take one round each with the dealer's DCF keys (:mod:`mpdp.protocols.mpc.fss_compare`).
+* ``online phase, threads, masked wires`` and ``cpu (party 0, masked wires)``: the step on masked wires
+  (``VerticalSetup(functions="masked")``, :mod:`mpdp.protocols.mixture_gradient.masked_step`: 10 online rounds).
 * ``training``: :class:`~mpdp.learning.dpvi.model.VerticalDPVI` ``.fit`` against :class:`~mpdp.learning.dpvi.model.DPVI`
-  ``.fit``, 3 epochs of Adult (Poisson minibatch sizes, posterior updates): mean seconds per step of each trace.
+  ``.fit``, 3 epochs of Adult (Poisson minibatch sizes, posterior updates): mean seconds per step of each trace;
+  on masked wires (VerticalDPVI's default) and with ``functions="circuit"``.
+
+Every row but the masked and training ones runs the circuit step (``VerticalSetup(functions="circuit")``).
 
 Baseline: the same iteration non-partitioned (:class:`mpdp.learning.dpvi.training.FloatStep`: per-example
 gradients, clipping, grid Gaussian noise) on the same thetas, timed inside each row: party 0 runs it in blocks of
@@ -138,18 +143,21 @@ def run(quick: bool = False) -> list[BenchResult]:
             float_times.append(time.perf_counter() - start)
     float_seconds = statistics.median(float_times)  # for the first row's note: the float step timed alone
 
-    setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings)
+    # the circuit step (functions="circuit"): the rows' baseline protocol
+    setup = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, functions="circuit")
     # the step's tail in Z_2^128: plan_step's fallback once the grown clipping domain costs the Z_2^64 tail too much
     wide = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings,
-                         precision=GradientPrecision(tail_fmt=None))
-    fss = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, comparisons="fss")
+                         precision=GradientPrecision(tail_fmt=None), functions="circuit")
+    fss = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, comparisons="fss", functions="circuit")
+    masked = VerticalSetup(model, ("alice", "bob"), groups, data.n, settings, functions="masked")
     tails = {str(setup.step_plan(theta, BATCH).tail) for theta in thetas}
 
-    def role(name: str, online: bool = False, all_wide: bool = False, by_fss: bool = False) -> Any:
+    def role(name: str, online: bool = False, all_wide: bool = False, by_fss: bool = False,
+             by_masked: bool = False) -> Any:
         """Party ``name``'s timed loop. Party 0 also runs the float step on the same thetas in blocks of
         ``FLOAT_BLOCK`` (fewer with ``--quick``) after as many timed iterations, in its own thread or process:
         each row's ratio is against the float step timed under that row's host conditions, each mostly warm."""
-        chosen = wide if all_wide else fss if by_fss else setup
+        chosen = wide if all_wide else fss if by_fss else masked if by_masked else setup
         block = min(FLOAT_BLOCK, timed)
         party = DataParty(name, chosen, model.values_of(data, groups[setup.parties.index(name)]))
         blocks = name == setup.parties[0]
@@ -161,7 +169,7 @@ def run(quick: bool = False) -> list[BenchResult]:
                 # requested at the end of the one before (next_batch_size)
                 for i in range(2):
                     party.secure_step(session, provider, thetas[i], batch, next_batch_size=BATCH)
-                times, cpus, own, floats, float_own, steps, online_bytes = [], [], [], [], [], [], []
+                times, cpus, own, floats, float_own, steps, online_bytes, clocks = [], [], [], [], [], [], [], []
                 sent, rounds = comm.traffic.bytes_sent, comm.traffic.rounds
                 for i in range(timed):
                     if online:  # offline phase, untimed: this step's correlations requested and received
@@ -172,6 +180,7 @@ def run(quick: bool = False) -> list[BenchResult]:
                     ahead = None if online or i + 1 == timed else BATCH
                     out = party.secure_step(session, provider, thetas[i + 2], batch, next_batch_size=ahead)
                     steps.append(comm.traffic.rounds - clock)
+                    clocks.append((clock, comm.traffic.rounds))
                     online_bytes.append(comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0) - peer)
                     times.append(time.perf_counter() - start)
                     cpus.append(time.process_time() - cpu)
@@ -189,7 +198,8 @@ def run(quick: bool = False) -> list[BenchResult]:
                         "thread_cpu": statistics.median(own),
                         "bytes": (comm.traffic.bytes_sent - sent) / timed,
                         "rounds": (comm.traffic.rounds - rounds) / timed,
-                        "step_rounds": statistics.median(steps), "online_bytes": statistics.median(online_bytes)}
+                        "step_rounds": statistics.median(steps), "online_bytes": statistics.median(online_bytes),
+                        "clocks": clocks}
         return run_party
 
     def x(row: dict[str, Any], key: str = "seconds") -> float:
@@ -216,16 +226,21 @@ def run(quick: bool = False) -> list[BenchResult]:
                 f"average {load:.1f} on {os.cpu_count()} CPUs (wall times above are inflated by it); {pinned}")
 
     def measure(*, online: bool = False, all_wide: bool = False, pin: bool = True, by_fss: bool = False,
-                **how: Any) -> dict[str, Any]:
+                by_masked: bool = False, **how: Any) -> dict[str, Any]:
         """Party 0's figures from the timed iterations run again (threads unless ``how`` says otherwise), with
         the same seed as the first row; ``offline_bytes``: the dealer's bytes per iteration to the party it sends
         most to."""
-        roles = {**{name: role(name, online=online, all_wide=all_wide, by_fss=by_fss) for name in setup.parties},
-                 "dealer": TrustedDealer(parties=setup.parties)}
+        roles = {**{name: role(name, online=online, all_wide=all_wide, by_fss=by_fss, by_masked=by_masked)
+                    for name in setup.parties}, "dealer": TrustedDealer(parties=setup.parties)}
         with _one_core() if pin else contextlib.nullcontext():
             run = run_protocol(roles, rng=rng.spawn("mpc"), **how)
         figures: dict[str, Any] = run.results["alice"]
         figures["offline_bytes"] = max(run.traffic["dealer"].sent_to.values()) / (timed + 2)
+        # each step's online rounds: the latest clock after it minus the latest before it (a clock advances on receipt
+        # only: one that a dealer's reply put ahead must not count the others' catch-up as rounds)
+        per_step = [max(run.results[n]["clocks"][i][1] for n in setup.parties)
+                    - max(run.results[n]["clocks"][i][0] for n in setup.parties) for i in range(timed)]
+        figures["step_rounds"] = statistics.median(per_step)
         return figures
 
     forked = measure(pin=False, processes=True)
@@ -261,6 +276,15 @@ def run(quick: bool = False) -> list[BenchResult]:
     online_threads = measure(online=True)
     online_greenlets = measure(online=True, cooperative=True)
     online_fss = measure(online=True, by_fss=True)
+    online_masked = measure(online=True, by_masked=True)  # (its noise draws differ: tests compare its sums)
+    masked_note = (f"online phase only, threads, as the online threads row but on masked wires "
+                   f"(VerticalSetup(functions='masked'), mpdp.protocols.mixture_gradient.masked_step): "
+                   f"{online_masked['step_rounds']} online rounds against {online_threads['step_rounds']}; "
+                   f"party 0's thread CPU {online_masked['thread_cpu'] * 1e3:.0f} ms "
+                   f"({online_masked['thread_cpu'] / online_masked['float_cpu']:.1f}x the float step's "
+                   f"{online_masked['float_cpu'] * 1e3:.2f} ms in the same thread; circuit "
+                   f"{online_threads['thread_cpu'] * 1e3:.0f} ms); dealer "
+                   f"{online_masked['offline_bytes'] / 1e3:.0f} kB per step to party 0; {pinned}")
     if not np.allclose(online_fss["out"], lead["out"], rtol=0, atol=1e-3):  # pragma: no cover - the same step
         raise RuntimeError("the step with FSS comparisons released a sum far from the circuit comparisons' one")
     fss_note = (f"online phase only, threads, as the online threads row but comparing with the dealer's DCF keys "
@@ -278,7 +302,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     online_greenlet_note = (f"online phase only, as the threads' online row, the parties as greenlets: "
                             f"{x(online_greenlets):.1f}x the float iteration ({beside(online_greenlets)}; "
                             f"greenlets with the dealer: {x(greenlets):.1f}x)")
-    training = _training(data, groups, quick)
+    training = [_training(data, groups, quick, functions) for functions in ("masked", "circuit")]
     late = measure(all_wide=True)
     late_note = (f"party 0's thread CPU with the step's tail in Z_2^128 (GradientPrecision(tail_fmt=None)), as "
                  f"plan_step chooses once the Z_2^64 tail would cost more than TAIL_MAX_CLIP_LOSS of the clipping "
@@ -293,13 +317,14 @@ def run(quick: bool = False) -> list[BenchResult]:
             ("dpvi iteration (mpc, online phase, greenlets)", online_greenlets, online_greenlet_note),
             ("dpvi iteration (mpc, parties as processes)", forked, process_note),
             ("dpvi iteration (mpc, online phase, processes)", online, online_note),
-            ("dpvi iteration (mpc, online phase, threads, FSS comparisons)", online_fss, fss_note)]
+            ("dpvi iteration (mpc, online phase, threads, FSS comparisons)", online_fss, fss_note),
+            ("dpvi iteration (mpc, online phase, threads, masked wires)", online_masked, masked_note)]
 
-    def network(row: dict[str, Any], fss_row: bool = False) -> dict[str, Any]:
+    def network(row: dict[str, Any], name: str = "") -> dict[str, Any]:
         """The network model's columns: the step's online rounds (counted in the online rows, where no dealer
         message moves the clock during the step: the same protocol whatever runs the parties), the row's own
         bytes to the other party and party 0's own CPU per step as the compute."""
-        ref = online_fss if fss_row else online_threads
+        ref = online_fss if "FSS" in name else online_masked if "masked" in name else online_threads
         rounds, sent, compute = ref["step_rounds"], row["online_bytes"], row["thread_cpu"]
         return {"rounds": rounds, "lan_seconds": network_seconds(compute, rounds, sent, LAN),
                 "wan_seconds": network_seconds(compute, rounds, sent, WAN), "offline_bytes": row["offline_bytes"]}
@@ -307,7 +332,7 @@ def run(quick: bool = False) -> list[BenchResult]:
     walls = [BenchResult(name=name, n=BATCH, seconds=row["seconds"], baseline="float64 non-partitioned",
                          baseline_seconds=row["float_seconds"], bytes=int(row["online_bytes"]),
                          cpu_seconds=row["cpu"] if "processes" in name else None, note=text,
-                         **network(row, "FSS" in name))
+                         **network(row, name))
              for name, row, text in rows]
     cpus = [BenchResult(name="dpvi iteration cpu (party 0)", n=BATCH, seconds=lead["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=lead["float_cpu"], note=cpu_note,
@@ -315,17 +340,24 @@ def run(quick: bool = False) -> list[BenchResult]:
             BenchResult(name="dpvi iteration cpu (party 0, tail in Z_2^128)", n=BATCH, seconds=late["thread_cpu"],
                         baseline="float64 cpu", baseline_seconds=late["float_cpu"], bytes=int(late["online_bytes"]),
                         note=late_note + " (its rounds: the online threads row's, plus the lift into Z_2^128)",
-                        **{**network(late), "rounds": online_threads["step_rounds"] + 1})]
-    # the training's steps run the same protocol (circuit comparisons): the online row's rounds and bytes
-    for field_name, value in network(online_threads).items():
-        setattr(training, field_name, value)
-    training.bytes = int(online_threads["online_bytes"])
-    return [*walls[:3], cpus[0], *walls[3:], cpus[1], training]
+                        **{**network(late), "rounds": online_threads["step_rounds"] + 1}),
+            BenchResult(name="dpvi iteration cpu (party 0, masked wires)", n=BATCH, seconds=online_masked["thread_cpu"],
+                        baseline="float64 cpu", baseline_seconds=online_masked["float_cpu"],
+                        bytes=int(online_masked["online_bytes"]),
+                        note="party 0's thread CPU of the online step on masked wires against the float step's in the "
+                             "same thread (target <= 8x)", **network(online_masked, "masked"))]
+    # the trainings' steps run the online rows' protocols: their rounds and bytes
+    for row, online, kind in ((training[0], online_masked, "masked"), (training[1], online_threads, "")):
+        for field_name, value in network(online, kind).items():
+            setattr(row, field_name, value)
+        row.bytes = int(online["online_bytes"])
+    return [*walls[:3], cpus[0], *walls[3:], cpus[1], cpus[2], *training]
 
 
-def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -> BenchResult:
-    """A real training's iterations: ``VerticalDPVI.fit`` (greenlets, as users run it) against ``DPVI.fit`` (the
-    non-partitioned float64 run), same settings, public seed and noise multiplier: Poisson minibatch sizes
+def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool, functions: str) -> BenchResult:
+    """A real training's iterations: ``VerticalDPVI(functions=functions).fit`` (greenlets, as users run it; masked
+    wires by default) against ``DPVI.fit`` (the non-partitioned float64 run), same settings, public seed and noise
+    multiplier: Poisson minibatch sizes
     (one correlation plan per size), the posterior's updates, and public bounds that drift as the model
     sharpens (new plans, eventually the Z_2^128 tail). It shows what the rows above cannot, since they repeat
     one minibatch size at the initial posterior: e.g. stale prefetched correlations piling up in the dealer
@@ -338,7 +370,7 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
     seed = RandomSource.seeded("bench-dpvi-training")
     same: dict[str, Any] = {"epochs": epochs, "batch_size": BATCH, "clip": 2.0, "epsilon": None,
                             "noise_multiplier": 1.0, "public_seed": seed.spawn("public").bytes(32)}
-    mpc = VerticalDPVI(rng=seed.spawn("root"), **same).fit(data, groups)
+    mpc = VerticalDPVI(rng=seed.spawn("root"), functions=functions, **same).fit(data, groups)
     base = DPVI(rng=seed.spawn("root"), **same).fit(data)
     mpc_steps, float_steps = np.asarray(mpc.trace_.step_seconds), np.asarray(base.trace_.step_seconds)
     per_epoch = len(mpc_steps) // epochs
@@ -348,7 +380,8 @@ def _training(data: Dataset, groups: tuple[tuple[str, ...], ...], quick: bool) -
             f"{np.mean(float_steps) * 1e3:.1f} ms ({np.mean(mpc_steps) / np.mean(float_steps):.1f}x; medians "
             f"{np.median(mpc_steps) * 1e3:.1f} and {np.median(float_steps) * 1e3:.1f} ms), last epoch {last:.1f}x; "
             f"{mpc.communication_['bytes'] / len(mpc_steps) / 1e3:.0f} kB per step, every party's and the dealer's")
-    return BenchResult(name="dpvi training iterations (mpc vs float64 fit)", n=BATCH,
+    label = "" if functions == "masked" else ", circuit step"
+    return BenchResult(name=f"dpvi training iterations (mpc vs float64 fit{label})", n=BATCH,
                        seconds=float(np.mean(mpc_steps)), baseline="float64 DPVI.fit",
                        baseline_seconds=float(np.mean(float_steps)), note=note)
 

@@ -21,7 +21,10 @@ communication rounds (the transport's logical clock over the operation, the long
 ``offline_bytes`` the dealer's bytes to the party it sends most to; ``lan_seconds`` and ``wan_seconds`` model a
 deployment (:func:`bench.harness.network_seconds`: party 0's online thread CPU + rounds x RTT + bytes / bandwidth).
 The notes give CrypTen's round counts for the same functions (:data:`CRYPTEN_ROUNDS`). Rows marked FSS compare
-with the dealer's DCF keys (``MPCSession(comparisons="fss")``, two parties). Errors are measured against
+with the dealer's DCF keys (``MPCSession(comparisons="fss")``, two parties); rows marked masked compute on masked
+wires (``MPCSession(functions="masked")``, :mod:`mpdp.protocols.mpc.masked`: the dealer's tables and payload keys,
+two parties), beside the circuit rows of the same functions (the in-run baseline of their rounds and times; sigmoid
+and inv_sqrt have a circuit row of their own). Errors are measured against
 float64 on the revealed results: absolute for mul/matmul/comparison (expected below 2^-20 = 9.5e-7),
 relative for the high-precision functions (target 1e-6).
 
@@ -59,8 +62,10 @@ CRYPTEN_ROUNDS = {
     "mul": "1",
     "comparison": "~8: an AND for the generate bits, 6 levels of its SPK carry tree, a B2A",
     "exp": "8: (1 + x / 2^8) squared 8 times (exp_iterations = 8)",
-    "reciprocal": "28: exp's 8 for the initial guess 3 exp(1 - 2x) + 0.003, then 10 Newton steps of 2 products",
-    "div": "29: reciprocal's 28 and a product",
+    "reciprocal": "38: the sign (a comparison, ~8) and |x| = sign x (1), exp's 8 for the initial guess "
+                  "3 exp(1 - 2x) + 0.003, 10 Newton steps of 2 products, the sign again (1); reciprocal_all_pos "
+                  "is False by default",
+    "div": "39: reciprocal's 38 and a product",
     "sqrt": "18: inv_sqrt (exp's 8, 3 Newton steps of 3 products) times x",
 }
 """CrypTen's online rounds for 2 parties with its default configuration, counted from its source
@@ -70,7 +75,7 @@ truncation is local for 2 parties). Its errors are larger than ours (see the mod
 
 def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.ndarray, float]],
              op: Callable[[dict[str, SharedFixedPoint]], SharedFixedPoint], *, repeat: int = 5,
-             comparisons: str = "circuit") -> dict[str, Any]:
+             comparisons: str = "circuit", functions: str = "circuit") -> dict[str, Any]:
     """Run ``op`` on shared inputs (warm-up, then ``repeat`` times an offline and an online phase); the
     timings, output and traffic of the run with the median total time."""
     owners = list(NAMES[:parties])
@@ -78,7 +83,8 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
     def role(comm: Any) -> dict[str, Any]:
         dealer = DealerProvider(comm)
         planner = PlannedProvider(dealer)
-        with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt, comparisons=comparisons) as s:
+        with MPCSession(comm, provider=planner, parties=dealer.parties, fmt=fmt, comparisons=comparisons,
+                        functions=functions) as s:
             shared = {}
             for i, (key, (values, bound)) in enumerate(inputs.items()):
                 owner = owners[i % parties]
@@ -113,10 +119,11 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
                 traffic = comm.traffic.bytes_sent - comm.traffic.sent_to.get("dealer", 0) - sent
                 runs.append({"online": online, "offline": offline, "online_cpu": online_cpu,
                              "offline_cpu": offline_cpu, "bytes": traffic, "thread_cpu": own,
-                             "rounds": done - rounds})
+                             "clocks": (rounds, done)})
             revealed = out.reveal()  # every party opens the same (last) output; the runs compute the same value
             chosen = dict(sorted(runs, key=lambda r: r["online"] + r["offline"])[len(runs) // 2])
             chosen["out"] = revealed
+            chosen["clocks"] = [r["clocks"] for r in runs]  # every run's, in order (the parties' runs pair up)
             return chosen
 
     roles: dict[str, Any] = {n: role for n in owners}
@@ -124,7 +131,11 @@ def _measure(parties: int, fmt: FixedPointFormat, inputs: dict[str, tuple[np.nda
     run = run_protocol(roles, rng=RandomSource.fresh(), timeout=900)
     first = dict(run.results[owners[0]])
     first["bytes"] = max(run.results[n]["bytes"] for n in owners)  # per party: the busiest party's link
-    first["rounds"] = max(run.results[n]["rounds"] for n in owners)  # the longest chain: the last party's clock
+    # the longest chain of messages per run: the latest clock after it minus the latest before it (a clock advances on
+    # receipt only: a party whose clock a dealer's reply put ahead must not count the others' catch-up as rounds)
+    per_run = [max(run.results[n]["clocks"][k][1] for n in owners) - max(run.results[n]["clocks"][k][0] for n in owners)
+               for k in range(repeat)]
+    first["rounds"] = sorted(per_run)[repeat // 2]
     first["dealer"] = run.traffic["dealer"].bytes_sent / (1 + repeat)  # the same corrections in every phase
     sent_to = run.traffic["dealer"].sent_to
     first["offline_bytes"] = max(sent_to.get(n, 0) for n in owners) / (1 + repeat)
@@ -144,6 +155,18 @@ def _div(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
 
 def _sqrt(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
     return s["d"].sqrt()
+
+
+def _inv_sqrt(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["d"].inv_sqrt()
+
+
+def _exp(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["e"].exp()
+
+
+def _sigmoid(s: dict[str, SharedFixedPoint]) -> SharedFixedPoint:
+    return s["e"].sigmoid()
 
 
 def _result(name: str, n: int, m: dict[str, Any], base_s: float, ref: np.ndarray, relative: bool,
@@ -234,4 +257,26 @@ def run(quick: bool = False) -> list[BenchResult]:
                 m = _measure(parties, hp, inputs, fn, comparisons="fss")
                 label = f"{key} [2^-10,2^16]{'^2' if key == 'div' else ''} FSS [{tag}]"
                 results.append(_result(label, n, m, base, ref, True, crypten_rounds=CRYPTEN_ROUNDS[key]))
+            # sigmoid and inv_sqrt on the circuit path (their masked rows' baselines; the others have theirs above)
+            sig = 1 / (1 + np.exp(-he))
+            base, _ = time_call(lambda: 1 / (1 + np.exp(-e)))
+            m = _measure(parties, hp, {"e": (e, 16.0)}, _sigmoid)
+            results.append(_result(f"sigmoid [-16,16] Z_2^128 [{tag}]", n, m, base, sig, True))
+            base, _ = time_call(lambda: 1 / np.sqrt(d))
+            m = _measure(parties, hp, {"d": (d, 2.0**16)}, _inv_sqrt)
+            results.append(_result(f"inv_sqrt [2^-10,2^16] [{tag}]", n, m, base, 1 / np.sqrt(hd), True))
+            # masked wires: every function from the dealer's tables and keys, in 2 to 4 rounds
+            masked_rows: list[tuple[str, dict[str, tuple[np.ndarray, float]], Op, Callable[[], Any], np.ndarray]] = [
+                ("exp [-16,16]", {"e": (e, 16.0)}, _exp, lambda: np.exp(e), np.exp(he)),
+                ("sigmoid [-16,16]", {"e": (e, 16.0)}, _sigmoid, lambda: 1 / (1 + np.exp(-e)), sig),
+                ("reciprocal [2^-10,2^16]", {"d": (d, 2.0**16)}, _reciprocal, lambda: 1 / d, 1 / hd),
+                ("inv_sqrt [2^-10,2^16]", {"d": (d, 2.0**16)}, _inv_sqrt, lambda: 1 / np.sqrt(d), 1 / np.sqrt(hd)),
+                ("sqrt [2^-10,2^16]", {"d": (d, 2.0**16)}, _sqrt, lambda: np.sqrt(d), np.sqrt(hd)),
+                ("div [2^-10,2^16]^2", {"a": (a, 2.0**16), "d": (d, 2.0**16)}, _div, lambda: a / d, ha / hd)]
+            for label, inputs, fn, plain, ref in masked_rows:
+                base, _ = time_call(plain)
+                m = _measure(parties, hp, inputs, fn, functions="masked")
+                key = label.split(" ")[0]
+                results.append(_result(f"{label} masked [{tag}]", n, m, base, ref, True,
+                                       crypten_rounds=CRYPTEN_ROUNDS.get(key)))
     return results

@@ -44,8 +44,8 @@ class AdditiveShare:
 
 def share(secret: RingArray, ring: Ring, parties: int, *, rng: RandomSource | None = None) -> list[AdditiveShare]:
     """Split ring elements ``secret`` into ``parties`` additive shares (uniform, perfectly hiding)."""
-    if not isinstance(parties, int) or parties < 1:
-        raise ParameterError(explain("parties", parties, "an int >= 1", "pass e.g. parties=3"))
+    if isinstance(parties, bool) or not isinstance(parties, int) or not 1 <= parties <= 1 << 16:
+        raise ParameterError(explain("parties", parties, "an int in [1, 65536]", "pass e.g. parties=3"))
     source = resolve(rng)
     secret = ring.check(secret, "secret")
     shape = ring.shape(secret)
@@ -60,6 +60,9 @@ def share(secret: RingArray, ring: Ring, parties: int, *, rng: RandomSource | No
 
 def reconstruct(shares: Sequence[AdditiveShare]) -> RingArray:
     """The secret: the ring sum of all ``n`` shares of one sharing."""
+    if not isinstance(shares, Sequence) or not all(isinstance(s, AdditiveShare) for s in shares):
+        raise ParameterError(explain("shares", type(shares).__name__, "a list of AdditiveShare",
+                                     "pass the shares share() made"))
     if not shares:
         raise ParameterError(explain("shares", [], "all n shares of one sharing", "pass every party's share"))
     first = shares[0]

@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring import Ring, RingArray, ring_for_bits
 from mpdp.errors import EncodingOverflowError, ParameterError, PrecisionError, explain
+from mpdp.numeric import real_array
 
 __all__ = ["FAST", "HIGH_PRECISION", "FixedPointFormat"]
 
@@ -118,7 +119,7 @@ class FixedPointFormat:
     def encode(self, x: Any, *, scale_bits: int | None = None, name: str = "x") -> RingArray:
         """Ring residues of ``round(x * 2^f)``; refuses NaN, inf and ``|x| >= max_value``."""
         s = self.frac_bits if scale_bits is None else scale_bits
-        values = np.asarray(x, dtype=np.float64)
+        values = real_array(x, name)
         if values.size:
             # min and max: two passes without temporaries (NaN propagates through both, inf shows in one); the
             # ufuncs' reductions called directly (ndarray.min/max go through numpy's Python-level wrappers)
@@ -146,9 +147,15 @@ class FixedPointFormat:
     def encode_constant(self, c: float, scale_bits: int | None = None) -> int:
         """A public real constant as the exact integer ``round(c * 2^scale)``."""
         s = self.frac_bits if scale_bits is None else scale_bits
-        if not np.isfinite(c):
+        if isinstance(c, bool) or not isinstance(c, int | float | np.integer | np.floating):
+            raise ParameterError(explain("constant", c, "a real number", "pass a float"))
+        try:
+            value = float(c) * 2.0**s
+        except OverflowError:
+            value = math.inf
+        if not math.isfinite(value):
             raise EncodingOverflowError(explain("constant", c, "a finite number", "pass a finite constant"))
-        return round(float(c) * 2.0**s)
+        return round(value)
 
     def __str__(self) -> str:
         return f"FixedPointFormat(ring_bits={self.ring_bits}, frac_bits={self.frac_bits})"

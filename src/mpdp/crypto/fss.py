@@ -43,7 +43,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import ParameterError, explain
 
-__all__ = ["MAX_DEPTH", "dcf_eval", "dcf_gen", "key_words"]
+__all__ = ["MAX_DEPTH", "dcf_eval", "dcf_gen", "fixed_key_hash", "key_words"]
 
 Words = npt.NDArray[np.uint64]
 
@@ -79,6 +79,13 @@ class _FixedKeyAes(threading.local):
 
 
 _HASH = _FixedKeyAes()
+
+
+def fixed_key_hash(blocks: Words) -> Words:
+    """``H(z) = AES_K(z) XOR z`` on an array of 128-bit blocks (``(..., 2)`` little-endian words), the fixed-key
+    hash of the keys here (one AES call; one cipher context per thread). :mod:`mpdp.crypto.fss_payload` expands
+    its seeds with it under its own tweaks."""
+    return _HASH(blocks)
 
 
 def _value(words: Words, ring: Ring) -> RingArray:

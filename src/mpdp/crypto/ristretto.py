@@ -124,6 +124,13 @@ def hash_to_group(messages: Sequence[bytes], *, domain: bytes, workers: int | No
     ``domain`` separates this use of the hash from any other; the one-way map makes the discrete logarithm of
     every ``H(m)`` unknown to everyone.
     """
+    given: Any = messages
+    if isinstance(given, bytes | str) or not isinstance(given, Sequence) or not all(isinstance(m, bytes)
+                                                                                   for m in given):
+        raise ParameterError(explain("messages", type(messages).__name__, "a list of bytes",
+                                     "encode each message (e.g. an identifier) to bytes first"))
+    if not isinstance(domain, bytes) or len(domain) > 255:
+        raise ParameterError(explain("domain", domain, "bytes of at most 255", "pass e.g. domain=b'mpdp.psi'"))
     n = len(messages)
     prefix = bytes([len(domain)]) + domain
     lib = _sodium()

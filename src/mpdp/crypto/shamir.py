@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring.kernels import mulhilo
 from mpdp.errors import KeyMismatchError, ParameterError, ShapeMismatchError, explain
+from mpdp.numeric import exact_integers
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = ["MERSENNE_61", "MERSENNE_127", "MERSENNE_521", "PrimeField", "ShamirScheme", "ShamirShare"]
@@ -46,7 +47,7 @@ class PrimeField:
     p: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.p, int) or self.p < 3 or not gmpy2.is_prime(self.p, 50):
+        if isinstance(self.p, bool) or not isinstance(self.p, int) or self.p < 3 or not gmpy2.is_prime(self.p, 50):
             raise ParameterError(explain("p", self.p, "a prime >= 3", "use MERSENNE_61, MERSENNE_127 or another prime"))
 
     @property
@@ -66,10 +67,14 @@ class PrimeField:
 
     # -- conversion ---------------------------------------------------------------------------------------
     def array(self, values: Any) -> FieldArray:
-        """Residues of integers (ints, int arrays or object arrays of ints) as this field's array type."""
-        arr = np.asarray(values)
-        if arr.dtype == object or self.kind == "big" or arr.dtype.kind not in "iu":
-            flat = [int(v) % self.p for v in arr.reshape(-1)]
+        """Residues of integers (ints of any size, int arrays or object arrays of ints; reduced mod p) as this
+        field's array type. Non-integers are refused (:func:`mpdp.numeric.exact_integers`): ``0.9`` is not the
+        residue 0, and NaN or infinity is a :class:`~mpdp.errors.DomainError`. Reals are shared after a
+        fixed-point encoding (:class:`~mpdp.crypto.fixed_point.FixedPointFormat`)."""
+        arr = np.asarray(values) if isinstance(values, np.ndarray) and values.dtype.kind in "iu" else exact_integers(
+            values, "field values", fix="pass integers; encode reals in fixed point first (FixedPointFormat)")
+        if arr.dtype == object or self.kind == "big":
+            flat = [int(v) % self.p for v in arr.reshape(-1).tolist()]
             if self.kind == "big":
                 out = np.empty(len(flat), dtype=object)
                 out[:] = flat
@@ -118,12 +123,20 @@ class PrimeField:
         return reduced
 
     def scalar_mul(self, a: FieldArray, k: int) -> FieldArray:
-        return self.mul(a, self.array(np.array(k % self.p, dtype=object)))
+        return self.mul(a, self.array(np.array(_constant(k) % self.p, dtype=object)))
 
     def inverse(self, k: int) -> int:
+        k = _constant(k)
         if k % self.p == 0:
             raise ParameterError(explain("k", k, "a non-zero residue", "zero has no inverse"))
         return pow(k, -1, self.p)
+
+
+def _constant(k: Any) -> int:
+    """A public integer constant, or a ParameterError (a float is never truncated)."""
+    if isinstance(k, int | np.integer) or type(k).__name__ == "mpz":
+        return int(k)
+    raise ParameterError(explain("k", k, "an integer", "pass an int"))
 
 
 MERSENNE_61 = PrimeField((1 << 61) - 1)
@@ -139,6 +152,23 @@ class ShamirShare:
     x: int
     sharing_id: bytes
     value: FieldArray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        f = self.scheme.field if isinstance(self.scheme, ShamirScheme) else None
+        if f is None or isinstance(self.x, bool) or not isinstance(self.x, int) or not 1 <= self.x <= self.scheme.n:
+            raise ParameterError(explain("share", (self.scheme, self.x), "a ShamirScheme and a point in 1..n",
+                                         "make shares with ShamirScheme.share()"))
+        if not isinstance(self.sharing_id, bytes):
+            raise ParameterError(explain("sharing_id", self.sharing_id, "bytes", "make shares with share()"))
+        value = self.value
+        ok = isinstance(value, np.ndarray) and (
+            (value.dtype == np.uint64 and f.kind != "big" and not np.any(value >= np.uint64(f.p)))
+            or (value.dtype == object and f.kind == "big"
+                and all(isinstance(v, int) and 0 <= v < f.p for v in value.reshape(-1).tolist()))
+        )
+        if not ok:
+            raise ParameterError(explain("share value", getattr(value, "dtype", type(value).__name__),
+                                         f"residues mod p of {f!r} ({f.dtype})", "make shares with share()"))
 
 
 @dataclass(frozen=True)
@@ -160,9 +190,11 @@ class ShamirScheme:
     t: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.n, int) or self.n < 1 or self.n >= self.field.p:
+        if not isinstance(self.field, PrimeField):
+            raise ParameterError(explain("field", self.field, "a PrimeField", "use MERSENNE_61 or PrimeField(p)"))
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1 or self.n >= self.field.p:
             raise ParameterError(explain("n", self.n, f"1 <= n < p ({self.field!r})", "use fewer parties"))
-        if not isinstance(self.t, int) or not 0 <= self.t < self.n:
+        if isinstance(self.t, bool) or not isinstance(self.t, int) or not 0 <= self.t < self.n:
             raise ParameterError(explain("t", self.t, f"0 <= t < n = {self.n}", "pick a threshold below n"))
 
     def share(self, secret: Any, *, rng: RandomSource | None = None) -> list[ShamirShare]:
@@ -197,6 +229,9 @@ class ShamirScheme:
         return tuple(out)
 
     def _check(self, shares: Sequence[ShamirShare], minimum: int) -> tuple[int, ...]:
+        if not isinstance(shares, Sequence) or not all(isinstance(s, ShamirShare) for s in shares):
+            raise ParameterError(explain("shares", type(shares).__name__, "a list of ShamirShare",
+                                         "pass the shares ShamirScheme.share() made"))
         if len(shares) < minimum:
             raise ParameterError(explain("shares", f"{len(shares)} shares", f"at least t + 1 = {minimum}",
                                          "collect more shares (any t + 1 reconstruct)"))

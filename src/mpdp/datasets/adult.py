@@ -60,6 +60,7 @@ from mpdp.errors import (
     ParameterError,
     explain,
 )
+from mpdp.files import read_text_file
 
 __all__ = [
     "ADULT_ATTRIBUTES",
@@ -232,7 +233,7 @@ def _store(blobs: dict[str, bytes], files: dict[str, Path]) -> None:
 @lru_cache(maxsize=8)
 def _parse_cached(path: str, size: int, mtime_ns: int
                   ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
-    return _parse(Path(path).read_text(encoding="utf-8"), source=path)
+    return _parse(read_text_file(Path(path), "Adult file", encoding="utf-8"), source=path)
 
 
 def _parse(text: str, *, source: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:

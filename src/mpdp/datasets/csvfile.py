@@ -61,6 +61,7 @@ from mpdp.errors import (
     PrivacyLeakWarning,
     explain,
 )
+from mpdp.files import read_text_file
 
 __all__ = ["MISSING", "load_csv", "parse_bounds_spec", "parse_categories_spec"]
 
@@ -96,7 +97,7 @@ def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[tuple
     """The header and the data rows, each with the file line it starts on (blank lines skipped, still counted)."""
     if not path.is_file():
         raise DatasetUnavailableError(explain("CSV file", str(path), "an existing file", "check the path"))
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text_file(path, "CSV file")
     if delimiter is None:
         try:
             delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
@@ -110,8 +111,7 @@ def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[tuple
             rows.append((start, row))
         start = reader.line_num + 1
     if len(rows) < 2:
-        raise DatasetError(explain(f"{path}", f"{len(rows)} non-empty lines", "a header row and data rows",
-                                   "write the column names on the first line"))
+        raise DatasetError(_too_few_rows(str(path), len(rows)))
     header = [h.strip() for h in rows[0][1]]
     if len(set(header)) != len(header) or any(not h for h in header):
         raise DatasetError(explain(f"header of {path}", header, "unique, non-empty column names", "rename columns"))
@@ -120,6 +120,15 @@ def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[tuple
             raise DatasetError(explain(f"{path}:{lineno}", f"{len(row)} fields", f"{len(header)} (as the header)",
                                        "fix the row or quote fields that contain the delimiter"))
     return header, [(lineno, [c.strip() for c in r]) for lineno, r in rows[1:]]
+
+
+def _too_few_rows(source: str, count: int) -> str:
+    """The message for a CSV with no data rows: empty, or a header alone."""
+    if count == 0:
+        return explain(source, "an empty file", "a header row, then data rows", "write the column names on the "
+                       "first line and one record per line below")
+    return explain(source, "a header row and no data rows", "at least one data row below the header",
+                   "add the records below the header (or check that the right file was given)")
 
 
 def _lines(lines: Sequence[int]) -> str:

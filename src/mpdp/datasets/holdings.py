@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import tempfile
 import warnings
@@ -29,6 +30,7 @@ import numpy.typing as npt
 
 from mpdp.datasets.dataset import Attribute, Dataset
 from mpdp.errors import DatasetError, ParameterError, ShapeMismatchError, explain
+from mpdp.files import read_text_file
 
 __all__ = ["PartyData", "attributes_from_schema", "dataset_from_schema", "read_party_data", "records_digest",
            "schema_of", "write_party_data"]
@@ -92,12 +94,12 @@ def write_party_data(path: str | Path, data: PartyData, *, id_column: str | None
         if data.ids is None or len(data.ids) != data.n:
             raise ParameterError(explain(f"ids of {data.party}", None if data.ids is None else len(data.ids),
                                          f"one per row ({data.n})", "give PartyData its ids"))
-        with out.open("w", newline="") as handle:
+        with out.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow([f"id:{id_column}", *header])
             writer.writerows([i, *(f"{v:.17g}" for v in row)] for i, row in zip(data.ids, table, strict=True))
         return out
-    with out.open("w", newline="") as handle:
+    with out.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerow(header)
         np.savetxt(handle, table, fmt="%.17g", delimiter=",")  # 17 significant digits: float64 round-trips
     return out
@@ -118,13 +120,11 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
     source = Path(path)
     fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
     try:
-        with source.open(newline="") as handle:
-            header = next(csv.reader([handle.readline()]), None)
-            with warnings.catch_warnings():  # a header without rows is a 0-row file, checked below
-                warnings.simplefilter("ignore", UserWarning)
-                body = np.loadtxt(handle, delimiter=",", dtype=np.float64, ndmin=2) if header else None
-    except OSError as exc:
-        raise DatasetError(explain(f"data file of {party}", str(source), "a readable CSV file", fix)) from exc
+        handle = io.StringIO(read_text_file(source, f"data file of {party}", encoding="utf-8"), newline="")
+        header = next(csv.reader([handle.readline()]), None)
+        with warnings.catch_warnings():  # a header without rows is a 0-row file, checked below
+            warnings.simplefilter("ignore", UserWarning)
+            body = np.loadtxt(handle, delimiter=",", dtype=np.float64, ndmin=2) if header else None
     except ValueError as exc:
         raise DatasetError(explain(f"data file of {party}", f"{source}: {exc}", "numbers only below the header",
                                    fix)) from exc
@@ -159,11 +159,8 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
 def _read_with_ids(source: Path, party: str, schema: Mapping[str, Any], id_column: str, *,
                    features: Sequence[str] | None, label: bool, values: bool, rows: int | None) -> PartyData:
     fix = f"give {party} its file whose first column is id:{id_column}, then the schema's columns"
-    try:
-        with source.open(newline="") as handle:
-            table = list(csv.reader(handle))
-    except OSError as exc:
-        raise DatasetError(explain(f"data file of {party}", str(source), "a readable CSV file", fix)) from exc
+    table = list(csv.reader(io.StringIO(read_text_file(source, f"data file of {party}", encoding="utf-8"),
+                                        newline="")))
     if not table or not table[0] or table[0][0] != f"id:{id_column}":
         raise ShapeMismatchError(explain(f"first column of {party}'s data file {source}",
                                          table[0][0] if table and table[0] else None, f"id:{id_column}", fix))

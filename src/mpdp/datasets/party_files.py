@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.errors import DatasetError, DatasetUnavailableError, ParameterError, explain
+from mpdp.files import read_text_file
 
 __all__ = ["PartyTable", "joined_rows", "parse_data_spec", "read_party_table", "write_table"]
 
@@ -58,15 +59,17 @@ def read_party_table(party: str, path: str | os.PathLike[str], *, id_column: str
     file = Path(path).expanduser()
     if not file.is_file():
         raise DatasetUnavailableError(explain(f"{party}'s file", str(file), "an existing CSV file", "check the path"))
-    text = file.read_text(encoding="utf-8-sig")
+    text = read_text_file(file, f"{party}'s file")
     try:
         delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
     except csv.Error:
         delimiter = ","
     rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
     if len(rows) < 2:
-        raise DatasetError(explain(str(file), f"{len(rows)} non-empty lines", "a header row and data rows",
-                                   "write the column names on the first line"))
+        raise DatasetError(explain(str(file), "an empty file" if not rows else "a header row and no data rows",
+                                   "a header row, then at least one data row",
+                                   "write the column names on the first line and one record per line below"
+                                   if not rows else "add the records below the header"))
     header = [h.strip() for h in rows[0]]
     if len(set(header)) != len(header) or not all(header):
         raise DatasetError(explain(f"header of {file}", header, "unique, non-empty column names", "rename columns"))

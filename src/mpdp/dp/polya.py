@@ -212,7 +212,20 @@ def _table(r: Fraction, gamma: Fraction) -> _PoissonTable:
     return table
 
 
+_MAX_MEAN_JUMPS = 1 << 20
+
+
+def _check_jumps(r: Fraction, gamma: Fraction) -> None:
+    """Refuse parameters whose Poisson mean ``r lambda`` (jumps per sample, and the CDF table's length) is
+    beyond 2^20: ``lambda = -ln(1 - q) <= ln(1/gamma) + 1`` for ``gamma < 1`` and ``<= 1`` otherwise."""
+    log_inverse = max(0, gamma.denominator.bit_length() - gamma.numerator.bit_length() + 1) * 0.6932
+    if r * Fraction(log_inverse + 1) > _MAX_MEAN_JUMPS:
+        raise ParameterError(explain("r", r, f"r (ln(1/gamma) + 1) <= 2^20 (jumps per sample), gamma = {gamma}",
+                                     "use a smaller shape r; a Pólya share of many parties uses r = 1 / parties"))
+
+
 def _nb(r: Fraction, gamma: Fraction, n: int, rng: RandomSource) -> npt.NDArray[np.int64]:
+    _check_jumps(r, gamma)
     counts = _table(r, gamma).sample(n, rng)
     jumps = _log_jumps(int(counts.sum()), gamma, rng)
     out = np.zeros(n, dtype=np.int64)
@@ -249,8 +262,8 @@ def laplace_share(scale: Any, parts: int, size: Shape | None = None, *,
     ``scale`` is a rational > 0 in integer units. Returns int64 values.
     """
     b = as_rational(scale, "scale")
-    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
-        raise ParameterError(explain("parts", parts, "an int >= 1", "pass the number of noise contributors"))
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= 1 << 20:
+        raise ParameterError(explain("parts", parts, "an int in [1, 2^20]", "pass the number of noise contributors"))
     dims, n = shape_and_count(size)
     rng = resolve(rng)
     r, gamma = Fraction(1, parts), 1 / b

@@ -69,6 +69,7 @@ from mpdp.errors import (
     ShapeMismatchError,
     explain,
 )
+from mpdp.numeric import positive_finite, real_array
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
 from mpdp.runtime.party import ProtocolRun, run_protocol
@@ -134,25 +135,37 @@ class AggregationSpec:
     _order: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        aggregators: Any = self.aggregators
+        if isinstance(aggregators, str | bytes) or not isinstance(aggregators, Sequence) or not all(
+            isinstance(a, str) and a for a in aggregators
+        ):
+            raise ParameterError(explain("aggregators", self.aggregators, "a list of party names",
+                                         "name at least two non-colluding aggregators, e.g. ['s', 'a']"))
+        if not isinstance(self.clients, Mapping) or not all(isinstance(k, str) and k for k in self.clients):
+            raise ParameterError(explain("clients", self.clients, "{party name: number of clients}",
+                                         "list every client party, e.g. {'c1': 1}"))
+        if not isinstance(self.server, str) or not self.server:
+            raise ParameterError(explain("server", self.server, "a party name", "name the server"))
         object.__setattr__(self, "aggregators", tuple(self.aggregators))
         object.__setattr__(self, "clients", dict(self.clients))
         if len(self.aggregators) < 2 or len(set(self.aggregators)) != len(self.aggregators):
             raise ParameterError(explain("aggregators", self.aggregators, "two or more distinct parties",
                                          "name at least two non-colluding aggregators (the server may be one)"))
-        if not self.clients or not all(isinstance(k, int) and k >= 1 for k in self.clients.values()):
+        if not self.clients or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1
+                                       for k in self.clients.values()):
             raise ParameterError(explain("clients", self.clients, "{party: number of clients >= 1}",
                                          "list every client party with the clients it runs"))
         overlap = set(self.clients) & ({self.server} | set(self.aggregators))
         if overlap:
             raise ParameterError(explain("clients", sorted(overlap), "parties that are not server or aggregator",
                                          "run clients in their own parties"))
-        if not isinstance(self.dim, int) or self.dim < 1:
+        if isinstance(self.dim, bool) or not isinstance(self.dim, int) or not 1 <= self.dim <= 1 << 40:
             raise ParameterError(explain("dim", self.dim, "an int >= 1", "pass the vector length"))
         for name in ("bound", "weight_bound"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not np.isfinite(value) or value <= 0:
-                raise ParameterError(explain(name, value, "a finite number > 0", f"pass e.g. {name}=1.0"))
-        if not isinstance(self.max_dropouts, int) or not 0 <= self.max_dropouts < self.total_clients:
+            object.__setattr__(self, name, positive_finite(getattr(self, name), name))
+        if isinstance(self.max_dropouts, bool) or not isinstance(self.max_dropouts, int) or not (
+            0 <= self.max_dropouts < self.total_clients
+        ):
             raise ParameterError(explain("max_dropouts", self.max_dropouts,
                                          f"0 <= max_dropouts < {self.total_clients} clients",
                                          "allow fewer dropouts than there are clients"))
@@ -163,7 +176,9 @@ class AggregationSpec:
                         f"a sum below {self.fmt.max_value:g} for {self.fmt}",
                         "lower bound/weight_bound, fewer fractional bits, or FixedPointFormat(128, ...)")
             )
-        if self.phase_timeout is not None and not self.phase_timeout > 0:
+        if self.phase_timeout is not None and not (isinstance(self.phase_timeout, int | float)
+                                                   and not isinstance(self.phase_timeout, bool)
+                                                   and self.phase_timeout > 0):
             raise ParameterError(explain("phase_timeout", self.phase_timeout, "seconds > 0 or None", "pass e.g. 30"))
         if self.threshold is not None:
             if isinstance(self.threshold, bool) or not isinstance(self.threshold, int) \
@@ -266,7 +281,7 @@ def aggregation_client(comm: Comm, spec: AggregationSpec, values: Any, weights: 
     k = spec.clients.get(comm.name)
     if k is None:
         raise ParameterError(explain("client", comm.name, f"one of {list(spec.clients)}", "list it in spec.clients"))
-    x = np.asarray(values, dtype=np.float64)
+    x = real_array(values, f"values of {comm.name}")
     if x.ndim == 1 and k == 1:
         x = x[None, :]
     if x.shape != (k, spec.dim):
@@ -279,7 +294,7 @@ def aggregation_client(comm: Comm, spec: AggregationSpec, values: Any, weights: 
     if spec.weighted:
         if weights is None:
             raise ParameterError(explain("weights", None, f"{k} weights", "pass each client's weight"))
-        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        w = real_array(weights, f"weights of {comm.name}").reshape(-1)
         if w.shape != (k,) or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w > spec.weight_bound):
             raise DomainError(explain(f"weights of {comm.name}", w.shape if w.shape != (k,) else "out of range",
                                       f"{k} weights in [0, {spec.weight_bound:g}]", "declare a larger weight_bound"))

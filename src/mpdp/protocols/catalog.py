@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.fields import Boolean, Either, Field, Integer, ListOf, MapOf, Null, Number, Schema, Text
+from mpdp.numeric import as_array, real_array
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
 from mpdp.runtime.comm import Comm
@@ -119,7 +120,7 @@ def _aggregation(setup: PartySetup) -> Role:
         return lambda comm: aggregation_server(comm, spec)
     if setup.party in spec.aggregators:
         return lambda comm: aggregation_aggregator(comm, spec)
-    data = np.asarray(setup.require_data(), dtype=np.float64)
+    data = real_array(setup.require_data(), f"inputs.{setup.party}")
     if spec.weighted:  # the last column holds each client's weight
         data = data if data.ndim == 2 else data[None, :]
         return lambda comm: aggregation_client(comm, spec, data[:, :-1], data[:, -1])
@@ -185,7 +186,7 @@ _INNER_PRODUCT = Schema({
 def _alignment(setup: PartySetup) -> Role:
     from mpdp.protocols.alignment import AlignmentParty, AlignmentSpec
 
-    ids = setup.require_data()
+    ids = as_array(setup.require_data(), f"inputs.{setup.party}")
     if ids.ndim != 1 or ids.dtype.kind != "U":
         raise ParameterError(explain(f"input of {setup.party}", f"{ids.dtype} array of shape {ids.shape}",
                                      "a 1-D array of str ids", "save it with np.save(path, np.array(ids, dtype=str))"))
@@ -205,7 +206,7 @@ _ALIGNMENT = Schema({
 
 
 def _secure_sum(setup: PartySetup) -> Role:
-    return secure_sum_role(np.asarray(setup.require_data(), dtype=np.int64))  # type: ignore[no-any-return]
+    return secure_sum_role(setup.require_data(), party=setup.party)
 
 
 PROTOCOLS: dict[str, NamedProtocol] = {

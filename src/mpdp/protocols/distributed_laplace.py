@@ -121,9 +121,12 @@ def add_distributed_laplace(share: RingArray, *, scale: Any, parties: int, fmt: 
         This holder's own source (default: fresh OS entropy).
     """
     p, c = _check_parties(parties, collusion)
+    if not isinstance(fmt, FixedPointFormat):
+        raise ParameterError(explain("fmt", fmt, "a FixedPointFormat", "pass the shares' format"))
+    share = fmt.ring.check(share, "share")
     b_units = laplace_share_units(scale, fmt)
     # 60 scales is beyond any share a holder draws with probability > 2^-80.
-    if 60 * float(b_units) >= 2.0**fmt.raw_capacity_bits:
+    if 60 * b_units >= 2**fmt.raw_capacity_bits:
         raise PrecisionError(explain("scale", scale, f"Laplace noise that fits {fmt}",
                                      "use fewer fractional bits or a smaller scale"))
     ring = fmt.ring
@@ -167,7 +170,8 @@ def polya_shift_epsilon(delta_units: int, b_units: Any, s: Fraction, dim: int) -
     """Pure-DP epsilon of ``dim`` coordinates of ``NB(s) - NB(s)`` noise (``q = exp(-1/b_units)``) against an
     integer shift of L1 norm ``delta_units``: exact for ``s >= 1``, the module docstring's bound for ``s < 1``."""
     b = as_rational(b_units, "b_units")
-    base = float(Fraction(delta_units) / b)
+    ratio = Fraction(delta_units) / b
+    base = float(ratio) if ratio < 1 << 1000 else math.inf  # an epsilon beyond any float: no privacy
     if s >= 1 or delta_units == 0:
         return math.nextafter(base, math.inf)
     m = min(dim, delta_units)

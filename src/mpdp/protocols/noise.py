@@ -76,6 +76,7 @@ from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import RingArray
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, PrecisionError, ProtocolAbortError, explain
+from mpdp.numeric import positive_finite
 from mpdp.randomness import RandomSource, resolve
 
 __all__ = [
@@ -102,7 +103,11 @@ def gaussian_acceptance(sigma_units: float) -> float:
     """The exact overall acceptance rate of :func:`mpc_discrete_gaussian`'s rejection step for ``sigma`` in grid
     units: the proposal ``(1 - 2 S) G``, ``G`` geometric with ``q = e^(-1/t)``, ``t = floor(sigma) + 1``, a
     "negative zero" discarded, accepted with probability ``exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2))`` (the sum
-    runs until the geometric's tail is below 1e-26)."""
+    runs until the geometric's tail is below 1e-26). ``sigma_units`` in ``(0, 2^20]``."""
+    sigma_units = _check_positive("sigma_units", sigma_units)
+    if sigma_units > 1 << 20:
+        raise ParameterError(explain("sigma_units", sigma_units, "at most 2^20 (the sum has 60 sigma terms)",
+                                     "the rate is 0.71 to 0.73 for every sigma >= 10: use that"))
     t = math.floor(sigma_units) + 1
     q = math.exp(-1.0 / t)
     g = np.arange(0, 60 * t + 1, dtype=np.float64)
@@ -131,9 +136,7 @@ MPC_LAPLACE_TV = 130 * 2.0**-64
 
 
 def _check_positive(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ParameterError(explain(name, value, "a finite number > 0", f"pass e.g. {name}=1.0"))
-    return float(value)
+    return positive_finite(value, name)
 
 
 # -- (a) distributed discrete Gaussian -----------------------------------------------------------------------
@@ -144,15 +147,18 @@ def add_distributed_gaussian(share: RingArray, *, sigma: float, parties: int, fm
     Adds ``N_Z(0, (sigma 2^f)^2 / parties)`` grid units to ``share`` (ring elements at scale 2^f of ``fmt``),
     drawn exactly (:func:`mpdp.dp.samplers.discrete_gaussian`) from ``rng`` (this party's own source).
     """
-    _check_positive("sigma", sigma)
+    sigma = _check_positive("sigma", sigma)
     if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1:
         raise ParameterError(explain("parties", parties, "an int >= 1", "pass the number of share holders"))
+    if not isinstance(fmt, FixedPointFormat):
+        raise ParameterError(explain("fmt", fmt, "a FixedPointFormat", "pass the shares' format"))
     ring = fmt.ring
-    variance_units = Fraction(sigma) ** 2 * Fraction(4) ** fmt.frac_bits / parties
-    noise = np.asarray(discrete_gaussian(variance_units, ring.shape(share), rng=resolve(rng)), dtype=np.int64)
+    share = ring.check(share, "share")
     # 40 standard deviations is beyond any sample the exact sampler returns with probability > 2^-1000.
     if 40 * sigma * 2.0**fmt.frac_bits >= 2.0**fmt.raw_capacity_bits:
         raise PrecisionError(explain("sigma", sigma, f"noise that fits {fmt}", "use fewer fractional bits"))
+    variance_units = Fraction(sigma) ** 2 * Fraction(4) ** fmt.frac_bits / parties
+    noise = np.asarray(discrete_gaussian(variance_units, ring.shape(share), rng=resolve(rng)), dtype=np.int64)
     return ring.add(share, ring.from_int(noise))
 
 
@@ -169,13 +175,21 @@ def distributed_gaussian_rho(*, sensitivity: float, sigma: float, parties: int, 
     ``known_shares`` is how many shares the observer knows (1 for a holder towards itself, ``c`` for a
     coalition of ``c`` holders); the observer must not know all of them.
     """
-    _check_positive("sensitivity", sensitivity)
-    _check_positive("sigma", sigma)
-    m = parties - known_shares
-    if isinstance(parties, bool) or not isinstance(parties, int) or parties < 1 or not 0 <= known_shares < parties:
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    sigma = _check_positive("sigma", sigma)
+    for name, value, low, high in (("parties", parties, 1, 1 << 16), ("dim", dim, 1, 1 << 40),
+                                   ("frac_bits", frac_bits, 0, 256)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ParameterError(explain(name, value, f"an int in [{low}, {high}]", f"pass the public {name}"))
+    if isinstance(known_shares, bool) or not isinstance(known_shares, int) or not 0 <= known_shares < parties:
         raise ParameterError(explain("known_shares", known_shares, f"0 <= known_shares < parties = {parties}",
                                      "an observer who knows every share knows the noise: no privacy"))
-    s2 = (sigma * 2.0**frac_bits) ** 2 / parties
+    m = parties - known_shares
+    units = sigma * 2.0**frac_bits
+    s2 = units * units / parties  # inf rather than OverflowError for an absurd sigma (then rho is 0)
+    if not s2 > 0:
+        raise PrecisionError(explain("sigma", sigma, f"noise of at least one grid unit 2^-{frac_bits}",
+                                     "use a larger sigma or more fractional bits"))
     delta_units = sensitivity * 2.0**frac_bits + math.sqrt(dim)
     tau = 10.0 * sum(math.exp(-2 * math.pi**2 * s2 * k / (k + 1)) for k in range(1, m))
     return delta_units**2 / (2 * m * s2) + tau * dim

@@ -16,5 +16,5 @@ def all_slots(context: CkksContext, vector: CkksVector) -> Any:
 
     seal = context.tenseal.seal_context().data
     plain = sealapi.Plaintext()
-    sealapi.Decryptor(seal, context.tenseal.secret_key().data).decrypt(vector.chunks[0].ciphertext()[0], plain)
+    sealapi.Decryptor(seal, context.secret_key.data).decrypt(vector.chunks[0].ciphertext()[0], plain)
     return np.array(sealapi.CKKSEncoder(seal).decode_double(plain))

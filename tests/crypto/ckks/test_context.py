@@ -40,5 +40,8 @@ def test_secret_key_moves_only_on_request(ckks_d2_no_rotations) -> None:
     public_bytes = ckks_d2_no_rotations.to_wire()["context"]
     with pytest.raises(ParameterError, match="use from_wire"):
         CkksContext.from_private_bytes(public_bytes, ckks_d2_no_rotations.params)
+    with_secret = ckks_d2_no_rotations.tenseal.serialize(save_secret_key=True)
     with pytest.raises(MalformedMessageError, match="secret key"):
-        CkksContext.from_wire(ckks_d2_no_rotations.to_wire() | {"context": data})
+        CkksContext.from_wire(ckks_d2_no_rotations.to_wire() | {"context": with_secret})
+    with pytest.raises(MalformedMessageError, match="SHA-256"):
+        CkksContext.from_private_bytes(data[:-1] + bytes([data[-1] ^ 1]), ckks_d2_no_rotations.params)

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpdp.crypto.ckks import CkksVector
+from mpdp.crypto.ckks.vector import wire_form
 from mpdp.errors import (
     CryptoError,
     DomainError,
     KeyMismatchError,
-    MalformedMessageError,
     ParameterError,
     PrecisionError,
     ShapeMismatchError,
@@ -92,12 +92,17 @@ def test_wire_round_trip_and_tamper_rejection(ckks_d1, ckks_d2_no_rotations) -> 
     assert abs(CkksVector.from_wire(sent, ckks_d1).decrypt()[0] - x @ x) <= ckks_d1.params.dot_error_bound(5000)
     with pytest.raises(KeyMismatchError, match="context_id"):
         CkksVector.from_wire(wire, ckks_d2_no_rotations)
-    with pytest.raises(MalformedMessageError, match="do not parse"):
+    with pytest.raises(TamperedCiphertextError, match="digest"):
         CkksVector.from_wire(dict(wire, chunks=[b"junk", wire["chunks"][1]]), ckks_d1)
-    with pytest.raises(MalformedMessageError, match="consistent"):
+    with pytest.raises(TamperedCiphertextError, match="digest"):
         CkksVector.from_wire(dict(wire, length=9000), ckks_d1)
+    # a sender declaring what its chunks do not hold (the digest recomputed over the lie)
+    with pytest.raises(TamperedCiphertextError, match="layout"):
+        CkksVector.from_wire(wire_form(ckks_d1, 5000, 0, [b"junk", wire["chunks"][1]]), ckks_d1)
+    with pytest.raises(TamperedCiphertextError, match="consistent"):
+        CkksVector.from_wire(wire_form(ckks_d1, 9000, 0, wire["chunks"]), ckks_d1)
     with pytest.raises(TamperedCiphertextError, match="level"):
-        CkksVector.from_wire(dict(sent, depth_used=0), ckks_d1)
+        CkksVector.from_wire(wire_form(ckks_d1, 1, 0, sent["chunks"]), ckks_d1)
 
 
 def test_products_carry_no_systematic_rescale_error(ckks_d1) -> None:

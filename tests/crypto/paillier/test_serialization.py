@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mpdp.crypto.paillier import CrtRandomizer, EncryptedArray, FixedPoint, Packing, decrypt, encrypt
 from mpdp.errors import KeyMismatchError, MalformedMessageError, TamperedCiphertextError
@@ -51,7 +53,7 @@ def test_out_of_range_ciphertexts_are_tampering(keypair, bad) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "match"),
     [
-        ("version", 2, "version"),
+        ("version", 1, "version"),
         ("type", "paillier.public_key", "type"),
         ("shape", [2, 3, 1], "shape"),
         ("shape", [3, 3], "ciphertexts shape"),
@@ -69,6 +71,38 @@ def test_malformed_recipes_are_rejected(keypair, field, value, match) -> None:
         EncryptedArray.from_wire(wire, pk)
     del wire[field]
     with pytest.raises(MalformedMessageError, match="fields"):
+        EncryptedArray.from_wire(wire, pk)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_no_field_of_an_encrypted_array_can_change_on_the_way(keypair, data) -> None:
+    """frac_bits, bound, shape, packing and every ciphertext are bound to the wire form by its digest: a changed
+    value (even one well formed and in range, e.g. frac_bits 16 -> 20, which would divide every value by 16) is
+    refused as tampering, never decrypted to another value."""
+    pk, _ = keypair
+    index = data.draw(st.integers(0, 3), label="array")
+    wire = decode(encode(_arrays(keypair)[index]))
+    field = data.draw(st.sampled_from(["frac_bits", "bound", "shape", "ciphertext", "slot_bits", "digest"]))
+    if field == "frac_bits":
+        wire["frac_bits"] = data.draw(st.integers(0, 64).filter(lambda f: f != 16))
+    elif field == "bound":
+        wire["bound"] = data.draw(st.integers(0, 2**18).filter(lambda b: b != wire["bound"]))
+    elif field == "shape":
+        if len(wire["shape"]) != 2 or wire["slot_bits"]:
+            return
+        wire["shape"] = wire["shape"][::-1]  # the same ciphertexts read in another order
+        wire["ciphertexts"] = wire["ciphertexts"].reshape(wire["shape"])
+    elif field == "ciphertext":
+        flat = wire["ciphertexts"].reshape(-1)
+        flat[data.draw(st.integers(0, flat.size - 1))] = data.draw(st.integers(1, int(pk.n2) - 1))
+    elif field == "slot_bits":
+        if wire["slot_bits"] == 0:
+            return
+        wire["slot_bits"] -= 1
+    else:
+        wire["digest"] = data.draw(st.binary(min_size=32, max_size=32))
+    with pytest.raises(TamperedCiphertextError, match="digest"):
         EncryptedArray.from_wire(wire, pk)
 
 

@@ -45,8 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.ckks.context import CkksContext
-from mpdp.crypto.ckks.vector import CkksVector, _as_reals, wire_form
+from mpdp.crypto.ckks.vector import CkksVector, as_reals, wire_form
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
+from mpdp.numeric import as_array, real_array
 
 __all__ = ["PlainColumns", "masked_dots", "masked_slot_products"]
 
@@ -74,12 +75,12 @@ class PlainColumns:
     __slots__ = ("_kit", "chunks", "context", "rows")
 
     def __init__(self, context: CkksContext, columns: npt.ArrayLike) -> None:
-        shape = np.shape(columns)
+        shape = as_array(columns, "columns").shape
         if len(shape) != 2 or shape[0] < 1:
             raise ShapeMismatchError(explain("columns", shape, "a (rows, m) matrix with rows >= 1",
                                              "pass one column per plaintext vector"))
         params = context.params
-        values = _as_reals(columns, "columns", params.max_magnitude).reshape(shape)  # as CkksVector checks
+        values = as_reals(columns, "columns", params.max_magnitude).reshape(shape)  # as CkksVector checks
         self.context = context
         self.rows = int(shape[0])
         self._kit = kit = _Seal(context)
@@ -105,7 +106,8 @@ def masked_dots(vector: CkksVector, columns: PlainColumns, masks: npt.ArrayLike)
     if not vector.context.has_galois_keys:
         raise ParameterError(explain("CKKS context", "no Galois keys", "Galois (rotation) keys",
                                      "the key owner must generate its context with galois_keys=True"))
-    r = _masks(masks, (len(columns),), vector.context.params.max_magnitude, "one mask per column")
+    # SEAL encodes a constant c (the mask, into every slot) only while |c| 2^scale < 2^(first prime - 2)
+    r = _masks(masks, (len(columns),), vector.context.params.max_magnitude / 2, "one mask per column")
     return _replies(vector, columns, r.tolist(), ladder=True)  # a float addend: SEAL encodes it into every slot
 
 
@@ -122,7 +124,7 @@ def masked_slot_products(vector: CkksVector, columns: PlainColumns, masks: npt.A
 
 
 def _masks(masks: npt.ArrayLike, shape: tuple[int, ...], limit: float, fix: str) -> npt.NDArray[np.float64]:
-    r = np.asarray(masks, dtype=np.float64)
+    r = real_array(masks, "masks")
     if r.shape != shape or not np.all(np.isfinite(r)) or (r.size and float(np.max(np.abs(r))) >= limit):
         raise DomainError(explain("masks", r.shape, f"{shape} finite reals below {limit}", f"pass {fix}"))
     return r

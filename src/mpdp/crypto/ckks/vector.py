@@ -25,7 +25,10 @@ in [-1, 1]; the magnitude of any result must stay below ``params.max_magnitude``
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
+import struct
 from typing import Any
 
 import numpy as np
@@ -44,13 +47,13 @@ from mpdp.errors import (
     TamperedCiphertextError,
     explain,
 )
+from mpdp.numeric import real_array
 
 __all__ = ["CkksVector", "wire_form"]
 
 
-def _as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
-    array = np.asarray(values, dtype=np.float64).reshape(-1) if np.ndim(values) else np.asarray(
-        [values], dtype=np.float64)
+def as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
+    array = real_array(values, what).reshape(-1)
     if not np.all(np.isfinite(array)):
         raise DomainError(explain(what, "NaN or infinity", "finite reals", "clean the input first"))
     if array.size and float(np.max(np.abs(array))) >= max_magnitude:
@@ -74,10 +77,63 @@ def _times(chunk: Any, plain: Any) -> Any:
 
 
 def wire_form(context: CkksContext, length: int, depth_used: int, chunks: list[bytes]) -> dict[str, Any]:
-    """The message form of a vector: each chunk TenSEAL's serialised CKKS vector (read by
-    :meth:`CkksVector.from_wire`)."""
-    return {"type": "ckks.vector", "version": 1, "context_id": context.context_id, "params": context.params.name,
-            "length": length, "depth_used": depth_used, "chunks": chunks}
+    """The message form of a vector: each chunk TenSEAL's serialised CKKS vector, and a SHA-256 over the context
+    id, the parameter set, the length, the depth and every chunk (read by :meth:`CkksVector.from_wire`)."""
+    digest = _digest(context.context_id, context.params.name, length, depth_used, chunks)
+    return {"type": "ckks.vector", "version": 2, "context_id": context.context_id, "params": context.params.name,
+            "length": length, "depth_used": depth_used, "chunks": chunks, "digest": digest}
+
+
+_WIRE_FIELDS = frozenset({"type", "version", "context_id", "params", "length", "depth_used", "chunks", "digest"})
+_COUNT = struct.Struct("<Q")
+
+
+def _digest(context_id: str, params: str, length: int, depth_used: int, chunks: list[bytes]) -> bytes:
+    """SHA-256 over every field of a vector's wire form, each length-prefixed (so no two forms share an input)."""
+    h = hashlib.sha256(b"mpdp.ckks.vector/v2\x00")
+    for text in (context_id, params):
+        raw = text.encode()
+        h.update(_COUNT.pack(len(raw)) + raw)
+    h.update(_COUNT.pack(length) + _COUNT.pack(depth_used) + _COUNT.pack(len(chunks)))
+    for chunk in chunks:
+        h.update(_COUNT.pack(len(chunk)))
+        h.update(chunk)
+    return h.digest()
+
+
+def _varint_at(raw: bytes, pos: int) -> tuple[int, int]:
+    """The protocol-buffer varint at ``raw[pos:]`` (at most 10 bytes) and the position after it."""
+    value = 0
+    for shift in range(0, 70, 7):
+        if pos >= len(raw):
+            break
+        byte = raw[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+    raise TamperedCiphertextError(explain("CKKS chunk", "a truncated field", "a TenSEAL vector", "reject the sender"))
+
+
+def _tenseal_fields(raw: bytes) -> tuple[list[int], float]:
+    """The size list and the scale of TenSEAL's serialised CKKS vector, decoded strictly: exactly field 1 (the
+    packed size list), field 2 (the SEAL ciphertext) and field 3 (the scale, a double), in that order, nothing
+    after. The ciphertext itself is read by TenSEAL."""
+    pos, sizes = 0, []
+    if raw[:1] == b"\x0a":
+        end, pos = _varint_at(raw, 1)
+        end += pos
+        while pos < min(end, len(raw)):
+            size, pos = _varint_at(raw, pos)
+            sizes.append(size)
+    if raw[pos: pos + 1] == b"\x12":
+        length, pos = _varint_at(raw, pos + 1)
+        pos += length
+    if raw[pos: pos + 1] != b"\x19" or len(raw) != pos + 9:
+        raise TamperedCiphertextError(explain("CKKS chunk", "an unexpected layout", "fields 1, 2, 3 of a TenSEAL "
+                                              "vector", "reject the sender"))
+    (scale,) = struct.unpack_from("<d", raw, pos + 1)
+    return sizes, scale
 
 
 class CkksVector:
@@ -97,7 +153,7 @@ class CkksVector:
     @classmethod
     def encrypt(cls, context: CkksContext, values: Any) -> CkksVector:
         """Encrypt reals (any length >= 1) under ``context``'s public key."""
-        x = _as_reals(values, "values", context.params.max_magnitude)
+        x = as_reals(values, "values", context.params.max_magnitude)
         if x.size == 0:
             raise ShapeMismatchError(explain("values", "an empty vector", "at least one value", "pass data"))
         slots = context.params.slots
@@ -115,7 +171,7 @@ class CkksVector:
         ctx = self.context if context is None else context
         ctx.require_private("decrypt")
         self._require_same(ctx)
-        out = np.concatenate([np.asarray(c.decrypt(ctx.tenseal.secret_key()), dtype=np.float64)
+        out = np.concatenate([np.asarray(c.decrypt(ctx.secret_key), dtype=np.float64)
                               for c in self.chunks])
         return out[: self.length]
 
@@ -147,7 +203,7 @@ class CkksVector:
         return CkksVector(self.context, chunks, length, depth_used=depth_used, fresh=fresh)
 
     def _plain_chunks(self, values: Any, what: str, *, factor: float = 1.0) -> list[list[float]]:
-        w = _as_reals(values, what, self.params.max_magnitude) * factor
+        w = as_reals(values, what, self.params.max_magnitude) * factor
         if w.size == 1 and self.length != 1:
             w = np.full(self.length, w[0])
         if w.size != self.length:
@@ -200,7 +256,10 @@ class CkksVector:
     def mul_scalar(self, value: float) -> CkksVector:
         """Multiply every value by one plaintext real (one level)."""
         depth = self._need_level("mul_scalar")
-        scalar = float(_as_reals(value, "scalar", self.params.max_magnitude)[0]) * self._rescale_factor()
+        reals = as_reals(value, "scalar", self.params.max_magnitude)
+        if reals.size != 1:
+            raise ShapeMismatchError(explain("scalar", reals.size, "one real", "use mul_plain for a vector"))
+        scalar = float(reals[0]) * self._rescale_factor()
         return self._derive([_times(c, scalar) for c in self.chunks], self.length, depth, False)
 
     def sum(self) -> CkksVector:
@@ -245,36 +304,83 @@ class CkksVector:
 
     @classmethod
     def from_wire(cls, wire: Any, context: CkksContext) -> CkksVector:
-        """Rebuild a received vector under ``context``, checking key, parameters, chunk count and levels."""
-        fields = {"type", "version", "context_id", "params", "length", "depth_used", "chunks"}
-        if not isinstance(wire, dict) or set(wire) != fields or wire["type"] != "ckks.vector" or wire[
+        """Rebuild a received vector under ``context``.
+
+        Checked, in this order: the layout (:class:`~mpdp.errors.MalformedMessageError`); the digest over every
+        field and chunk (any changed byte: :class:`~mpdp.errors.TamperedCiphertextError`); the context id
+        (:class:`~mpdp.errors.KeyMismatchError`); then what the chunks declare, against what ``context``
+        and the declared depth imply: chunk count, slot count, the TenSEAL and SEAL scales, polynomial count,
+        NTT form and level (:class:`~mpdp.errors.TamperedCiphertextError`).
+
+        The digest detects a form changed after it was made (a flipped bit, a swapped chunk or field); it is not
+        a signature: a sender can encrypt anything, and the channel (mutual TLS) authenticates who sent it.
+        """
+        if not isinstance(wire, dict) or set(wire) != _WIRE_FIELDS or wire["type"] != "ckks.vector" or wire[
             "version"
-        ] != 1:
-            raise MalformedMessageError(explain("ckks.vector", type(wire).__name__, f"a dict with {sorted(fields)}",
+        ] != 2 or not _well_typed(wire):
+            raise MalformedMessageError(explain("ckks.vector", type(wire).__name__,
+                                                f"a dict with {sorted(_WIRE_FIELDS)}, well typed",
                                                 "send it with CkksVector.to_wire()"))
+        length, depth, chunks = wire["length"], wire["depth_used"], wire["chunks"]
+        expected = _digest(wire["context_id"], wire["params"], length, depth, chunks)
+        if not hmac.compare_digest(expected, wire["digest"]):
+            raise TamperedCiphertextError(explain("ckks.vector digest", wire["digest"][:8].hex() + "...",
+                                                  "the SHA-256 of its fields and chunks",
+                                                  "the message was changed after it was made; reject it"))
         if wire["context_id"] != context.context_id:
             raise KeyMismatchError(explain("CkksVector context_id", wire["context_id"], context.context_id,
                                            "decode it with the context it was encrypted under"))
         params = context.params
-        length, depth, chunks = wire["length"], wire["depth_used"], wire["chunks"]
-        if wire["params"] != params.name or not isinstance(length, int) or isinstance(length, bool) or length < 1 or (
-            not isinstance(depth, int) or not 0 <= depth <= params.depth) or not isinstance(chunks, list) or len(
-            chunks
-        ) != math.ceil(length / params.slots) or not all(isinstance(c, bytes) for c in chunks):
-            raise MalformedMessageError(explain("ckks.vector", {k: wire[k] for k in ("params", "length", "depth_used")},
-                                                "fields consistent with the context", "reject the sender"))
-        levels = len(params.coeff_mod_bit_sizes) - 1 - depth  # primes left after `depth` rescales
-        out = []
-        for raw in chunks:
-            try:
-                vector = ts.ckks_vector_from(context.tenseal, raw)
-            except (ValueError, RuntimeError) as exc:
-                raise MalformedMessageError(explain("CKKS chunk", "bytes that do not parse", "a CKKS ciphertext",
-                                                    "reject the sender")) from exc
-            ciphertext = vector.ciphertext()
-            sizes = (params.slots, 1) if length == 1 else (params.slots,)  # sum() and dot() results hold 1 value
-            if vector.size() not in sizes or len(ciphertext) != 1 or ciphertext[0].coeff_modulus_size() != levels:
-                raise TamperedCiphertextError(explain("CKKS chunk", f"size {vector.size()}", f"{params.slots} slots "
-                                                      f"at level {levels}", "reject the sender"))
-            out.append(vector)
-        return cls(context, out, length, depth_used=depth)
+        if wire["params"] != params.name or not 0 <= depth <= params.depth or len(chunks) != math.ceil(
+            length / params.slots
+        ):
+            raise TamperedCiphertextError(explain("ckks.vector", {k: wire[k] for k in ("params", "length",
+                                                                                         "depth_used")},
+                                                  f"fields consistent with {params.name}", "reject the sender"))
+        return cls(context, [_chunk(raw, context, length, depth) for raw in chunks], length, depth_used=depth)
+
+
+def _well_typed(wire: dict[str, Any]) -> bool:
+    """The wire form's field types and ranges (before the digest is computed over them)."""
+    ints = [wire["length"], wire["depth_used"]]
+    return all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**32 for v in ints) and ints[
+        0
+    ] >= 1 and all(isinstance(wire[k], str) and len(wire[k]) <= 256 for k in ("context_id", "params")) and (
+        isinstance(wire["digest"], bytes) and len(wire["digest"]) == 32) and isinstance(wire["chunks"], list) and (
+        all(isinstance(c, bytes) for c in wire["chunks"]))
+
+
+def _chunk(raw: bytes, context: CkksContext, length: int, depth: int) -> Any:
+    """One received chunk, parsed by TenSEAL and checked against what ``context`` and ``depth`` imply."""
+    params = context.params
+    sizes, scale = _tenseal_fields(raw)
+    try:
+        vector = ts.ckks_vector_from(context.tenseal, raw)
+    except (ValueError, RuntimeError, TypeError) as exc:
+        raise MalformedMessageError(explain("CKKS chunk", "bytes that do not parse", "a CKKS ciphertext",
+                                            "reject the sender")) from exc
+    ciphertext = vector.ciphertext()
+    levels = len(params.coeff_mod_bit_sizes) - 1 - depth  # primes left after `depth` rescales
+    allowed = (params.slots, 1) if length == 1 else (params.slots,)  # sum() and dot() results hold 1 value
+    seal = ciphertext[0] if len(ciphertext) == 1 else None
+    if sizes != [vector.size()] or vector.size() not in allowed or seal is None or seal.coeff_modulus_size() != (
+        levels
+    ):
+        raise TamperedCiphertextError(explain("CKKS chunk", f"size {sizes}", f"{params.slots} slots at level "
+                                              f"{levels}", "reject the sender"))
+    if scale != 2.0**params.scale_bits or seal.size() != 2 or not seal.is_ntt_form() or not _scale_ok(
+        seal.scale, context, depth
+    ):
+        raise TamperedCiphertextError(explain("CKKS chunk scale", (scale, seal.scale, seal.size()),
+                                              f"2^{params.scale_bits} for a 2-polynomial NTT ciphertext",
+                                              "reject the sender: a wrong scale rescales every decrypted value"))
+    return vector
+
+
+def _scale_ok(scale: float, context: CkksContext, depth: int) -> bool:
+    """The SEAL scale of a ciphertext ``depth`` products deep: ``2^s`` (TenSEAL resets it after each rescale),
+    or ``2^(2s) / q`` after one product rescaled by SEAL (:mod:`~mpdp.crypto.ckks.dots`), ``q`` the prime that
+    rescale dropped."""
+    base = 2.0**context.params.scale_bits
+    candidates = [base] + ([base / context.rescale_factors[depth - 1]] if depth >= 1 else [])
+    return any(abs(scale - c) <= 1e-12 * c for c in candidates)

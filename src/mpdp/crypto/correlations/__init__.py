@@ -38,6 +38,10 @@ Kinds (shares of ring elements unless stated; ``+`` is ring addition, ``^`` XOR 
             shares of ``b`` = bit ``d`` of r, and the DCF keys' corrections for ``alpha = r mod 2^d``, payload
             ``1 - 2 b`` (:mod:`mpdp.crypto.fss`; ``d`` = the spec's ``shift``). The corrections are
             :data:`PUBLIC`: common to both keys, they go to party 1 as well, not only to party 0
+``masked``  every correlation of a masked-wire program at once, as its :class:`~mpdp.crypto.masked.plan.MaskedPlan`
+            (the spec's ``plan``) lists them: openings' masks, cross terms, comparison keys with payloads, function
+            tables (:mod:`mpdp.crypto.masked`); its corrected and public parts are the plan's
+            (:func:`corrected_parts`, :func:`public_parts`)
 ==========  ======================================================================================
 
 Security: a party's parts are uniform given everything it receives; party 0's corrections are uniform
@@ -57,9 +61,11 @@ from mpdp.crypto.correlations.specs import (
     OWNED,
     PUBLIC,
     CorrelationSpec,
+    corrected_parts,
     matmul_shape,
+    public_parts,
     spec,
 )
 
 __all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationBatch", "CorrelationSpec", "batch",
-           "deal", "draw", "draw_shape", "matmul_shape", "spec"]
+           "corrected_parts", "deal", "draw", "draw_shape", "matmul_shape", "public_parts", "spec"]

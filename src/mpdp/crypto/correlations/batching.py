@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.correlations.corrections import corrections, word_corrections, word_path_applies
 from mpdp.crypto.correlations.parts import draw, draw_plan, draw_shape, product_shape
-from mpdp.crypto.correlations.specs import CORRECTED, PUBLIC, CorrelationSpec
+from mpdp.crypto.correlations.specs import CorrelationSpec, corrected_parts, public_parts
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import RingArray, UniformSource
 
@@ -54,7 +54,7 @@ class CorrelationBatch:
         layout, offsets, pos = [], [0], 0
         for s in self.specs:  # party 0's corrections, as they follow each other in a reply
             entry = []
-            for name in CORRECTED[s.kind]:
+            for name in corrected_parts(s):
                 shape = draw_shape(s, name)
                 entry.append((name, shape, pos, pos + math.prod(shape)))
                 pos += math.prod(shape)
@@ -66,7 +66,7 @@ class CorrelationBatch:
         """Where correlation ``i``'s corrections start in the words of a full reply (and the total, last)."""
         public, sources, pos = [], [], 0
         for s, laid in zip(self.specs, layout, strict=True):  # the public parts, as the other parties receive them
-            names = PUBLIC.get(s.kind, ())
+            names = public_parts(s)
             kept = []
             for name, shape, lo, hi in laid:
                 if name in names:
@@ -79,7 +79,8 @@ class CorrelationBatch:
         the dealer sends the parties other than party 0 (empty for most kinds)."""
         self.public_total = pos
         self._public_sources = tuple(sources)
-        self.elements = sum(math.prod(s.shape) + math.prod(s.shape_b) for s in self.specs)
+        self.elements = sum(s.plan.elements if s.plan is not None else math.prod(s.shape) + math.prod(s.shape_b)
+                            for s in self.specs)
         self._fast = tuple(word_path_applies(s) for s in self.specs)
 
     def public_words(self, reply: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

@@ -18,8 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from mpdp.crypto.correlations.parts import draw, draw_shape, product_shape
-from mpdp.crypto.correlations.specs import CORRECTED, OWNED, CorrelationSpec
+from mpdp.crypto.correlations.specs import OWNED, CorrelationSpec, corrected_parts
 from mpdp.crypto.fss import dcf_gen
+from mpdp.crypto.masked.deal import deal_plan
 from mpdp.crypto.ring import Ring, RingArray, UniformSource, Z2k, convert_unsigned
 from mpdp.errors import ParameterError, explain
 
@@ -55,7 +56,7 @@ def deal(spec: CorrelationSpec, streams: Sequence[UniformSource], *,
                                      "name one of the computing parties"))
     parts = [draw(spec, s, index=i) for i, s in enumerate(streams)]
     r = spec.ring.random(own, product_shape(spec)) if own is not None and spec.kind.endswith("_wrap") else None
-    names = CORRECTED[spec.kind]
+    names = corrected_parts(spec)
     dests = tuple(np.empty(draw_shape(spec, name), dtype=np.uint64) for name in names)
     corrections(spec, parts, r, dests)
     return dict(zip(names, dests, strict=True))
@@ -65,8 +66,13 @@ def corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]], r:
                  dests: Sequence[RingArray]) -> None:
     """Write party 0's corrections of ``spec`` into ``dests`` (uint64 arrays of the :func:`draw_shape` of the
     parts named in :data:`CORRECTED`, in that order) from every party's drawn ``parts`` (party 0's first)
-    and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring)."""
-    if spec.kind == "dcf":
+    and, for the ``*_wrap`` kinds, the dealer's mask ``r`` (a uniform element of the ring); a ``masked``
+    correlation's from its plan (:func:`mpdp.crypto.masked.deal.deal_plan`)."""
+    if spec.plan is not None:
+        dealt = deal_plan(spec.plan, parts)
+        for dest, name in zip(dests, corrected_parts(spec), strict=True):
+            dest[...] = dealt[name]
+    elif spec.kind == "dcf":
         for dest, value in zip(dests, dcf_corrections(spec, parts), strict=True):
             dest[...] = value
     elif word_path_applies(spec):
@@ -80,6 +86,9 @@ def ring_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]
                       r: RingArray | None) -> tuple[RingArray, ...]:
     """:func:`corrections` by the ring's methods: the reference (and the path for 0-d operands)."""
     ring, kind = spec.ring, spec.kind
+    if spec.plan is not None:
+        dealt = deal_plan(spec.plan, parts)
+        return tuple(dealt[name] for name in corrected_parts(spec))
     if kind == "dcf":
         return dcf_corrections(spec, parts)
 
@@ -147,7 +156,7 @@ def dcf_corrections(spec: CorrelationSpec, parts: Sequence[dict[str, RingArray]]
 def word_path_applies(spec: CorrelationSpec) -> bool:
     """Whether :func:`word_corrections` applies: no 0-d operand (numpy scalars would not take in-place
     ufuncs)."""
-    if spec.kind == "dcf":
+    if spec.kind in ("dcf", "masked"):
         return False
     shapes = (spec.shape, spec.shape_b, product_shape(spec)) if spec.product else (spec.shape,)
     return all(len(s) > 0 for s in shapes)

@@ -45,7 +45,10 @@ def draw_plan(spec: CorrelationSpec, index: int) -> tuple[tuple[str, int, tuple[
     per part (``how``: 0 uniform words, 1 elements of the one-word ring of ``bits``, 2 bits), the corrected parts
     skipped for party 0 and, in the :data:`OWNED` kinds, ``a`` for all but the owner and ``b`` for the owner:
     exactly the draws of ``Ring.random`` and the stream's ``uint64``/``bits``.
-    The order is the protocol's: changing it changes every party's and the dealer's parts."""
+    The order is the protocol's: changing it changes every party's and the dealer's parts. A ``masked`` correlation
+    draws its plan's parts (:meth:`~mpdp.crypto.masked.plan.MaskedPlan.draw_plan`)."""
+    if spec.plan is not None:
+        return spec.plan.draw_plan(index)
     ring, shape, kind = spec.ring, spec.shape, spec.kind
     parts: list[tuple[str, Ring, tuple[int, ...]] | tuple[str, None, tuple[int, ...]]] = []
     if spec.product:
@@ -90,6 +93,8 @@ def draw_shape(spec: CorrelationSpec, name: str) -> tuple[int, ...]:
         return (2, *shape) if isinstance(ring, Z2_128) else shape
 
     kind, ring = spec.kind, spec.ring
+    if spec.plan is not None:
+        return spec.plan.part_shape(name)
     if spec.product:
         if name in ("msb", "low"):  # the truncation's parts, in the output ring
             return layout(spec.out_ring, product_shape(spec))

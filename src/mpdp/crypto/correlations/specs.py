@@ -14,13 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from mpdp.crypto.masked.plan import MaskedPlan
 from mpdp.crypto.ring import Ring, ring_for_bits
 from mpdp.errors import MalformedMessageError, ParameterError, ShapeMismatchError, explain
 
-__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationSpec", "matmul_shape", "spec"]
+__all__ = ["CORRECTED", "KINDS", "MAX_ELEMENTS", "OWNED", "PUBLIC", "CorrelationSpec", "corrected_parts",
+           "matmul_shape", "public_parts", "spec"]
 
 KINDS = ("mul", "matmul", "square", "wrap", "compare", "and", "dabit", "mul_wrap", "matmul_wrap", "square_wrap",
-         "matmul_owned_wrap", "mul_owned_wrap", "dcf")
+         "matmul_owned_wrap", "mul_owned_wrap", "dcf", "masked")
 _PRODUCTS = {"mul": "mul", "matmul": "matmul", "square": "square", "mul_wrap": "mul", "matmul_wrap": "matmul",
              "square_wrap": "square", "matmul_owned_wrap": "matmul", "mul_owned_wrap": "mul"}
 OWNED = frozenset({"matmul_owned_wrap", "mul_owned_wrap"})
@@ -34,6 +36,16 @@ CORRECTED = {"mul": ("c",), "matmul": ("c",), "square": ("c",), "wrap": ("msb", 
 PUBLIC = {"dcf": ("cw", "last")}
 """The parts common to every party's correlation, which the dealer sends to the others too (a DCF key's
 corrections: :mod:`mpdp.crypto.fss`)."""
+
+
+def corrected_parts(spec: CorrelationSpec) -> tuple[str, ...]:
+    """The parts of ``spec`` party 0 receives instead of drawing: :data:`CORRECTED`, or a masked plan's own."""
+    return spec.plan.corrected() if spec.plan is not None else CORRECTED[spec.kind]
+
+
+def public_parts(spec: CorrelationSpec) -> tuple[str, ...]:
+    """The parts of ``spec`` every party receives: :data:`PUBLIC`, or a masked plan's own."""
+    return spec.plan.public() if spec.plan is not None else PUBLIC.get(spec.kind, ())
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -74,7 +86,8 @@ class CorrelationSpec:
     ``out_ring_bits`` and ``shift`` configure ``wrap`` (output ring, bits dropped); for ``dcf``, ``shift`` is
     the key's depth ``d`` (the comparison's bit width minus one, at most 63 and below ``ring_bits``);
     ``owner``, the position of the party holding the left operand among the computing parties, the
-    :data:`OWNED` kinds (-1 elsewhere).
+    :data:`OWNED` kinds (-1 elsewhere); ``plan``, the :class:`~mpdp.crypto.masked.plan.MaskedPlan` of a ``masked``
+    correlation (every correlation of a masked-wire program, :mod:`mpdp.crypto.masked`; None elsewhere).
     """
 
     kind: str
@@ -84,15 +97,16 @@ class CorrelationSpec:
     out_ring_bits: int = 0
     shift: int = 0
     owner: int = -1
+    plan: MaskedPlan | None = None
 
     def __init__(self, kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (),
-                 out_ring_bits: int = 0, shift: int = 0, owner: int = -1) -> None:
+                 out_ring_bits: int = 0, shift: int = 0, owner: int = -1, plan: MaskedPlan | None = None) -> None:
         # Protocols build the same few specs thousands of times (every operation names its correlation): a spec
         # whose fields were validated once takes the normalised fields of that validation instead of validating
         # again, written in one go (the fields of a frozen instance, set once here, as a generated __init__ would).
         fields = self.__dict__
         try:
-            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
+            key = (kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner, plan)
             known = _VALIDATED.get(key)
         except TypeError:  # unhashable fields (e.g. a list shape): validate and normalise below
             key, known = None, None
@@ -100,11 +114,11 @@ class CorrelationSpec:
             fields.update(known)
             return
         fields.update(kind=kind, ring_bits=ring_bits, shape=shape, shape_b=shape_b, out_ring_bits=out_ring_bits,
-                      shift=shift, owner=owner)
+                      shift=shift, owner=owner, plan=plan)
         self._validate()
         # the hash of the fields, once (specs key the plans, layouts and remembered requests of every step)
         fields["_hash"] = hash((self.kind, self.ring_bits, self.shape, self.shape_b, self.out_ring_bits, self.shift,
-                                self.owner))
+                                self.owner, self.plan))
         if key is not None:
             if len(_VALIDATED) >= _MAX_VALIDATED:
                 _VALIDATED.clear()
@@ -115,7 +129,7 @@ class CorrelationSpec:
         return value
 
     def _validate(self) -> None:
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise ParameterError(explain("kind", self.kind, f"one of {KINDS}", "request a known correlation"))
         ring_for_bits(self.ring_bits)
         object.__setattr__(self, "shape", _shape(self.shape, "shape"))
@@ -125,6 +139,11 @@ class CorrelationSpec:
         object.__setattr__(self, "out_ring_bits", out_bits)
         if not isinstance(self.shift, int) or not 0 <= self.shift < self.ring_bits:
             raise ParameterError(explain("shift", self.shift, f"0 <= shift < {self.ring_bits}", "shift fewer bits"))
+        if (self.kind == "masked") != isinstance(self.plan, MaskedPlan) or (
+                self.kind == "masked" and (self.shape or self.shape_b or self.shift or self.ring_bits != 128)):
+            raise ParameterError(explain("plan", type(self.plan).__name__, "a MaskedPlan for kind 'masked' (ring 128, "
+                                         "no shapes or shift), None for the other kinds",
+                                         "request masked plans with spec('masked', 128, (), plan=...)"))
         total = math.prod(self.shape) + math.prod(self.shape_b)
         if total > MAX_ELEMENTS:
             raise ParameterError(explain("correlation size", total, f"<= {MAX_ELEMENTS} elements",
@@ -167,11 +186,13 @@ class CorrelationSpec:
                 "shape_b": list(self.shape_b), "out_ring_bits": self.out_ring_bits, "shift": self.shift}
         if self.owner != -1:  # only the owned kinds carry it (the other kinds' requests have no owner field)
             wire["owner"] = self.owner
+        if self.plan is not None:  # only masked correlations carry a plan
+            wire["plan"] = self.plan.to_wire()
         return wire
 
     @classmethod
     def from_wire(cls, wire: Any) -> CorrelationSpec:
-        if not isinstance(wire, dict) or set(wire) - {"owner"} != _WIRE_KEYS:
+        if not isinstance(wire, dict) or set(wire) - {"owner", "plan"} != _WIRE_KEYS:
             raise MalformedMessageError(explain("correlation request", wire, "a CorrelationSpec wire dict",
                                                 "run the same mpdp version on every party"))
         ints = ("ring_bits", "out_ring_bits", "shift", "owner") if "owner" in wire else \
@@ -181,9 +202,10 @@ class CorrelationSpec:
         if type(wire["kind"]) is not str or not exact:
             raise MalformedMessageError(explain("correlation request", wire, "a str kind and int fields",
                                                 "run the same mpdp version on every party"))
+        plan = MaskedPlan.from_wire(wire["plan"]) if "plan" in wire else None
         try:
             return cls(wire["kind"], wire["ring_bits"], tuple(wire["shape"]), tuple(wire["shape_b"]),
-                       wire["out_ring_bits"], wire["shift"], wire.get("owner", -1))
+                       wire["out_ring_bits"], wire["shift"], wire.get("owner", -1), plan)
         except (ParameterError, TypeError) as exc:
             raise MalformedMessageError(f"invalid correlation request {wire!r}: {exc}") from exc
 
@@ -192,19 +214,19 @@ _WIRE_KEYS = frozenset({"kind", "ring_bits", "shape", "shape_b", "out_ring_bits"
 
 
 def spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...] = (), out_ring_bits: int = 0,
-         shift: int = 0, owner: int = -1) -> CorrelationSpec:
+         shift: int = 0, owner: int = -1, plan: MaskedPlan | None = None) -> CorrelationSpec:
     """``CorrelationSpec(...)``, one shared (immutable) object per distinct spec: the engine names the
     correlation of every operation, often twice (a planning wrapper and the provider), thousands of times."""
     try:
-        return _shared_spec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
+        return _shared_spec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner, plan)
     except TypeError:  # unhashable fields (a list shape): an unshared spec, which normalises them
-        return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
+        return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner, plan)
 
 
 @functools.lru_cache(maxsize=4096)
 def _shared_spec(kind: str, ring_bits: int, shape: tuple[int, ...], shape_b: tuple[int, ...], out_ring_bits: int,
-                 shift: int, owner: int) -> CorrelationSpec:
-    return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner)
+                 shift: int, owner: int, plan: MaskedPlan | None) -> CorrelationSpec:
+    return CorrelationSpec(kind, ring_bits, shape, shape_b, out_ring_bits, shift, owner, plan)
 
 
 _VALIDATED: dict[tuple[Any, ...], dict[str, Any]] = {}  # the normalised fields of validated specs

@@ -35,6 +35,7 @@ randomizers, could test guesses of that plaintext. Such results are marked not `
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 import gmpy2
@@ -46,7 +47,15 @@ from mpdp.crypto.paillier.keys import PaillierPrivateKey, PaillierPublicKey
 from mpdp.crypto.paillier.multiexp import multiexp
 from mpdp.crypto.paillier.packing import Packing
 from mpdp.crypto.paillier.randomizers import Randomizer, StandardRandomizer
-from mpdp.crypto.paillier.serialization import check_key_id, check_recipe, wire_int, wire_ints
+from mpdp.crypto.paillier.serialization import (
+    ARRAY_WIRE_VERSION,
+    array_digest,
+    array_header,
+    check_key_id,
+    check_recipe,
+    wire_int,
+    wire_ints,
+)
 from mpdp.errors import (
     CryptoError,
     EncodingOverflowError,
@@ -54,6 +63,7 @@ from mpdp.errors import (
     MalformedMessageError,
     ParameterError,
     ShapeMismatchError,
+    TamperedCiphertextError,
     explain,
 )
 from mpdp.progress import SILENT, Progress
@@ -387,17 +397,21 @@ class EncryptedArray:
                         "a rerandomized ciphertext", "call .rerandomize(rng=...) (or a fast randomizer) before sending")
             )
         packing = self.packing
+        slot_bits, slots = (0, 1) if packing is None else (packing.slot_bits, packing.slots)
+        digest = array_digest(array_header(self.public_key.key_id, self.shape, slot_bits, slots, self.frac_bits,
+                                      self.bound), self.ciphertexts.reshape(-1).tolist())
         return {
-            "type": "paillier.array", "version": 1, "key_id": self.public_key.key_id, "shape": list(self.shape),
-            "slot_bits": 0 if packing is None else packing.slot_bits, "slots": 1 if packing is None else packing.slots,
-            "frac_bits": self.frac_bits, "bound": self.bound, "ciphertexts": self.ciphertexts,
+            "type": "paillier.array", "version": ARRAY_WIRE_VERSION, "key_id": self.public_key.key_id,
+            "shape": list(self.shape), "slot_bits": slot_bits, "slots": slots, "frac_bits": self.frac_bits,
+            "bound": self.bound, "ciphertexts": self.ciphertexts, "digest": digest,
         }
 
     @classmethod
     def from_wire(cls, wire: Any, public_key: PaillierPublicKey) -> EncryptedArray:
-        """Rebuild and validate an array received from another party (see ``serialization``)."""
-        fields = {"key_id", "shape", "slot_bits", "slots", "frac_bits", "bound", "ciphertexts"}
-        recipe = check_recipe(wire, "paillier.array", fields)
+        """Rebuild and validate an array received from another party (see ``serialization``): any field changed
+        after :meth:`to_wire` (``frac_bits``, ``bound``, shape, packing, a ciphertext) fails the digest."""
+        fields = {"key_id", "shape", "slot_bits", "slots", "frac_bits", "bound", "ciphertexts", "digest"}
+        recipe = check_recipe(wire, "paillier.array", fields, ARRAY_WIRE_VERSION)
         shape = recipe["shape"]
         if not isinstance(shape, list) or len(shape) > 2 or not all(
             isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 40 for s in shape
@@ -424,6 +438,14 @@ class EncryptedArray:
         if isinstance(raw, np.ndarray) and raw.shape != (rows, blocks):
             raise MalformedMessageError(explain("ciphertexts shape", raw.shape, str((rows, blocks)), "reject it"))
         values = wire_ints(raw, rows * blocks, low=1, high=int(public_key.n2), what="ciphertext")
+        digest = recipe["digest"]
+        header = array_header(public_key.key_id, tuple(shape), slot_bits, slots, frac_bits, bound)
+        if not isinstance(digest, bytes) or not hmac.compare_digest(digest, array_digest(header, values)):
+            raise TamperedCiphertextError(
+                explain("paillier.array digest", digest[:8].hex() + "..." if isinstance(digest, bytes) else digest,
+                        "the SHA-256 of its key, shape, packing, frac_bits, bound and ciphertexts",
+                        "a field was changed after the array was sent; reject the message")
+            )
         out = np.empty((rows, blocks), dtype=object)
         out.reshape(-1)[:] = [gmpy2.mpz(v) for v in values]
         return cls(public_key, out, tuple(shape), packing=packing, frac_bits=frac_bits, bound=bound)
@@ -548,6 +570,9 @@ def encrypt(
 
 def decrypt_ints(private_key: PaillierPrivateKey, array: EncryptedArray) -> npt.NDArray[Any]:
     """The integer plaintexts (scaled by 2^frac_bits), shape ``array.shape``; checked against the bound."""
+    if not isinstance(array, EncryptedArray) or not isinstance(private_key, PaillierPrivateKey):
+        raise ParameterError(explain("decrypt", (type(private_key).__name__, type(array).__name__),
+                                     "(PaillierPrivateKey, EncryptedArray)", "decrypt arrays made by encrypt()"))
     private_key.public_key.require_same(array.public_key, "EncryptedArray")
     plain = np.empty(array.ciphertexts.shape, dtype=object)
     plain.reshape(-1)[:] = [private_key.decrypt_int(c) for c in array.ciphertexts.reshape(-1).tolist()]

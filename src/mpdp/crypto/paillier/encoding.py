@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.errors import DomainError, EncodingOverflowError, ParameterError, explain
+from mpdp.numeric import as_array
 
 __all__ = ["FixedPoint", "decode_ints"]
 
@@ -67,12 +68,13 @@ class FixedPoint:
         Raises :class:`~mpdp.errors.EncodingOverflowError` if some |x| > max_abs and
         :class:`~mpdp.errors.DomainError` for NaN or infinity.
         """
-        array = np.asarray(values)
+        array = as_array(values, "values")
         if array.dtype == object or array.dtype.kind in "iub":
             ints = np.asarray(_as_int_objects(array), dtype=object).reshape(array.shape)
             self._check_range(ints)
             if self.frac_bits:
-                ints = np.frompyfunc(lambda v: v << self.frac_bits, 1, 1)(ints) if ints.size else ints
+                ints = np.asarray(np.frompyfunc(lambda v: v << self.frac_bits, 1, 1)(ints), dtype=object) \
+                    if ints.size else ints
             return _narrow(ints, self.bound)
         if array.dtype.kind != "f":
             raise ParameterError(explain("values", str(array.dtype), "real numbers", "pass a float or int array"))

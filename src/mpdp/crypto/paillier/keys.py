@@ -50,7 +50,13 @@ _MIN_TEST_KEY_BITS = 128
 _SMALL_PRIMORIAL = gmpy2.primorial(10_000)
 
 
+_MAX_KEY_BITS = 16384  # beyond: generation and every operation would take hours (and a received key, a DoS)
+
+
 def _check_bits(bits: int, insecure_for_tests: bool, what: str) -> None:
+    if bits > _MAX_KEY_BITS:
+        raise ParameterError(explain(what, f"{bits} bits", f"at most {_MAX_KEY_BITS} bits",
+                                     "use a 2048- or 3072-bit key"))
     if bits >= MIN_SECURE_KEY_BITS:
         return
     if not insecure_for_tests:

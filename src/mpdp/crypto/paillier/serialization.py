@@ -11,7 +11,15 @@ Decoding checks, in this order, and raises the first failure:
 2. the key it claims (its ``key_id``, a SHA-256 fingerprint of the modulus, against the key the receiver
    expects): :class:`~mpdp.errors.KeyMismatchError`;
 3. the range of every group element (a ciphertext must lie in [1, n^2)):
-   :class:`~mpdp.errors.TamperedCiphertextError`.
+   :class:`~mpdp.errors.TamperedCiphertextError`;
+4. for an encrypted array, its ``digest``: a SHA-256 over the key id, the shape, the packing, the fixed-point
+   format (``frac_bits``, ``bound``) and every ciphertext (:func:`array_digest`), so no field that says how to
+   read the ciphertexts can change on the way without :class:`~mpdp.errors.TamperedCiphertextError`. A changed
+   ``frac_bits`` would otherwise rescale every decrypted value silently, a changed shape reorder them.
+
+The digest is not a signature: the sender computes it, so it detects a form changed after it was made (a
+corrupted or edited message), not a sender that encrypts wrong values; the channel (mutual TLS) authenticates
+the sender.
 
 Private material (private keys, key shares) has separate ``to_private_wire``/``from_private_wire`` methods, so
 it is never serialised by accident: the runtime codec only calls ``to_wire``.
@@ -20,16 +28,29 @@ it is never serialised by accident: the runtime codec only calls ``to_wire``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import gmpy2
 import numpy as np
 
 from mpdp.errors import KeyMismatchError, MalformedMessageError, TamperedCiphertextError, explain
 
-__all__ = ["WIRE_VERSION", "check_recipe", "ciphertext_digest", "key_fingerprint", "wire_int", "wire_ints"]
+__all__ = [
+    "ARRAY_WIRE_VERSION",
+    "WIRE_VERSION",
+    "array_digest",
+    "array_header",
+    "check_recipe",
+    "ciphertext_digest",
+    "key_fingerprint",
+    "wire_int",
+    "wire_ints",
+]
 
 WIRE_VERSION = 1
+#: The version of ``paillier.array``: the one with a digest.
+ARRAY_WIRE_VERSION = 2
 
 
 def key_fingerprint(n: int) -> str:
@@ -50,7 +71,27 @@ def ciphertext_digest(values: Any) -> str:
     return h.hexdigest()
 
 
-def check_recipe(wire: Any, type_name: str, fields: set[str]) -> Mapping[str, Any]:
+def array_header(key_id: str, shape: tuple[int, ...], slot_bits: int, slots: int, frac_bits: int,
+                 bound: int) -> list[int | str]:
+    """The fields of an encrypted array that :func:`array_digest` binds, in order."""
+    return [key_id, len(shape), *shape, slot_bits, slots, frac_bits, bound]
+
+
+def array_digest(header: Sequence[int | str], ciphertexts: Sequence[Any]) -> bytes:
+    """SHA-256 over an encrypted array's header fields (ints and strs, in a fixed order) and its ciphertexts,
+    every item length-prefixed so that no two different forms hash the same input."""
+    h = hashlib.sha256(b"mpdp.paillier.array/v2:")
+    for item in header:
+        raw = item.encode() if isinstance(item, str) else str(int(item)).encode()
+        h.update(len(raw).to_bytes(4, "big") + raw)
+    h.update(len(ciphertexts).to_bytes(8, "big"))
+    for value in ciphertexts:
+        raw = gmpy2.to_binary(gmpy2.mpz(value))
+        h.update(len(raw).to_bytes(4, "big") + raw)
+    return h.digest()
+
+
+def check_recipe(wire: Any, type_name: str, fields: set[str], version: int = WIRE_VERSION) -> Mapping[str, Any]:
     """Validate the envelope of a wire recipe and return it as a mapping."""
     expected = {"type", "version", *fields}
     if not isinstance(wire, Mapping) or set(wire) != expected:
@@ -63,9 +104,9 @@ def check_recipe(wire: Any, type_name: str, fields: set[str]) -> Mapping[str, An
         raise MalformedMessageError(
             explain("type", wire["type"], repr(type_name), "pass the message to the matching from_wire()")
         )
-    if wire["version"] != WIRE_VERSION:
+    if wire["version"] != version:
         raise MalformedMessageError(
-            explain(f"{type_name} version", wire["version"], str(WIRE_VERSION), "run the same mpdp on every party")
+            explain(f"{type_name} version", wire["version"], str(version), "run the same mpdp on every party")
         )
     return wire
 

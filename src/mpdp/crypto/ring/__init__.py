@@ -34,6 +34,10 @@ def ring_for_bits(bits: int) -> Ring:
     """The ring Z_2^bits: :class:`Z2k` up to 64 bits, :class:`Z2_128` for 128."""
     if type(bits) is int and (bits == 128 or 2 <= bits <= 64):
         return _RINGS[bits]
+    if isinstance(bits, bool) or not isinstance(bits, int | np.integer):
+        from mpdp.errors import ParameterError, explain
+
+        raise ParameterError(explain("bits", bits, "an int in [2, 64] or 128", "pass e.g. bits=64"))
     if bits == 128:
         return Z2_128()
     return Z2k(bits)

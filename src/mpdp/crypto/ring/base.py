@@ -63,6 +63,19 @@ class Ring(abc.ABC):
         message is at fault, not this party's arguments)."""
 
     @staticmethod
+    def int_constant(k: Any, what: str = "k") -> int:
+        """A public integer constant as a Python int (reduced by the caller); floats, strings and other objects
+        are a :class:`~mpdp.errors.ParameterError`, never truncated (``1.7`` is not the constant 1)."""
+        if isinstance(k, int | np.integer):
+            return int(k)
+        if isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iub":
+            return int(k)
+        if type(k).__name__ == "mpz":
+            return int(k)
+        raise ParameterError(explain(what, k, "an integer", "round public constants before use, or encode reals "
+                                     "with a FixedPointFormat"))
+
+    @staticmethod
     def _refuse(what: str, got: Any, expected: str, fix: str, received: bool) -> NoReturn:
         """Raise the error :meth:`check` names: ``ParameterError`` with ``fix``, or for ``received`` values
         ``MalformedMessageError`` pointing at the sender."""

@@ -20,7 +20,8 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring.base import IntLike, Ring, RingArray, UniformSource
 from mpdp.crypto.ring.kernels import ROWS_EXACT, joinable, limb_matmul, mulhi
-from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.errors import MpdpError, ParameterError, ShapeMismatchError, explain
+from mpdp.numeric import as_array, exact_integers
 
 __all__ = ["Z2_128"]
 
@@ -184,7 +185,7 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
 
     def add_int(self, a: RingArray, k: int) -> RingArray:
         # k = k1 2^64 + k0: the high limb gets k1 and the carry out of the low limb's k0
-        k %= 1 << 128
+        k = self.int_constant(k) % (1 << 128)
         k0, k1 = _U64(k & 0xFFFFFFFFFFFFFFFF), _U64(k >> 64)
         out = np.empty(a.shape, dtype=np.uint64)
         if k0:
@@ -211,10 +212,19 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         return out
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
+        try:
+            return self._mul_int(a, k)
+        except MpdpError:
+            raise
+        except ValueError as exc:  # shapes that do not broadcast
+            raise ShapeMismatchError(explain("k", np.shape(k), f"a scalar or a shape broadcasting to {a.shape[1:]}",
+                                             "pass one constant, or one per element")) from exc
+
+    def _mul_int(self, a: RingArray, k: IntLike) -> RingArray:
         if isinstance(k, int) and k > 0 and k & (k - 1) == 0:  # a power of two (scale lifts): a shift
             return self.shl(a, k.bit_length() - 1)
         if isinstance(k, (int, np.integer)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype != object):
-            return self._mul_scalar(a, int(k) % (1 << 128))
+            return self._mul_scalar(a, self.int_constant(k) % (1 << 128))
         if isinstance(k, np.ndarray) and k.dtype.kind == "i" and a.ndim > 1 and k.ndim:
             return self._mul_words(a, k.astype(np.int64, copy=False))
         return self.mul(a, self.from_int(k))
@@ -396,9 +406,9 @@ class Z2_128(Ring):  # noqa: N801 - the ring's name
         if isinstance(k, (int, np.integer)):
             v = int(k) % (1 << 128)
             return np.array([v & ((1 << 64) - 1), v >> 64], dtype=np.uint64)
-        arr = np.asarray(k)
+        arr = as_array(k, "k")
         if arr.dtype == object:
-            flat = [int(x) % (1 << 128) for x in arr.reshape(-1)]
+            flat = [int(x) % (1 << 128) for x in exact_integers(arr, "k").reshape(-1).tolist()]
             lo = np.array([x & ((1 << 64) - 1) for x in flat], dtype=np.uint64).reshape(arr.shape)
             hi = np.array([x >> 64 for x in flat], dtype=np.uint64).reshape(arr.shape)
             return self._join(lo, hi)

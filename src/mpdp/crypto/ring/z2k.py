@@ -18,7 +18,8 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring.base import IntLike, Ring, RingArray, UniformSource
 from mpdp.crypto.ring.kernels import LIMB_BITS, joinable, limb_matmul, narrow_product
-from mpdp.errors import ParameterError, explain
+from mpdp.errors import ParameterError, ShapeMismatchError, explain
+from mpdp.numeric import as_array, exact_integers
 
 __all__ = ["Z2k"]
 
@@ -95,10 +96,15 @@ class Z2k(Ring):
         return self._m(np.multiply(a, b))
 
     def add_int(self, a: RingArray, k: int) -> RingArray:
-        return self._m(np.add(a, _U64(k % (1 << 64))))
+        return self._m(np.add(a, _U64(self.int_constant(k) % (1 << 64))))
 
     def mul_int(self, a: RingArray, k: IntLike) -> RingArray:
-        return self._m(np.multiply(a, self.from_int(k)))
+        factor = self.from_int(k)
+        try:
+            return self._m(np.multiply(a, factor))  # no cost when nothing is raised
+        except ValueError as exc:  # shapes that do not broadcast
+            raise ShapeMismatchError(explain("k", factor.shape, f"a scalar or a shape broadcasting to {a.shape}",
+                                             "pass one constant, or one per element")) from exc
 
     def matmul(self, a: RingArray, b: RingArray) -> RingArray:
         return self.matmul_sum([(a, b)])
@@ -155,9 +161,9 @@ class Z2k(Ring):
     def from_int(self, k: IntLike) -> RingArray:
         if isinstance(k, (int, np.integer)):
             return np.asarray(_U64(int(k) % (1 << 64)), dtype=np.uint64)
-        arr = np.asarray(k)
+        arr = as_array(k, "k")
         if arr.dtype == object:
-            flat = [int(x) % (1 << 64) for x in arr.reshape(-1)]
+            flat = [int(x) % (1 << 64) for x in exact_integers(arr, "k").reshape(-1).tolist()]
             return self._m(np.array(flat, dtype=np.uint64).reshape(arr.shape))
         if not np.issubdtype(arr.dtype, np.integer):
             raise ParameterError(explain("k", arr.dtype, "integers", "round public constants before use"))

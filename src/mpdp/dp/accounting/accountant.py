@@ -45,6 +45,9 @@ def dpsgd_cost(*, noise_multiplier: float, sampling_rate: float = 1.0, steps: in
     q = _check_rate(sampling_rate)
     t = _check_steps(steps)
     dlt = check_delta(delta, allow_zero=False)
+    if not z * z > 0 or not math.isfinite(t / (2 * z * z)):
+        raise ParameterError(explain("noise_multiplier", noise_multiplier, "a multiplier whose square is a "
+                                     "normal float", "use a larger noise multiplier: this one gives no privacy"))
     unit = PrivacyCost(epsilon=math.inf, delta=0.0, mechanism="subsampled_gaussian" if q < 1 else "gaussian",
                        noise_multiplier=z, sampling_rate=q if q < 1 else None, count=t)
     spent = compose([unit], delta=dlt, method=method)

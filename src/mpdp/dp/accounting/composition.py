@@ -25,12 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.accounting.zcdp import zcdp_epsilon
 from mpdp.dp.calibration import check_delta
-from mpdp.errors import ParameterError, explain
+from mpdp.errors import ParameterError, PrecisionError, explain
 
 if TYPE_CHECKING:  # dp_accounting (with scipy.signal and scipy.stats) is imported where it is used: ~1 s saved
     import dp_accounting  # for a process that only keeps a basic ledger, e.g. a deployed party
@@ -121,8 +121,12 @@ def compose(costs: Sequence[PrivacyCost], *, delta: float | None = None, method:
         Target δ in (0, 1) for the "zcdp", "rdp" and "pld" methods; ignored by "basic" (which reports Σδ).
     method : {"basic", "zcdp", "rdp", "pld"}
     """
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ParameterError(explain("method", method, f"one of {METHODS}", "pass method='rdp'"))
+    given: Any = costs
+    if isinstance(given, PrivacyCost) or not isinstance(given, Sequence):
+        raise ParameterError(explain("costs", type(costs).__name__, "a list of PrivacyCost",
+                                     "pass [mechanism.cost, ...]"))
     for cost in costs:
         if not isinstance(cost, PrivacyCost):
             raise ParameterError(explain("costs", cost, "PrivacyCost items", "pass mechanism.cost values"))
@@ -134,7 +138,17 @@ def compose(costs: Sequence[PrivacyCost], *, delta: float | None = None, method:
                                      "pass delta=1e-5, or use method='basic'"))
     target = check_delta(delta, allow_zero=False)
     best = eps_b if delta_b <= target else math.inf
+    try:
+        return Spent(min(best, _tighter(costs, target, method)), target, method)
+    except (OverflowError, FloatingPointError, ZeroDivisionError) as exc:  # e.g. a noise multiplier of 1e150
+        raise PrecisionError(explain(f"{method} accounting", f"costs beyond its floating-point range ({exc})",
+                                     "noise multipliers and counts the accountant can evaluate",
+                                     "use method='basic', or noise multipliers below 1e6")) from exc
 
+
+def _tighter(costs: Sequence[PrivacyCost], target: float, method: str) -> float:
+    """The ε of ``method`` ("zcdp", "rdp" or "pld") at ``target`` (inf where it cannot account a cost)."""
+    best = math.inf
     if method == "zcdp":
         rhos = [_rho(c) for c in costs]
         rest = [c for c, r in zip(costs, rhos, strict=True) if r is None]
@@ -160,4 +174,4 @@ def compose(costs: Sequence[PrivacyCost], *, delta: float | None = None, method:
         for cost in costs[1:]:
             total = total.compose(_pld(cost))
         best = min(best, float(total.get_epsilon_for_delta(target)))
-    return Spent(best, target, method)
+    return best

@@ -20,6 +20,7 @@ Conversion to (ε, δ)-DP, two ways:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from mpdp.dp.calibration import check_delta, check_epsilon, check_positive
 from mpdp.errors import ParameterError, explain
@@ -36,8 +37,13 @@ __all__ = [
 CONVERSIONS = ("tight", "bun_steinke")
 
 
-def _check_rho(rho: float) -> float:
-    value = float(rho)
+def _check_rho(rho: Any) -> float:
+    try:
+        if isinstance(rho, str | bytes):
+            raise TypeError(type(rho).__name__)
+        value = float(rho)
+    except (TypeError, ValueError, OverflowError):
+        value = math.nan
     if isinstance(rho, bool) or not (math.isfinite(value) and value >= 0):
         raise ParameterError(explain("rho", rho, "a finite number >= 0", "pass the zCDP parameter, e.g. rho=0.1"))
     return value
@@ -47,7 +53,11 @@ def gaussian_zcdp(*, sensitivity: float, sigma: float) -> float:
     """ρ of one Gaussian (or discrete Gaussian) release: ``Δ2^2 / (2σ^2)``."""
     sens = check_positive(sensitivity, "sensitivity")
     s = check_positive(sigma, "sigma")
-    return sens * sens / (2 * s * s)
+    rho = sens * sens / (2 * s * s) if s * s > 0 else math.inf
+    if not math.isfinite(rho):
+        raise ParameterError(explain("sensitivity / sigma", (sens, s), "a ratio whose square is a float",
+                                     "use a larger sigma: this one gives no privacy"))
+    return rho
 
 
 def pure_dp_to_zcdp(epsilon: float) -> float:
@@ -87,7 +97,7 @@ def zcdp_epsilon(rho: float, delta: float, *, conversion: str = "tight") -> floa
     if r == 0:
         return 0.0
     bun_steinke = r + 2 * math.sqrt(r * math.log(1 / dlt))
-    if conversion == "bun_steinke":
+    if conversion == "bun_steinke" or r < 1e-200:  # (tiny rho: the search bounds would overflow; BS is valid)
         return bun_steinke
     # Minimise over x = ln(α - 1); the optimum is near α = 1 + sqrt(ln(1/δ)/ρ).
     x0 = math.log(math.sqrt(math.log(1 / dlt) / r))
@@ -110,10 +120,21 @@ def zcdp_rho_for(*, epsilon: float, delta: float, conversion: str = "tight") -> 
     hi = max(eps, 1.0)
     while zcdp_epsilon(hi, dlt, conversion=conversion) < eps:
         hi *= 2
+    # Bracket the root within a factor of 4 before the root finder runs: from [0, hi] it would need hundreds of
+    # steps for a tiny epsilon. The tight curve is 0 below some rho > 0 (there (0, delta)-DP already holds), so
+    # the search ends for every epsilon > 0; the check on lo only guards the arithmetic.
+    lo = hi / 4
+    while lo > 0 and zcdp_epsilon(lo, dlt, conversion=conversion) > eps:
+        hi, lo = lo, lo / 4
+    if lo == 0:
+        raise ParameterError(explain("epsilon", epsilon, f"an epsilon whose rho at delta={dlt} is a normal float",
+                                     "use a larger epsilon: the noise would exceed any float"))
     from scipy import optimize
 
-    rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, 0.0, hi,
-                                xtol=1e-300, rtol=1e-13))
+    rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, lo, hi,
+                                xtol=1e-320, rtol=1e-13))
+    step = 1e-12
     while rho > 0 and zcdp_epsilon(rho, dlt, conversion=conversion) > eps:
-        rho *= 1 - 1e-12
+        rho *= 1 - step
+        step = min(2 * step, 0.5)
     return rho

@@ -9,10 +9,12 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
-from mpdp.errors import DomainError, ParameterError, PrivacyLeakWarning, explain
+from mpdp.dp.grid import grid_to_float
+from mpdp.errors import ParameterError, PrivacyLeakWarning, explain
+from mpdp.numeric import exact_add, exact_integers
 from mpdp.randomness import RandomSource, resolve
 
-__all__ = ["check_dim", "integer_array", "prepare_release"]
+__all__ = ["check_dim", "grid_release", "integer_array", "integer_release", "prepare_release"]
 
 
 def prepare_release(
@@ -37,23 +39,28 @@ def prepare_release(
     return source
 
 
-def integer_array(value: Any, name: str = "value") -> npt.NDArray[np.int64]:
-    """``value`` as an int64 array, refusing non-integers rather than rounding them silently."""
-    arr = np.asarray(value)
-    if arr.dtype.kind in "iu":
-        if arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 1 << 62:
-            raise DomainError(explain(name, int(arr.max()), "integers below 2^62", "rescale the query"))
-        return arr.astype(np.int64)
-    if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.rint(arr)):
-        if arr.size and float(np.max(np.abs(arr))) >= 2.0**62:
-            raise DomainError(explain(name, float(np.max(np.abs(arr))), "|values| below 2^62", "rescale the query"))
-        return arr.astype(np.int64)
-    raise DomainError(
-        explain(name, value, "integer values", "use the continuous mechanism, or round the query before releasing")
-    )
+def integer_array(value: Any, name: str = "value") -> npt.NDArray[Any]:
+    """``value`` as exact integers (int64, or Python ints beyond int64), refusing non-integers rather than
+    rounding them silently (:func:`mpdp.numeric.exact_integers`)."""
+    return exact_integers(value, name, fix="use the continuous mechanism, or round the query before releasing")
+
+
+def integer_release(x: npt.NDArray[Any], noise: Any) -> Any:
+    """``x + noise`` computed exactly (int64 while it fits, else Python ints: a wrapped sum would land on the
+    other side of the range and reveal the noise's sign), as an array, or one int for a 0-d ``x``."""
+    out = exact_add(x, np.asarray(noise))
+    return out if out.ndim else int(out)
+
+
+def grid_release(units: npt.NDArray[np.int64], noise: Any, grid_bits: int) -> Any:
+    """``(units + noise) 2^-k``, the sum exact and rounded once to float64 (:func:`mpdp.dp.grid.grid_to_float`),
+    as an array, or one float for a 0-d ``units``."""
+    out = grid_to_float(exact_add(units, np.asarray(noise)), grid_bits)
+    return out if out.ndim else float(out)
 
 
 def check_dim(dim: int) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
-        raise ParameterError(explain("dim", dim, "an int >= 1", "pass the number of released coordinates"))
+    """``dim`` as an int in ``[1, 2^27]`` (coordinates of one release)."""
+    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or not 1 <= dim <= 1 << 27:
+        raise ParameterError(explain("dim", dim, "an int in [1, 2^27]", "pass the number of released coordinates"))
     return int(dim)

@@ -15,6 +15,7 @@ from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.calibration import check_epsilon, check_positive
 from mpdp.dp.mechanisms._base import prepare_release
 from mpdp.errors import DomainError, ParameterError, explain
+from mpdp.numeric import real_array
 from mpdp.randomness import RandomSource
 
 __all__ = ["ExponentialMechanism"]
@@ -67,7 +68,7 @@ class ExponentialMechanism:
         return PrivacyCost(epsilon=self.epsilon, delta=0.0, rho=rho, mechanism="exponential")
 
     def _gammas(self, utilities: Any) -> list[Fraction]:
-        u = np.asarray(utilities, dtype=np.float64)
+        u = real_array(utilities, "utilities")
         if u.ndim != 1 or u.size == 0:
             raise DomainError(explain("utilities", utilities, "a non-empty 1-D array of scores",
                                       "pass one utility per candidate"))

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from mpdp.dp._exact import as_rational
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.accounting.zcdp import zcdp_epsilon, zcdp_rho_for
@@ -19,9 +17,10 @@ from mpdp.dp.calibration import (
     check_positive,
     classic_gaussian_sigma,
     gaussian_epsilon,
+    gaussian_rho,
 )
 from mpdp.dp.grid import default_grid_bits, grid_l2_sensitivity, snap_to_grid
-from mpdp.dp.mechanisms._base import check_dim, integer_array, prepare_release
+from mpdp.dp.mechanisms._base import check_dim, grid_release, integer_array, integer_release, prepare_release
 from mpdp.dp.samplers import discrete_gaussian
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.randomness import RandomSource
@@ -32,6 +31,8 @@ CALIBRATIONS = ("analytic", "classic", "zcdp")
 
 
 def _sigma_for(method: str, *, epsilon: float, delta: float, sensitivity: float) -> float:
+    if not isinstance(method, str):
+        raise ParameterError(explain("method", method, f"one of {CALIBRATIONS}", "pass method='analytic'"))
     if method == "analytic":
         return analytic_gaussian_sigma(sensitivity=sensitivity, epsilon=epsilon, delta=delta)
     if method == "classic":
@@ -94,8 +95,9 @@ class GaussianMechanism:
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
         object.__setattr__(self, "dim", check_dim(self.dim))
+        gaussian_rho(sigma=self.sigma, sensitivity=self.sensitivity)  # refuses a sigma whose square underflows
         if self.grid_bits is None:
-            object.__setattr__(self, "grid_bits", default_grid_bits(self.sigma))
+            object.__setattr__(self, "grid_bits", default_grid_bits(self.sigma, self.sensitivity))
 
     @classmethod
     def calibrated(
@@ -117,10 +119,18 @@ class GaussianMechanism:
         sens = check_positive(sensitivity, "sensitivity")
         d = check_dim(dim)
         nominal = _sigma_for(method, epsilon=eps, delta=dlt, sensitivity=sens)
-        k = default_grid_bits(nominal) if grid_bits is None else grid_bits
+        k = default_grid_bits(nominal, sens) if grid_bits is None else grid_bits
         effective = grid_l2_sensitivity(sens, k, d) * 2.0**-k
         sigma = _sigma_for(method, epsilon=eps, delta=dlt, sensitivity=effective)
-        return cls(sensitivity=sens, sigma=sigma, delta=dlt, dim=d, grid_bits=k)
+        mech = cls(sensitivity=sens, sigma=sigma, delta=dlt, dim=d, grid_bits=k)
+        # The reported epsilon is evaluated from sigma again; at tiny epsilon it carries ~1e-16 of absolute
+        # rounding noise (delta depends on epsilon only in its last digits) and may land an ulp-level step above
+        # the target. Widen sigma by relative 2^-30, 2^-29, ... until it does not: at most a 1e-9-level change.
+        step = 2.0**-30
+        while mech.epsilon > eps and step < 1:
+            mech = cls(sensitivity=sens, sigma=mech.sigma * (1 + step), delta=dlt, dim=d, grid_bits=k)
+            step *= 2
+        return mech
 
     @property
     def effective_sensitivity(self) -> float:
@@ -163,9 +173,7 @@ class GaussianMechanism:
             )
         source = prepare_release(rng, ledger, self.cost, label, "GaussianMechanism")
         s = as_rational(self.sigma, "sigma") * Fraction(2) ** k
-        noise = np.asarray(discrete_gaussian(s * s, units.shape, rng=source))
-        out = np.ldexp((units + noise).astype(np.float64), -k)
-        return out if out.ndim else float(out)
+        return grid_release(units, discrete_gaussian(s * s, units.shape, rng=source), k)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,6 +207,7 @@ class DiscreteGaussianMechanism:
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=False))
+        gaussian_rho(sigma=self.sigma, sensitivity=self.sensitivity)  # refuses a sigma whose square underflows
 
     @classmethod
     def calibrated(cls, *, epsilon: float, delta: float, sensitivity: float) -> DiscreteGaussianMechanism:
@@ -233,8 +242,8 @@ class DiscreteGaussianMechanism:
         ledger: BudgetSpender | None = None,
         label: str = "discrete_gaussian",
     ) -> Any:
-        """The noisy integers (same shape, int64); charges ``ledger`` first if given."""
+        """The noisy integers (same shape; int64, or Python ints where a value leaves int64), computed exactly;
+        charges ``ledger`` first if given."""
         x = integer_array(value)
         source = prepare_release(rng, ledger, self.cost, label, "DiscreteGaussianMechanism")
-        out = x + np.asarray(discrete_gaussian(self.sigma2, x.shape, rng=source))
-        return out if out.ndim else int(out)
+        return integer_release(x, discrete_gaussian(self.sigma2, x.shape, rng=source))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -12,7 +13,7 @@ from mpdp.dp._exact import as_rational
 from mpdp.dp.accounting.cost import BudgetSpender, PrivacyCost
 from mpdp.dp.calibration import check_epsilon, check_positive
 from mpdp.dp.grid import default_grid_bits, grid_l1_sensitivity, snap_to_grid
-from mpdp.dp.mechanisms._base import integer_array, prepare_release
+from mpdp.dp.mechanisms._base import grid_release, integer_array, integer_release, prepare_release
 from mpdp.dp.samplers import discrete_laplace
 from mpdp.errors import ParameterError, explain
 from mpdp.randomness import RandomSource
@@ -47,8 +48,10 @@ class LaplaceMechanism:
 
     Accuracy
     --------
-    Per coordinate the noise has variance ``≈ 2 b^2`` with ``b = Δ/ε · (1 + d 2^-k/Δ)``; the inflation
-    factor is below ``1 + d 2^-40 ε`` with the default grid.
+    Per coordinate the noise has variance ``≈ 2 b^2`` with ``b = Δ/ε · (1 + d 2^-k/Δ)``; with the default grid
+    the inflation factor is below ``1 + d 2^-39 / ε`` and below ``1 + d 2^-19`` (the grid has at least ``2^19``
+    steps per unit of Δ, :func:`mpdp.dp.grid.default_grid_bits`). Any finite ε > 0 is sampled exactly: at tiny ε
+    the scale in grid units exceeds int64 and the noise is drawn, added and rounded on Python integers.
 
     References
     ----------
@@ -66,8 +69,11 @@ class LaplaceMechanism:
                               "pass the L1 sensitivity (> 0); a zero-sensitivity query needs no noise")
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "sensitivity", sens)
+        if not math.isfinite(sens / eps):
+            raise ParameterError(explain("sensitivity / epsilon", f"{sens} / {eps}", "a noise scale below 1.8e308",
+                                         "use a larger epsilon or rescale the query: the noise would not fit a float"))
         if self.grid_bits is None:
-            object.__setattr__(self, "grid_bits", default_grid_bits(sens / eps))
+            object.__setattr__(self, "grid_bits", default_grid_bits(sens / eps, sens))
 
     @property
     def scale(self) -> float:
@@ -100,9 +106,8 @@ class LaplaceMechanism:
         k = int(self.grid_bits or 0)
         units = snap_to_grid(value, k)
         source = prepare_release(rng, ledger, self.cost, label, "LaplaceMechanism")
-        noise = np.asarray(discrete_laplace(self.grid_scale(max(units.size, 1)), units.shape, rng=source))
-        out = np.ldexp((units + noise).astype(np.float64), -k)
-        return out if out.ndim else float(out)
+        noise = discrete_laplace(self.grid_scale(max(units.size, 1)), units.shape, rng=source)
+        return grid_release(units, noise, k)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,8 +154,8 @@ class DiscreteLaplaceMechanism:
         ledger: BudgetSpender | None = None,
         label: str = "discrete_laplace",
     ) -> Any:
-        """The noisy integers (same shape, int64); charges ``ledger`` first if given."""
+        """The noisy integers (same shape; int64, or Python ints where a value leaves int64), computed exactly;
+        charges ``ledger`` first if given."""
         x = integer_array(value)
         source = prepare_release(rng, ledger, self.cost, label, "DiscreteLaplaceMechanism")
-        out = x + np.asarray(discrete_laplace(self.scale, x.shape, rng=source))
-        return out if out.ndim else int(out)
+        return integer_release(x, discrete_laplace(self.scale, x.shape, rng=source))

@@ -51,9 +51,11 @@ def gamma_norm_noise(
     d = check_dim(dim)
     b = check_positive(beta, "beta", "pass beta = epsilon'/2 (CMS11) or the rate of the norm")
     source = resolve(rng)
-    count = 1 if size is None else int(size)
-    if count < 0:
-        raise ParameterError(explain("size", size, "None or an int >= 0", "pass e.g. size=10"))
+    count = 1 if size is None else size
+    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0 or count * d > 1 << 27:
+        raise ParameterError(explain("size", size, "None or an int >= 0 (at most 2^27 values in all)",
+                                     "pass e.g. size=10"))
+    count = int(count)
     u = source.random_open((count, d))
     norms = -np.log(u).sum(axis=1) / b
     g = np.asarray(discrete_gaussian(_DIRECTION_SIGMA2, (count, d), rng=source), dtype=np.float64)

@@ -37,7 +37,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mpdp.errors import ParameterError, explain
+from mpdp.numeric import positive_finite
 
 __all__ = [
     "TABLE1_METHODS",
@@ -71,14 +74,11 @@ TABLE1_METHODS: tuple[tuple[str, str], ...] = (
 
 # -- validation -------------------------------------------------------------------------------------------
 def _positive(name: str, value: float, fix: str) -> float:
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ParameterError(explain(name, value, "a finite number > 0", fix))
-    return v
+    return positive_finite(value, name, fix)
 
 
 def _count(name: str, value: int, fix: str) -> int:
-    if isinstance(value, bool) or int(value) != value or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ParameterError(explain(name, value, "an integer >= 1", fix))
     return int(value)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mpdp.dp.calibration import check_positive
 from mpdp.errors import DomainError, ParameterError, explain
 
@@ -28,14 +30,20 @@ NEIGHBOURING = ("add_remove", "replace")
 
 
 def _relation(neighbouring: str) -> str:
-    if neighbouring not in NEIGHBOURING:
+    if not isinstance(neighbouring, str) or neighbouring not in NEIGHBOURING:
         raise ParameterError(explain("neighbouring", neighbouring, f"one of {NEIGHBOURING}",
                                      "pass neighbouring='add_remove' (default) or 'replace'"))
     return neighbouring
 
 
 def _bounds(lower: float, upper: float) -> tuple[float, float]:
-    lo, hi = float(lower), float(upper)
+    try:
+        if not all(isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
+                   for v in (lower, upper)):
+            raise TypeError("bounds")
+        lo, hi = float(lower), float(upper)
+    except (TypeError, OverflowError):
+        lo, hi = math.nan, math.nan
     if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
         raise DomainError(explain("(lower, upper)", (lower, upper), "finite bounds with lower <= upper",
                                   "pass the clipping range of the values, e.g. lower=0.0, upper=1.0"))
@@ -66,7 +74,7 @@ def bounded_mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
 def histogram_sensitivity(*, norm: str = "l1", neighbouring: str = "add_remove") -> float:
     """Histogram with one bin per record: L1 1 / L2 1 (add/remove), L1 2 / L2 sqrt(2) (replace)."""
     relation = _relation(neighbouring)
-    if norm not in ("l1", "l2"):
+    if not isinstance(norm, str) or norm not in ("l1", "l2"):
         raise ParameterError(explain("norm", norm, "'l1' or 'l2'", "pass norm='l1' for Laplace, 'l2' for Gaussian"))
     if relation == "add_remove":
         return 1.0

@@ -78,6 +78,7 @@ import math
 from dataclasses import dataclass
 
 from mpdp.errors import ParameterError, explain
+from mpdp.numeric import positive_finite
 
 __all__ = [
     "LOGISTIC_CURVATURE",
@@ -98,9 +99,7 @@ LOGISTIC_CURVATURE = 0.25
 
 
 def _positive(name: str, value: float, fix: str) -> float:
-    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ParameterError(explain(name, value, "a finite number > 0", fix))
-    return float(value)
+    return positive_finite(value, name, fix)
 
 
 def _count(name: str, value: int) -> int:

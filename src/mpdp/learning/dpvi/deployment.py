@@ -79,7 +79,8 @@ def _same(public: Mapping[str, Any]) -> dict[str, Any]:
 def vertical_of(public: Mapping[str, Any]) -> VerticalDPVI:
     """The estimator every party (and the report) works the public setup out with, from the shared parameters."""
     settings = DPVIRunSettings.from_public(public["settings"])
-    return VerticalDPVI(noise=settings.noise, precision=GradientPrecision(renormalize=settings.renormalize),
+    return VerticalDPVI(noise=settings.noise, functions=settings.functions,
+                        precision=GradientPrecision(renormalize=settings.renormalize),
                         processes=settings.runner == "processes", fork_services=settings.runner == "fork-services",
                         **_same(public))
 
@@ -186,7 +187,8 @@ class DpviDeployment(AlgorithmDeployment):
         curves = [Curve("partitioned DPVI (MPC)", tuple(range(1, len(mpc.trace_.epochs) + 1)),
                         tuple(mpc.nll_per_epoch(test)), "epoch", "test NLL")]
         extra: dict[str, Any] = {
-            "noise": settings.noise, "renormalize": settings.renormalize, "runner": settings.runner,
+            "noise": settings.noise, "functions": settings.functions, "renormalize": settings.renormalize,
+            "runner": settings.runner,
             "noise_multiplier": privacy.noise_multiplier, "accountant": privacy.accountant, "steps": privacy.steps,
             "sampling_rate": privacy.sampling_rate, "settings": _common(settings, config.train.n),
             "per_iteration_seconds": {"mpc": float(np.mean(mpc.trace_.step_seconds))},

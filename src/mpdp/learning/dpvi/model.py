@@ -306,6 +306,12 @@ class VerticalDPVI(_Base):
         How the step compares (:class:`~mpdp.protocols.mpc.MPCSession`): ``"circuit"`` (default, the least CPU),
         or ``"fss"``: one round per comparison with the dealer's DCF keys (two data parties), fewer rounds for
         more CPU and dealer traffic, for parties far apart (figures: ``bench/RESULTS.md``, dpvi).
+    functions:
+        How the step computes: ``"masked"`` (default), on masked wires with the dealer's tables and keys
+        (:func:`~mpdp.protocols.mixture_gradient.masked_gradient_sum`: 10 online rounds instead of 34-36, no slower
+        on the LAN model, far faster on the WAN model, about 4x the circuit step's CPU; two data parties, and steps
+        whose parameters it does not hold run the circuit step), or ``"circuit"``: the circuit step, the least CPU
+        (the faster option when every party runs in one process). Figures: ``bench/RESULTS.md``, dpvi.
     rng:
         Root randomness (parties' keys, shares, noise, the public seed); default fresh OS entropy.
     """
@@ -313,8 +319,9 @@ class VerticalDPVI(_Base):
     def __init__(self, *, noise: str = DEFAULTS.noise, precision: GradientPrecision | None = None, colluders: int = 0,
                  party_names: Sequence[str] | None = None, party_ledgers: Mapping[str, BudgetSpender] | None = None,
                  processes: bool = False, fork_services: bool = False, comparisons: str = "circuit",
-                 components: int = DEFAULTS.components, epsilon: float | None = 1.0, delta: float = 1e-5,
-                 epochs: int | None = DEFAULTS.epochs, batch_size: int | None = DEFAULTS.batch,
+                 functions: str = DEFAULTS.functions, components: int = DEFAULTS.components,
+                 epsilon: float | None = 1.0, delta: float = 1e-5, epochs: int | None = DEFAULTS.epochs,
+                 batch_size: int | None = DEFAULTS.batch,
                  clip: float = DEFAULTS.clip, learning_rate: float = DEFAULTS.lr, batching: str = DEFAULTS.batching,
                  accountant: str = DEFAULTS.accountant, noise_multiplier: float | None = None, grid_bits: int = 30,
                  model: MixtureModel | None = None, public_seed: bytes | None = None,
@@ -327,6 +334,10 @@ class VerticalDPVI(_Base):
             raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
                                          "pick how the MPC step compares"))
         self.comparisons = comparisons
+        if functions not in ("circuit", "masked"):
+            raise ParameterError(explain("functions", functions, "'circuit' or 'masked'",
+                                         "pick how the MPC step computes"))
+        self.functions = functions
         if processes and fork_services:
             raise ParameterError(explain("fork_services", True, "False with processes=True (every party is forked)",
                                          "pass one of processes=True or fork_services=True"))
@@ -349,7 +360,8 @@ class VerticalDPVI(_Base):
 
     def _spec_options(self) -> dict[str, Any]:
         runner = "processes" if self.processes else "fork-services" if self.fork_services else "greenlets"
-        return {**super()._spec_options(), "noise": self.noise, "renormalize": self._precision.renormalize,
+        return {**super()._spec_options(), "noise": self.noise, "functions": self.functions,
+                "renormalize": self._precision.renormalize,
                 "runner": runner}
 
     @property
@@ -417,7 +429,7 @@ class VerticalDPVI(_Base):
         z = self._noise_multiplier(plan, model.dim, contributors)
         settings = replace(settings, noise_multiplier=z)
         setup = VerticalSetup(model, names, groups, n, settings, precision=self._precision, noise=self.noise,
-                              public_seed=self.public_seed, comparisons=self.comparisons)
+                              public_seed=self.public_seed, comparisons=self.comparisons, functions=self.functions)
         return setup, self._privacy(plan, model.dim, z, names)
 
     def _privacy(self, plan: BatchPlan, dim: int, z: float, names: Sequence[str]) -> Privacy:

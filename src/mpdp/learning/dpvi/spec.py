@@ -45,6 +45,8 @@ class DPVIRunSettings(Settings):
                            choices=("poisson", "disjoint"))
     accountant: str = option("ddg", "'ddg' (proven for the discrete noise) or 'gaussian' (the paper's)",
                              choices=("ddg", "gaussian"))
+    functions: str = option("masked", "'masked' (exp, 1/x and 1/sqrt on masked wires: 10 online rounds a step) or "
+                            "'circuit' (the series and Newton circuits; any ring)", choices=("masked", "circuit"))
     renormalize: bool = option(True, "renormalization constants (false: paper 002 Figure 2's failure)")
     baseline: bool = option(True, "also train the non-partitioned float DPVI and non-private VI")
     runner: str = option("greenlets", "'greenlets' (every party in this thread), 'fork-services' (the dealer and any "

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import encode
 from mpdp.errors import DatasetUnavailableError, ModelFileError, SchemaMismatchError, explain
+from mpdp.files import read_text_file
 
 __all__ = ["MISSING", "TableRead", "TableSchema", "format_value", "read_table", "write_table"]
 
@@ -208,7 +209,7 @@ def read_table(schema: TableSchema, path: str | Path, *,
         raise DatasetUnavailableError(explain("CSV file", str(file), "an existing file", "check the path"))
     if out_of_bounds not in ("clip", "error"):
         raise SchemaMismatchError(explain("out_of_bounds", out_of_bounds, "'clip' or 'error'", "pick one"))
-    reader = csv.reader(io.StringIO(file.read_text(encoding="utf-8-sig")))
+    reader = csv.reader(io.StringIO(read_text_file(file, "CSV file")))
     rows = [r for r in reader if any(c.strip() for c in r)]
     if not rows:
         raise SchemaMismatchError(explain(str(file), "an empty file", "a header row and data rows",
@@ -219,6 +220,9 @@ def read_table(schema: TableSchema, path: str | Path, *,
         raise SchemaMismatchError(explain(f"columns of {file.name}", header[:12], f"the model's columns, missing "
                                           f"{missing}", "add the columns the model was trained on"))
     body = rows[1:]
+    if not body:
+        raise SchemaMismatchError(explain(str(file), "a header row and no data rows", "at least one data row "
+                                          "below the header", "add the records below the header"))
     for lineno, row in enumerate(body, 2):
         if len(row) != len(header):
             raise SchemaMismatchError(explain(f"{file.name}:{lineno}", f"{len(row)} fields",

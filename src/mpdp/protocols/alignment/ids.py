@@ -15,6 +15,9 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from mpdp.errors import DatasetError, DuplicateIdError, ParameterError, explain
 
@@ -39,6 +42,11 @@ def check_ids(ids: Sequence[str], *, case_sensitive: bool = False, where: str = 
     DuplicateIdError
         An identifier in more than one row (how many repeat, how many rows they take, the first rows).
     """
+    given: Any = ids
+    if isinstance(given, str | bytes) or not isinstance(given, Sequence | np.ndarray) or (
+            isinstance(given, np.ndarray) and given.ndim != 1):
+        raise ParameterError(explain(where, type(ids).__name__, "a sequence of str identifiers",
+                                     "pass the id column as a list of str"))
     if len(ids) == 0:
         raise DatasetError(explain(where, "no rows", "at least one identifier", "give the party's id column"))
     bad_type = next((i for i, v in enumerate(ids) if not isinstance(v, str)), None)

@@ -87,9 +87,13 @@ class AlignmentSpec:
     workers: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        given: Any = self.parties
+        if isinstance(given, str | bytes) or not isinstance(given, Sequence):
+            raise ParameterError(explain("parties", self.parties, "two or more distinct party names",
+                                         "name every party holding an id column, e.g. ('alice', 'bob')"))
         parties = tuple(self.parties)
         object.__setattr__(self, "parties", parties)
-        if len(parties) < 2 or len(set(parties)) != len(parties) or not all(isinstance(p, str) and p for p in parties):
+        if len(parties) < 2 or not all(isinstance(p, str) and p for p in parties) or len(set(parties)) != len(parties):
             raise ParameterError(explain("parties", parties, "two or more distinct party names",
                                          "name every party holding an id column, e.g. ('alice', 'bob')"))
         for name, low in (("min_intersection", 1), ("max_ids", 1)):
@@ -328,6 +332,8 @@ def simulate_alignment(ids: Mapping[str, Sequence[str]], *, min_intersection: in
     Returns every party's :class:`Alignment` and the run (traffic, seconds). ``progress`` shows the leader's
     steps (the others run the same steps alongside).
     """
+    if not isinstance(ids, Mapping):
+        raise ParameterError(explain("ids", type(ids).__name__, "{party: id column}", "pass a dict of columns"))
     spec = AlignmentSpec(parties=tuple(ids), min_intersection=min_intersection, case_sensitive=case_sensitive,
                          workers=workers)
     leader = spec.parties[0]

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.ring import RingArray
 from mpdp.errors import DomainError, MalformedMessageError, ParameterError, PrecisionError, ShapeMismatchError, explain
+from mpdp.numeric import real_array
 from mpdp.progress import SILENT, Progress
 from mpdp.protocols.inner_product.paillier import paillier_holder
 from mpdp.protocols.inner_product.ring_output import check_ring
@@ -32,7 +33,7 @@ __all__ = ["cross_product", "cross_product_share", "simulate_cross_product"]
 def _as_matrix(data: Any, rows: int, cols: int, bound: float, who: str) -> npt.NDArray[np.float64]:
     """``who``'s data as a ``rows x cols`` float matrix (a vector becomes one column), refused unless it has that
     shape and finite entries within the public ``bound``."""
-    m = np.asarray(data, dtype=np.float64)
+    m = real_array(data, f"data of {who}")
     if m.ndim == 1 and cols == 1:
         m = m[:, None]
     if m.shape != (rows, cols):
@@ -104,7 +105,7 @@ def cross_product_share(comm: Comm, peer: str, mine: Any, *, left: bool, backend
     ``B = 300`` that is 2^-15 per entry. Prefer :func:`cross_product`'s ring shares (2^-40) where the consumer
     can work in the ring.
     """
-    m = np.asarray(mine, dtype=np.float64)
+    m = real_array(mine, f"data of {comm.name}")
     if m.ndim == 1:
         m = m[:, None]
     if m.ndim != 2:

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.errors import ParameterError, PrecisionError, explain
+from mpdp.numeric import positive_finite
 
 __all__ = ["Backend", "CkksBackend", "CrossProduct", "CrossProductSpec", "PaillierBackend", "SharesBackend"]
 
@@ -75,7 +76,10 @@ class PaillierBackend:
     name: str = "paillier"
 
     def __post_init__(self) -> None:
-        if self.randomizer not in ("crt", "fixed-base"):
+        if isinstance(self.key_bits, bool) or not isinstance(self.key_bits, int) or not 512 <= self.key_bits <= 16384:
+            raise ParameterError(explain("key_bits", self.key_bits, "an int in [512, 16384] (2048 or more unless "
+                                         "insecure_for_tests)", "use 2048 or 3072"))
+        if not isinstance(self.randomizer, str) or self.randomizer not in ("crt", "fixed-base"):
             raise ParameterError(explain("randomizer", self.randomizer, "'crt' or 'fixed-base'", "pick one"))
         if not isinstance(self.mask_bits, int) or not 1 <= self.mask_bits <= 256:
             raise ParameterError(explain("mask_bits", self.mask_bits, "an int in [1, 256]", "use 40"))
@@ -154,17 +158,27 @@ class CrossProductSpec:
     fmt: FixedPointFormat = FAST
 
     def __post_init__(self) -> None:
+        for name in ("left", "right"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ParameterError(explain(name, getattr(self, name), "a party name", "name the two holders"))
         if self.left == self.right:
             raise ParameterError(explain("right", self.right, "a party other than left", "name two holders"))
         for name in ("rows", "left_cols", "right_cols"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ParameterError(explain(name, value, "an int >= 1", "pass the matrix dimensions"))
-        if not isinstance(self.bound, (int, float)) or not np.isfinite(self.bound) or self.bound <= 0:
-            raise ParameterError(explain("bound", self.bound, "a finite number > 0", "pass e.g. bound=1.0"))
-        if self.reveal_to not in (None, self.left, self.right):
+        object.__setattr__(self, "bound", positive_finite(self.bound, "bound"))
+        if not (self.reveal_to is None or (isinstance(self.reveal_to, str) and self.reveal_to in (self.left,
+                                                                                                 self.right))):
             raise ParameterError(explain("reveal_to", self.reveal_to, f"None, {self.left!r} or {self.right!r}",
                                          "reveal to one of the two holders, or keep shares"))
+        if not isinstance(self.backend, SharesBackend | PaillierBackend | CkksBackend):
+            raise ParameterError(explain("backend", self.backend, "SharesBackend(), PaillierBackend() or "
+                                         "CkksBackend()", "pass one of the three backends"))
+        if not isinstance(self.fmt, FixedPointFormat):
+            raise ParameterError(explain("fmt", self.fmt, "a FixedPointFormat", "pass e.g. FAST"))
+        if self.rows > 1 << 40:
+            raise ParameterError(explain("rows", self.rows, "at most 2^40", "split the product"))
         self.backend.check(self)
         if not self.fmt.raw_bound_ok(self.result_bound, 2 * self.fmt.frac_bits):
             raise PrecisionError(
@@ -176,7 +190,7 @@ class CrossProductSpec:
     @property
     def result_bound(self) -> float:
         """Public bound on |entries of X^T Y|: rows * bound^2."""
-        return self.rows * float(self.bound) ** 2
+        return self.rows * float(self.bound) * float(self.bound)  # inf (refused) rather than OverflowError
 
     @property
     def scale_bits(self) -> int:

@@ -53,7 +53,11 @@ Layout
 :class:`StepPublic`) are the public values; :mod:`~mpdp.protocols.mixture_gradient.bounds` derives the error bounds
 and the clipping domain from them, :mod:`~mpdp.protocols.mixture_gradient.plan` the plan of a step
 (:func:`plan_step`), and :mod:`~mpdp.protocols.mixture_gradient.step` runs the MPC program
-(:func:`clipped_gradient_sum`, :func:`release`). Each module imports only those named before it.
+(:func:`clipped_gradient_sum`, :func:`release`); :mod:`~mpdp.protocols.mixture_gradient.masked_step` runs the same
+computation on masked wires in 10 online rounds instead of 22 to 37 (:func:`masked_gradient_sum`; :func:`gradient_sum`
+picks it where the session computes on masked wires and the step's parameters fit: DPVI's default with two data
+parties; the circuit step is the option for three or more, and the one with the least CPU). Each module imports only
+those named before it.
 
 Security
 --------
@@ -74,7 +78,7 @@ than ``u``); the inverse square root carries its relative error ``eps_c``
 before the switch (``2^-f``) only move the shared ``q~``, a valid input whatever it is: the clipping is
 exact relative to it. :func:`plan_step` turns the tail's errors into the clipping constant ``C'`` that keeps
 the released sum's sensitivity at ``C`` (:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed
-``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`_tilde_norm_error`, independent of the
+``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`tilde_norm_error`, independent of the
 size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C' (1 + eps_c) sqrt(1 + 4.1
 e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
 ``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)
@@ -94,6 +98,7 @@ discrete Gaussian).
 """
 
 from mpdp.protocols.mixture_gradient.bounds import clip_domain_bound, gradient_error_bound
+from mpdp.protocols.mixture_gradient.masked_step import gradient_sum, masked_gradient_sum
 from mpdp.protocols.mixture_gradient.parameters import (
     CLIP_EXP_STEP,
     NORM_LOW_EXP,
@@ -120,6 +125,8 @@ __all__ = [
     "clip_domain_bound",
     "clipped_gradient_sum",
     "gradient_error_bound",
+    "gradient_sum",
+    "masked_gradient_sum",
     "plan_step",
     "release",
 ]

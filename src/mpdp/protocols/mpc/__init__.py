@@ -26,7 +26,12 @@ Each module imports only modules listed before it (and :mod:`mpdp.crypto`, :mod:
    :mod:`~mpdp.protocols.mpc.comparison`: ``[x < 0]`` (the carry circuit, or the FSS one when the session
    asks for it) and what it enables (sign, ReLU, select, maximum, clip); :mod:`~mpdp.protocols.mpc.bits`: bit
    decomposition and many-threshold comparison.
-6. :mod:`~mpdp.protocols.mpc.functions`: exp, reciprocal, division, square roots.
+6. :mod:`~mpdp.protocols.mpc.functions`: exp, reciprocal, division, square roots, sigmoid (circuits);
+   :mod:`~mpdp.protocols.mpc.masked`: the same functions on masked wires (a public ``v + lambda`` with a dealt
+   ``lambda``; a planner compiles a function or a whole step into rounds whose correlations the dealer hands out
+   before the online phase): exp and sigmoid in 2 online rounds, reciprocal, square roots in 3, division in 4
+   (``MPCSession(functions="masked")``, two computing parties and a dealer; the circuits are the dealer-free and
+   slower option).
 7. :mod:`~mpdp.protocols.mpc.clipping`: DP-SGD clipping (``clip_norm``, ``inv_sqrt_max``).
 8. :mod:`~mpdp.protocols.mpc.session`: :class:`MPCSession`, a computing party's session (inputs, public
    values, the openings).

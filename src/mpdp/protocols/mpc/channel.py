@@ -52,6 +52,9 @@ class Channel(Protocol):
     comparisons: str
     """How ``[x < 0]`` is computed: ``"circuit"`` (the carry circuit, any provider and number of parties) or
     ``"fss"`` (one round with the dealer's DCF keys where the provider deals them, else the circuit)."""
+    functions: str
+    """How the high-precision functions are computed: ``"circuit"`` or ``"masked"`` (on masked wires where the
+    provider deals masked plans, :mod:`~mpdp.protocols.mpc.masked`)."""
     session_id: bytes
     """The 8 random bytes every sharing id of this session starts with."""
     new_id: Callable[[], bytes]

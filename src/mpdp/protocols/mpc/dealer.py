@@ -55,6 +55,7 @@ import numpy as np
 
 from mpdp.crypto.correlations import CorrelationBatch, CorrelationSpec, batch
 from mpdp.crypto.correlations import spec as _spec
+from mpdp.crypto.masked.plan import MaskedPlan
 from mpdp.crypto.prg import AesCtrPrg
 from mpdp.crypto.ring import Ring
 from mpdp.errors import MalformedMessageError, ParameterError, ProtocolAbortError, explain
@@ -65,6 +66,7 @@ from mpdp.protocols.mpc.provider import (
     CorrelationProvider,
     DaBit,
     DcfKey,
+    MaskedMaterial,
     MaskedProduct,
     OwnedProduct,
     SquarePair,
@@ -215,7 +217,8 @@ class TrustedDealer(Party):
                                                     f"a list of correlation specs, the number of one of the "
                                                     f"{len(known.slots)} remembered requests, or 'close'",
                                                     "reject the sender"))
-            keys = sum(math.prod(s.shape) for s in work.specs if s.kind == "dcf")
+            keys = sum(math.prod(s.shape) if s.plan is None else s.plan.dcf_keys for s in work.specs
+                       if s.kind in ("dcf", "masked"))
             if keys and (len(parties) != 2 or (self.max_dcf_keys is not None
                                                and dcf_keys + keys > self.max_dcf_keys)):
                 why = (f"{_EXHAUSTED}: {dcf_keys} of {self.max_dcf_keys} DCF keys dealt, {keys} more asked for"
@@ -409,6 +412,14 @@ class DealerProvider(CorrelationProvider):
     @property
     def deals_dcf_keys(self) -> bool:
         return len(self.parties) == 2
+
+    @property
+    def deals_masked_plans(self) -> bool:
+        return len(self.parties) == 2
+
+    def masked_material(self, plan: MaskedPlan) -> MaskedMaterial:
+        parts = self.parts(_spec("masked", 128, (), plan=plan))
+        return MaskedMaterial(parts, plan.digest, self._issuer, self.index)
 
     @property
     def dcf_issuer(self) -> bytes:

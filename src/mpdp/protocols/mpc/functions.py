@@ -40,11 +40,11 @@ from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.protocols.mpc.arithmetic import (
-    _finish,
-    _public_ints,
     convert,
+    finish_product,
     mul_constants,
     mul_split,
+    public_ints,
     truncated_masked_product,
     wrap_shift_many,
 )
@@ -52,7 +52,8 @@ from mpdp.protocols.mpc.bits import at_least
 from mpdp.protocols.mpc.comparison import ltz
 from mpdp.protocols.mpc.tensor import SharedFixedPoint, stack
 
-__all__ = ["div", "exp", "inv_sqrt", "mul_any_bound", "normalise_by_buckets", "power_ladder", "reciprocal", "sqrt"]
+__all__ = ["div", "exp", "inv_sqrt", "mul_any_bound", "normalise_by_buckets", "power_ladder", "reciprocal", "sigmoid",
+           "sqrt"]
 
 _WORD = Z2k(64)
 _LOW = (1 << 64) - 1
@@ -113,11 +114,11 @@ def _linear(terms: list[SharedFixedPoint], coefficients: list[float], constant: 
     """``constant + sum_k c_k t_k`` for public reals: exact integer products summed, then one truncation."""
     stacked = stack(terms)
     c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
-    ints, extra = _public_ints(c, stacked, len(terms))
+    ints, extra = public_ints(c, stacked, len(terms))
     ring = stacked.ring
     raw = ring.sum(ring.mul_int(stacked.share, ints), 0)
     bound = stacked.bound * float(np.sum(np.abs(c)))
-    combined = _finish(stacked[0], raw, stacked.scale + extra, bound, stacked.session.new_id())
+    combined = finish_product(stacked[0], raw, stacked.scale + extra, bound, stacked.session.new_id())
     return combined + constant
 
 
@@ -127,9 +128,9 @@ def _linear_into(terms: list[SharedFixedPoint], coefficients: list[float], fmt: 
     combination is moved into ``fmt``'s ring and truncated there in one wrap-corrected shift (one round)."""
     stacked = stack(terms)
     c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
-    ints, extra = _public_ints(c, stacked, len(terms))
+    ints, extra = public_ints(c, stacked, len(terms))
     ring, session = stacked.ring, stacked.session
-    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)  # |raw| < 2^(l-2): _public_ints keeps the headroom
+    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)  # |raw| < 2^(l-2): public_ints keeps the headroom
     have = stacked.scale + extra
     drop = max(0, have - scale)
     sid = session.new_id()
@@ -170,6 +171,18 @@ def exp(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoin
     for k in range(1, m + 1):
         value = value.square().assume_bound(math.exp(p.high * 2.0 ** (k - m)) * (1 + 1e-6) + 4 * x.fmt.resolution)
     return value
+
+
+def sigmoid(x: SharedFixedPoint, params: ExpParams | None = None) -> SharedFixedPoint:
+    """``1 / (1 + exp(-x))`` on ``params``' domain (default ``[-16, 16]``): :func:`exp` of ``-x``, then
+    :func:`reciprocal` of ``1 + exp(-x)`` on ``[1, 2^(ceil(high log2 e) + 1)]``. Relative error: exp's bound plus
+    the reciprocal's (``1 + exp(-x)`` carries exp's relative error at most)."""
+    p = params or ExpParams()
+    if not isinstance(p, ExpParams):
+        raise ParameterError(explain("params", p, "an ExpParams", "pass ExpParams(...)"))
+    denominator = (exp(-x, p) + 1.0).assume_bound(math.exp(-p.low) * (1 + 1e-6) + 1.0)
+    top = math.ceil(-p.low * math.log2(math.e)) + 1
+    return reciprocal(denominator, ReciprocalParams(low_exp=0, high_exp=top, strict=False))
 
 
 def normalise_by_buckets(x: SharedFixedPoint, low_exp: int, high_exp: int, strict: bool,

@@ -23,6 +23,7 @@ from collections.abc import Hashable, Iterator, Sequence
 
 from mpdp.crypto.correlations import CorrelationSpec
 from mpdp.crypto.correlations import spec as _spec
+from mpdp.crypto.masked.plan import MaskedPlan
 from mpdp.crypto.ring import Ring
 from mpdp.errors import ParameterError, explain
 from mpdp.protocols.mpc.provider import (
@@ -32,6 +33,7 @@ from mpdp.protocols.mpc.provider import (
     CorrelationProvider,
     DaBit,
     DcfKey,
+    MaskedMaterial,
     MaskedProduct,
     OwnedProduct,
     SquarePair,
@@ -172,6 +174,15 @@ class PlannedProvider(CorrelationProvider):
         if self._recording is not None:
             self._recording.append(spec)
         return self.inner.dcf_key(ring, shape, depth)
+
+    @property
+    def deals_masked_plans(self) -> bool:
+        return self.inner.deals_masked_plans
+
+    def masked_material(self, plan: MaskedPlan) -> MaskedMaterial:
+        if self._recording is not None:
+            self._recording.append(_spec("masked", 128, (), plan=plan))
+        return self.inner.masked_material(plan)
 
     def close(self) -> None:
         self.inner.close()

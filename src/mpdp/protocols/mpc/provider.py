@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.correlations import CorrelationSpec, draw_shape
+from mpdp.crypto.masked.plan import MaskedPlan
 from mpdp.crypto.ring import Ring, RingArray
 from mpdp.errors import ParameterError, explain
 
@@ -55,6 +56,7 @@ __all__ = [
     "CorrelationProvider",
     "DaBit",
     "DcfKey",
+    "MaskedMaterial",
     "MaskedProduct",
     "OwnedProduct",
     "SquarePair",
@@ -164,6 +166,18 @@ class DcfKey:
     issuer: bytes = b""
 
 
+@dataclass(frozen=True)
+class MaskedMaterial:
+    """This party's parts of a masked-wire plan (:mod:`mpdp.crypto.masked.plan`: part name -> array), bound to the
+    plan (``digest``) and to the provider that dealt them (``issuer``): an executor refuses material of another
+    plan or session before it opens anything (:mod:`mpdp.protocols.mpc.masked`)."""
+
+    parts: dict[str, RingArray] = field(repr=False)
+    digest: bytes
+    issuer: bytes
+    party: int
+
+
 class TripleSource(abc.ABC):
     """Supplies this party's shares of multiplication triples (the part HE backends generate)."""
 
@@ -243,6 +257,18 @@ class CorrelationProvider(TripleSource):
         masks is not possible, so protocols fall back to a product of shared operands)."""
         return False
 
+    @property
+    def deals_masked_plans(self) -> bool:
+        """Whether :meth:`masked_material` is available (a dealer with two computing parties deals masked-wire
+        plans: their masks must be known to one party that computes nothing, and their comparison keys are
+        two-party)."""
+        return False
+
+    def masked_material(self, plan: MaskedPlan) -> MaskedMaterial:
+        """This party's :class:`MaskedMaterial` for ``plan`` (spec kind ``masked``)."""
+        raise ParameterError(explain("provider", type(self).__name__, "a provider that deals masked-wire plans",
+                                     "check deals_masked_plans first (a TrustedDealer with two computing parties)"))
+
     def owned_product(self, kind: str, owner: int, ring: Ring, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
                       shift: int, *, out_ring: Ring | None = None) -> OwnedProduct:
         """An :class:`OwnedProduct` for ``X @ y`` (``kind`` ``"matmul"``) or ``X * y`` (``"mul"``), ``X`` of
@@ -308,6 +334,13 @@ class WithTriplesFrom(CorrelationProvider):
 
     def dcf_key(self, ring: Ring, shape: tuple[int, ...], depth: int) -> DcfKey:
         return self.rest.dcf_key(ring, shape, depth)
+
+    @property
+    def deals_masked_plans(self) -> bool:
+        return self.rest.deals_masked_plans
+
+    def masked_material(self, plan: MaskedPlan) -> MaskedMaterial:
+        return self.rest.masked_material(plan)
 
     def prefetch(self, specs: Sequence[CorrelationSpec]) -> None:
         self.rest.prefetch(self._rest_specs(specs))

@@ -51,6 +51,7 @@ from mpdp.errors import DomainError, KeyMismatchError, MalformedMessageError, Pa
 from mpdp.protocols.mpc import arithmetic, comparison, functions
 from mpdp.protocols.mpc.channel import check_bound
 from mpdp.protocols.mpc.dealer import DealerProvider
+from mpdp.protocols.mpc.masked import functions as masked
 from mpdp.protocols.mpc.provider import CorrelationProvider
 from mpdp.protocols.mpc.tensor import Operations, SharedFixedPoint
 from mpdp.runtime import Comm
@@ -61,6 +62,35 @@ _OPENING_KEYS = frozenset({"id", "v"})
 _UINT64, _UINT8 = np.dtype(np.uint64), np.dtype(np.uint8)  # compared with a dtype, not a type: no conversion
 _ID = struct.Struct("<8sQ")
 _Z64 = ring_for_bits(64)
+
+
+def _masked(x: SharedFixedPoint) -> bool:
+    """Whether ``x``'s session computes functions on masked wires and they take ``x``."""
+    return x.session.functions == "masked" and masked.applies(x)
+
+
+def _exp(x: SharedFixedPoint, params: Any = None) -> SharedFixedPoint:
+    return masked.exp(x, params) if _masked(x) else functions.exp(x, params)
+
+
+def _sigmoid(x: SharedFixedPoint, params: Any = None) -> SharedFixedPoint:
+    return masked.sigmoid(x, params) if _masked(x) else functions.sigmoid(x, params)
+
+
+def _reciprocal(x: SharedFixedPoint, params: Any = None) -> SharedFixedPoint:
+    return masked.reciprocal(x, params) if _masked(x) else functions.reciprocal(x, params)
+
+
+def _div(a: SharedFixedPoint, b: SharedFixedPoint) -> SharedFixedPoint:
+    return masked.div(a, b) if _masked(b) else functions.div(a, b)
+
+
+def _sqrt(x: SharedFixedPoint, params: Any = None) -> SharedFixedPoint:
+    return masked.sqrt(x, params) if _masked(x) else functions.sqrt(x, params)
+
+
+def _inv_sqrt(x: SharedFixedPoint, params: Any = None) -> SharedFixedPoint:
+    return masked.inv_sqrt(x, params) if _masked(x) else functions.inv_sqrt(x, params)
 
 
 class _Operations:
@@ -78,11 +108,12 @@ class _Operations:
     less = staticmethod(comparison.less)
     greater = staticmethod(comparison.greater)
     max_along = staticmethod(comparison.max_along)
-    div = staticmethod(functions.div)
-    reciprocal = staticmethod(functions.reciprocal)
-    exp = staticmethod(functions.exp)
-    sqrt = staticmethod(functions.sqrt)
-    inv_sqrt = staticmethod(functions.inv_sqrt)
+    div = staticmethod(_div)
+    reciprocal = staticmethod(_reciprocal)
+    exp = staticmethod(_exp)
+    sigmoid = staticmethod(_sigmoid)
+    sqrt = staticmethod(_sqrt)
+    inv_sqrt = staticmethod(_inv_sqrt)
 
 
 class MPCSession:
@@ -103,18 +134,28 @@ class MPCSession:
         ``"circuit"`` (default): comparisons by the carry circuit (7 rounds in Z_2^64); ``"fss"``: one round
         with DCF keys from the provider (:mod:`~mpdp.protocols.mpc.fss_compare`; a dealer with two computing
         parties deals them), falling back to the circuit where it does not.
+    functions:
+        How ``exp``, ``sigmoid``, ``reciprocal``, division and the square roots of Z_2^128 values are computed:
+        ``"circuit"`` (default): the iterative functions of :mod:`~mpdp.protocols.mpc.functions` (products and
+        comparisons, 16 to 42 rounds, any provider and number of parties); ``"masked"``: on masked wires
+        (:mod:`~mpdp.protocols.mpc.masked.functions`: 2 to 4 rounds, a dealer's tables and keys, two computing
+        parties), falling back to the circuit functions where the provider deals no masked plans.
     """
 
     ops: Operations = _Operations()
     """The operations behind the operators of this session's shared values (the same for every session)."""
 
     def __init__(self, comm: Comm, *, provider: CorrelationProvider, parties: Iterable[str] | None = None,
-                 fmt: FixedPointFormat = FAST, comparisons: str = "circuit") -> None:
+                 fmt: FixedPointFormat = FAST, comparisons: str = "circuit", functions: str = "circuit") -> None:
         self.comm = comm
         if comparisons not in ("circuit", "fss"):
             raise ParameterError(explain("comparisons", comparisons, "'circuit' or 'fss'",
                                          "pick how the session compares"))
+        if functions not in ("circuit", "masked"):
+            raise ParameterError(explain("functions", functions, "'circuit' or 'masked'",
+                                         "pick how the session computes exp, reciprocals and roots"))
         self.comparisons = comparisons
+        self.functions = functions
         self.parties = tuple(comm.parties if parties is None else parties)
         if comm.name not in self.parties or any(p not in comm.parties for p in self.parties) \
                 or len(set(self.parties)) != len(self.parties):
@@ -143,11 +184,13 @@ class MPCSession:
 
     @classmethod
     def with_dealer(cls, comm: Comm, *, dealer: str = "dealer", parties: Iterable[str] | None = None,
-                    fmt: FixedPointFormat = FAST, comparisons: str = "circuit") -> MPCSession:
+                    fmt: FixedPointFormat = FAST, comparisons: str = "circuit",
+                    functions: str = "circuit") -> MPCSession:
         """A session whose correlations come from the :class:`~mpdp.protocols.mpc.dealer.TrustedDealer`
         named ``dealer`` (every other party computes, unless ``parties`` says otherwise)."""
         provider = DealerProvider(comm, dealer=dealer, parties=parties)
-        return cls(comm, provider=provider, parties=provider.parties, fmt=fmt, comparisons=comparisons)
+        return cls(comm, provider=provider, parties=provider.parties, fmt=fmt, comparisons=comparisons,
+                   functions=functions)
 
     def close(self) -> None:
         """Tell the provider no more correlations are needed (the dealer stops)."""

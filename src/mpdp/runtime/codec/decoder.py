@@ -53,7 +53,12 @@ __all__ = ["decode"]
 
 def decode(data: bytes | bytearray | memoryview, *, limits: CodecLimits = DEFAULT_LIMITS) -> Any:
     """Parse bytes from another party, strictly. Raises :class:`~mpdp.errors.MalformedMessageError`."""
-    buf: bytes | bytearray | memoryview = data if type(data) in (bytes, bytearray) else memoryview(data).cast("B")
+    try:
+        buf: bytes | bytearray | memoryview = data if type(data) in (bytes, bytearray) else memoryview(data).cast(
+            "B")
+    except (TypeError, ValueError) as exc:
+        raise MalformedMessageError(explain("message", type(data).__name__, "bytes", "pass the bytes received"))\
+            from exc
     size = len(buf)
     if size > limits.max_bytes:
         raise MalformedMessageError(
