@@ -165,7 +165,6 @@ class Tally:
 
     def __init__(self) -> None:
         self.traffic: dict[str, PartyTraffic] = {SERVER: PartyTraffic()}
-        self.rounds: list[dict[str, Any]] = []
 
     def add(self, result: Round) -> None:
         hub = self.traffic[SERVER]
