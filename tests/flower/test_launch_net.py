@@ -34,10 +34,10 @@ pytestmark = pytest.mark.net
 
 def test_real_supernodes_with_a_client_killed_mid_round(tmp_path: Path) -> None:
     config = small_config(parties=3, T=1)
-    out = launch("mpc-gradp", config, seed=SEED, tls=True, max_dropouts=1, crash={"party1": 1}, round_timeout=20.0,
+    run = launch("mpc-gradp", config, seed=SEED, tls=True, max_dropouts=1, crash={"party1": 1}, round_timeout=20.0,
                  connect_timeout=90.0, timeout=300.0, workdir=tmp_path)
-    assert out["engine"] == "flower" and out["algorithm"] == "mpc-gradp"
-    assert out["rounds"][0]["survivors"] == 2 and out["rounds"][0]["dropped"] == ["party1"]
+    assert run.report.algorithm == "mpc-gradp"
+    assert run.rounds[0]["survivors"] == 2 and run.rounds[0]["dropped"] == ["party1"]
     # recompute the survivors' step from the in-process run's noise (theta_0 = 0, eta = 1)
     data = prepared(config)
     indices = equal_parts(config.train, 3, rng=config.rng.spawn("rows"))
@@ -45,8 +45,8 @@ def test_real_supernodes_with_a_client_killed_mid_round(tmp_path: Path) -> None:
              for i in indices]
     noise = -3 * in_memory_iterates(config)[0] - np.sum(grads, axis=0)
     expected = -(grads[0] + grads[2] + noise) / 2
-    np.testing.assert_allclose(out["theta"], expected, atol=1e-6, rtol=0)
-    assert out["bytes_per_client"] > 0 and "metric" in out
+    np.testing.assert_allclose(run.report.released.theta, expected, atol=1e-6, rtol=0)
+    assert run.per_party["party0"]["bytes_sent"] > 0 and run.report.communication["bytes"] > 0
 
 
 def test_an_unreachable_superlink_is_reported_not_waited_for() -> None:
