@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from mpdp.cli import main
 from mpdp.datasets.csvfile import load_csv
 from mpdp.datasets.dataset import Attribute
-from mpdp.datasets.party_files import read_party_table
 from mpdp.datasets.holdings import read_party_data
+from mpdp.datasets.party_files import read_party_table
 from mpdp.errors import DatasetError, MpdpError
 from mpdp.learning.release.format import ReleasedModel, write_model
 from mpdp.learning.release.kinds import linear_parameters
