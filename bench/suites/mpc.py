@@ -62,8 +62,10 @@ CRYPTEN_ROUNDS = {
     "mul": "1",
     "comparison": "~8: an AND for the generate bits, 6 levels of its SPK carry tree, a B2A",
     "exp": "8: (1 + x / 2^8) squared 8 times (exp_iterations = 8)",
-    "reciprocal": "28: exp's 8 for the initial guess 3 exp(1 - 2x) + 0.003, then 10 Newton steps of 2 products",
-    "div": "29: reciprocal's 28 and a product",
+    "reciprocal": "38: the sign (a comparison, ~8) and |x| = sign x (1), exp's 8 for the initial guess "
+                  "3 exp(1 - 2x) + 0.003, 10 Newton steps of 2 products, the sign again (1); reciprocal_all_pos "
+                  "is False by default",
+    "div": "39: reciprocal's 38 and a product",
     "sqrt": "18: inv_sqrt (exp's 8, 3 Newton steps of 3 products) times x",
 }
 """CrypTen's online rounds for 2 parties with its default configuration, counted from its source

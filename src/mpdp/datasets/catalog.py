@@ -1,8 +1,9 @@
 """Datasets by name, as the CLI and notebooks ask for them: ``adult``, ``synthetic-*`` or a CSV path.
 
 A spec is ``NAME`` or ``NAME:key=value,key=value`` (e.g. ``synthetic-linear:n=2000,d=50,s=0.5``,
-``adult:target=hours-per-week``); anything ending in ``.csv`` (or naming an existing file) is the user's own
-table, loaded by :func:`mpdp.datasets.csvfile.load_csv` with ``label=`` and the type declarations.
+``adult:target=hours-per-week``, or ``adult:n=5000`` for a uniform sample of 5000 records drawn with the run's
+data seed); anything ending in ``.csv`` (or naming an existing file) is the user's own table, loaded by
+:func:`mpdp.datasets.csvfile.load_csv` with ``label=`` and the type declarations.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import numpy as np
 
 from mpdp.datasets.adult import Reporter, load_adult
 from mpdp.datasets.csvfile import load_csv
@@ -31,12 +34,18 @@ class DatasetEntry:
     load: Callable[[Mapping[str, Any], RandomSource, Mapping[str, Any]], Dataset]
 
 
-def _adult(params: Mapping[str, Any], _rng: RandomSource, ctx: Mapping[str, Any]) -> Dataset:
-    split = params["split"]
+def _adult(params: Mapping[str, Any], rng: RandomSource, ctx: Mapping[str, Any]) -> Dataset:
+    split, n = params["split"], params["n"]
     if split not in ("all", "train", "test"):
         raise ParameterError(explain("adult split", split, "'all', 'train' or 'test'", "write e.g. adult:split=train"))
-    return load_adult(split, target=str(params["target"]), path=ctx.get("adult_path"),
+    if n < 0:
+        raise ParameterError(explain("adult n", n, "0 (every record) or a positive record count",
+                                     "write e.g. adult:n=5000"))
+    data = load_adult(split, target=str(params["target"]), path=ctx.get("adult_path"),
                       cache_dir=ctx.get("cache_dir"), report=ctx.get("report"))
+    if n == 0 or n >= data.n:
+        return data
+    return data.rows(np.sort(rng.permutation(data.n)[:n]))  # a uniform sample without replacement, in file order
 
 
 def _linear(params: Mapping[str, Any], rng: RandomSource, _ctx: Mapping[str, Any]) -> Dataset:
@@ -55,7 +64,7 @@ def _mixed(params: Mapping[str, Any], rng: RandomSource, _ctx: Mapping[str, Any]
 DATASETS: dict[str, DatasetEntry] = {
     entry.name: entry for entry in (
         DatasetEntry("adult", "UCI Adult census income: 45,222 records, 6 numeric + 8 categorical attributes",
-                     {"split": "all", "target": "income"}, _adult),
+                     {"split": "all", "target": "income", "n": 0}, _adult),
         DatasetEntry("synthetic-linear", "paper 000's sparse high-dimensional linear regression",
                      {"n": 80_000, "d": 800, "s": 0.1}, _linear),
         DatasetEntry("synthetic-logistic", "well-specified logistic data with a known optimum",

@@ -31,7 +31,7 @@ from mpdp.protocols.mixture_gradient import (
     gradient_error_bound,
     release,
 )
-from mpdp.protocols.mixture_gradient.bounds import _grid_extra_floor
+from mpdp.protocols.mixture_gradient.bounds import grid_floor_of
 from mpdp.protocols.mixture_gradient.plan import _release_format
 from mpdp.protocols.mpc import MPCSession, TrustedDealer, WithTriplesFrom
 from mpdp.randomness import RandomSource
@@ -394,7 +394,7 @@ def test_the_gradient_map_runs_in_the_tail_while_it_fits() -> None:
     assert _setup(model, n, clip=1.0).step_plan(theta, 1).release_fmt == TAIL_FORMAT
     big = [replace(m, coef_stat=m.coef_stat * 1e6) for m in public.maps]
     fmt, extra = _release_format((public.weights, big, 1.0, 1), TAIL_FORMAT, setup.precision, 1.0, 0.0)
-    assert fmt == HIGH_PRECISION and extra == _grid_extra_floor((public.weights, big, 1.0, 1), HIGH_PRECISION)
+    assert fmt == HIGH_PRECISION and extra == grid_floor_of((public.weights, big, 1.0, 1), HIGH_PRECISION)
 
 
 def test_a_worst_case_record_gets_the_right_clipping_factor() -> None:

@@ -83,7 +83,7 @@ def test_ltz_opens_its_input_with_the_first_level_of_the_carry_tree(fmt: FixedPo
         x = s.input("alice", np.array([-2.0, 0.0, 3.0]) if s.leader else None, bound=4.0, fmt=fmt)
         ring = fmt.ring
         s.provider.prefetch([CorrelationSpec("compare", ring.bits, (3,)),
-                             *cmp._pair_circuit_specs(ring.words, (ring.words, 3), (3,)),
+                             *cmp.pair_circuit_specs(ring.words, (ring.words, 3), (3,)),
                              CorrelationSpec("dabit", ring.bits, (3,))])
         s.provider.receive_prefetched()  # type: ignore[attr-defined]  # the dealer's round trip before counting
         before = s.comm.traffic.messages_sent  # one message to the one peer per round

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.crypto.ckks.context import CkksContext
-from mpdp.crypto.ckks.vector import CkksVector, _as_reals, wire_form
+from mpdp.crypto.ckks.vector import CkksVector, as_reals, wire_form
 from mpdp.errors import DomainError, KeyMismatchError, ParameterError, ShapeMismatchError, explain
 from mpdp.numeric import as_array, real_array
 
@@ -80,7 +80,7 @@ class PlainColumns:
             raise ShapeMismatchError(explain("columns", shape, "a (rows, m) matrix with rows >= 1",
                                              "pass one column per plaintext vector"))
         params = context.params
-        values = _as_reals(columns, "columns", params.max_magnitude).reshape(shape)  # as CkksVector checks
+        values = as_reals(columns, "columns", params.max_magnitude).reshape(shape)  # as CkksVector checks
         self.context = context
         self.rows = int(shape[0])
         self._kit = kit = _Seal(context)

@@ -52,7 +52,7 @@ from mpdp.numeric import real_array
 __all__ = ["CkksVector", "wire_form"]
 
 
-def _as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
+def as_reals(values: Any, what: str, max_magnitude: float) -> npt.NDArray[np.float64]:
     array = real_array(values, what).reshape(-1)
     if not np.all(np.isfinite(array)):
         raise DomainError(explain(what, "NaN or infinity", "finite reals", "clean the input first"))
@@ -153,7 +153,7 @@ class CkksVector:
     @classmethod
     def encrypt(cls, context: CkksContext, values: Any) -> CkksVector:
         """Encrypt reals (any length >= 1) under ``context``'s public key."""
-        x = _as_reals(values, "values", context.params.max_magnitude)
+        x = as_reals(values, "values", context.params.max_magnitude)
         if x.size == 0:
             raise ShapeMismatchError(explain("values", "an empty vector", "at least one value", "pass data"))
         slots = context.params.slots
@@ -203,7 +203,7 @@ class CkksVector:
         return CkksVector(self.context, chunks, length, depth_used=depth_used, fresh=fresh)
 
     def _plain_chunks(self, values: Any, what: str, *, factor: float = 1.0) -> list[list[float]]:
-        w = _as_reals(values, what, self.params.max_magnitude) * factor
+        w = as_reals(values, what, self.params.max_magnitude) * factor
         if w.size == 1 and self.length != 1:
             w = np.full(self.length, w[0])
         if w.size != self.length:
@@ -256,7 +256,7 @@ class CkksVector:
     def mul_scalar(self, value: float) -> CkksVector:
         """Multiply every value by one plaintext real (one level)."""
         depth = self._need_level("mul_scalar")
-        reals = _as_reals(value, "scalar", self.params.max_magnitude)
+        reals = as_reals(value, "scalar", self.params.max_magnitude)
         if reals.size != 1:
             raise ShapeMismatchError(explain("scalar", reals.size, "one real", "use mul_plain for a vector"))
         scalar = float(reals[0]) * self._rescale_factor()

@@ -78,7 +78,7 @@ than ``u``); the inverse square root carries its relative error ``eps_c``
 before the switch (``2^-f``) only move the shared ``q~``, a valid input whatever it is: the clipping is
 exact relative to it. :func:`plan_step` turns the tail's errors into the clipping constant ``C'`` that keeps
 the released sum's sensitivity at ``C`` (:func:`mpdp.dp.sensitivities.dpvi.mpc_clip_constant`): the computed
-``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`_tilde_norm_error`, independent of the
+``n~`` is within ``e_n`` of the exact one of the shared ``q~`` (:func:`tilde_norm_error`, independent of the
 size of ``N``), and ``max(S~^2, n~) >= 1/4``, so the clipped norm is at most ``C' (1 + eps_c) sqrt(1 + 4.1
 e_n)``; the weights' roundings (``6 u``), the statistics' encodings in the tail (``u / 2`` each, the
 ``record_error``) and the sum's roundings come off ``C`` first. With the defaults on Adult (K = 10, clip 2)

@@ -18,7 +18,7 @@ from mpdp.protocols.mixture_gradient.stat_map import FloatArray, StatMap
 __all__ = ["clip_domain_bound", "gradient_error_bound", "grid_extra_floor"]
 
 
-def _tilde_norm_error(K: int, P: int, inv_c2: float, u: float) -> float:
+def tilde_norm_error(K: int, P: int, inv_c2: float, u: float) -> float:
     """Absolute error bound of the computed ``n~ = sum_k q~ (q~ N) + sum_(k<K) v^2 / C'^2`` against the same sums
     of the shared ``q~``, ``S~ = sum_k q~`` with the exact ``N`` and ``pi``, all in the tail (``u = 2^-f_tail``):
     per component ``P u / 2`` (the inputs' encodings of ``N``, times ``q~^2 <= 1``), ``u`` (the product
@@ -44,7 +44,7 @@ def clip_domain_bound(sq_norm_bound: float, inv_clip2_bound: float, components: 
       (no factor ``K``: the squares of a non-negative vector sum to at most its sum squared);
     * ``sum_(k<K) (a_k - pi_k S~)^2 <= sum a_k^2 + S~^2 sum pi_k^2 <= (1 + K u)^2 + 1`` (the cross terms
       ``2 a_k pi_k S~`` are non-negative), times ``1 / C'^2``;
-    * the computed ``n~`` is within :func:`_tilde_norm_error` of these exact sums, and ``S~^2 < 1``.
+    * the computed ``n~`` is within :func:`tilde_norm_error` of these exact sums, and ``S~^2 < 1``.
 
     ``(1 + K u)^2 <= (1 + 1e-3)^2`` is checked. A factor ``K`` on the first two terms would make the domain
     about ``K`` times wider than needed: 3 to 4 more bits to compare for ``K = 10``, and a larger relative error
@@ -56,10 +56,10 @@ def clip_domain_bound(sq_norm_bound: float, inv_clip2_bound: float, components: 
                                      "use a tail format with more fractional bits"))
     grow = (1 + 1e-3) ** 2
     return grow * float(sq_norm_bound) + (grow + 1.0) * float(inv_clip2_bound) \
-        + _tilde_norm_error(K, int(parties), float(inv_clip2_bound), resolution) + 1.0
+        + tilde_norm_error(K, int(parties), float(inv_clip2_bound), resolution) + 1.0
 
 
-def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float, rows: int = 2) -> int:
+def grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float, rows: int = 2) -> int:
     """The fractional bits :func:`_linear_to_grid` gives its constants (``max |coef| = top``) for values up to
     ``bound`` at ``scale``: as many as the ring's capacity leaves, at most 40; fewer for larger bounds."""
     total = bound * top * rows
@@ -67,7 +67,7 @@ def _grid_extra_bits(fmt: FixedPointFormat, scale: int, bound: float, top: float
     return int(min(40, headroom, 61 - math.ceil(math.log2(max(top, 1.0)))))
 
 
-def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, int], fmt: FixedPointFormat) -> int:
+def grid_floor_of(public_like: tuple[FloatArray, Sequence[StatMap], float, int], fmt: FixedPointFormat) -> int:
     """A lower bound of the constants' fractional bits in the step's :func:`_linear_to_grid`, from public values
     only: ``(M, s, sum_i c_i)`` are bounded by ``(max(max|T|, 1) (1 + 1e-3) + 1e-3) B + 1``."""
     pi, maps, t_max, batch = public_like
@@ -75,14 +75,14 @@ def _grid_extra_floor(public_like: tuple[FloatArray, Sequence[StatMap], float, i
               + [float(np.max(np.abs(m.coef_stat), initial=0.0)) for m in maps]
               + [float(np.max(np.abs(m.coef_sum), initial=0.0)) for m in maps])
     over = (max(t_max, 1.0) * (1 + 1e-3) + 1e-3) * batch + 1.0
-    return _grid_extra_bits(fmt, fmt.frac_bits, over, top)
+    return grid_extra_bits(fmt, fmt.frac_bits, over, top)
 
 
 def grid_extra_floor(public: StepPublic) -> int:
     """The fractional bits :func:`gradient_error_bound` assumes the gradient map's constants get (the floor of
-    :func:`_grid_extra_bits` in the step's tail, from public values)."""
+    :func:`grid_extra_bits` in the step's tail, from public values)."""
     t = max(public.stat_bounds) if public.stat_bounds else 0.0
-    return _grid_extra_floor((public.weights, public.maps, t, public.batch), public.tail)
+    return grid_floor_of((public.weights, public.maps, t, public.batch), public.tail)
 
 
 def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
@@ -114,11 +114,11 @@ def gradient_error_bound(public: StepPublic, precision: GradientPrecision, *,
     if not (math.isfinite(low) and low > 0):
         raise ParameterError(explain("min_sum", min_sum, "a number > 0", "pass the batch's smallest S_i"))
     e_q = (P - 1) * u_h + P * u_h / 2 + 2.0**-52
-    e_n = _tilde_norm_error(K, P, 1.0 / public.clip**2, u)
+    e_n = tilde_norm_error(K, P, 1.0 / public.clip**2, u)
     eps_w = public.clip_params.max_error_bound(tail, NORM_LOW_EXP) + 3 * e_n + (2 * K + 10) * u \
         + (K + 1) * e_q / low
     t = max(public.stat_bounds) if public.stat_bounds else 1.0
-    grid = 2.0 ** -(_grid_extra_floor((public.weights, public.maps, t, public.batch), tail) + 1) * (1 + 1e-3)
+    grid = 2.0 ** -(grid_floor_of((public.weights, public.maps, t, public.batch), tail) + 1) * (1 + 1e-3)
     per_record = [np.ones(public.components - 1) * (1.0 + 1.0)]
     encoding = [np.full(public.components - 1, grid)]  # and the map's constants' roundings
     for m in public.maps:

@@ -12,7 +12,7 @@ import numpy as np
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.sensitivities.dpvi import mpc_clip_constant
 from mpdp.errors import ParameterError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mixture_gradient.bounds import _grid_extra_floor, _tilde_norm_error, clip_domain_bound
+from mpdp.protocols.mixture_gradient.bounds import clip_domain_bound, grid_floor_of, tilde_norm_error
 from mpdp.protocols.mixture_gradient.parameters import (
     CLIP_EXP_STEP,
     GRID_EXTRA_BITS,
@@ -35,20 +35,20 @@ RELEASE_NOISE_SIGMAS = 64
 def _release_format(public_like: tuple[FloatArray, Sequence[StatMap], float, int], tail: FixedPointFormat,
                     precision: GradientPrecision, clip: float, noise_std: float) -> tuple[FixedPointFormat, int]:
     """Where the step's map, noise and opening run, with the map's constants' fractional bits there
-    (:func:`_grid_extra_floor`): ``tail`` when it differs from ``precision.release_fmt`` and (a) the map's
+    (:func:`grid_floor_of`): ``tail`` when it differs from ``precision.release_fmt`` and (a) the map's
     constants get at least ``GRID_EXTRA_BITS`` fractional bits in it, (b) the grid ``2^-release_bits`` is no
     finer than the map's scale ``f_tail + extra``, and (c) the released sum (at most ``batch C`` in norm) plus
     ``RELEASE_NOISE_SIGMAS`` noise deviations stays below ``2^(l - 2)`` grid units; else
     ``precision.release_fmt``. Public values only: every party decides the same."""
     wide = precision.release_fmt
     if tail != wide and math.isfinite(noise_std) and noise_std >= 0:
-        extra = _grid_extra_floor(public_like, tail)
+        extra = grid_floor_of(public_like, tail)
         reach = (public_like[3] * clip * (1 + 1e-3) + RELEASE_NOISE_SIGMAS * noise_std + 1.0) \
             * 2.0**precision.release_bits
         if extra >= GRID_EXTRA_BITS and precision.release_bits <= tail.frac_bits + extra \
                 and reach < 2.0 ** (tail.ring_bits - 2):
             return tail, extra
-    return wide, _grid_extra_floor(public_like, wide)
+    return wide, grid_floor_of(public_like, wide)
 
 
 def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequence[int],
@@ -85,7 +85,7 @@ def plan_step(*, weights: FloatArray, maps: Sequence[StatMap], stat_counts: Sequ
                                          "(GradientPrecision(tail_fmt=FixedPointFormat(64, 20))) or none "
                                          "(tail_fmt=None)"))
         scaled = 4.0 * n_total / clip**2  # C' >= C / 2 assumed (mpc_clip_constant checks it)
-        norm_error = 4.1 * _tilde_norm_error(K, P, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
+        norm_error = 4.1 * tilde_norm_error(K, P, 4.0 / clip**2, u)  # relative to max(S~^2, n~) >= 1/4
         coef_t = np.concatenate([np.zeros(K - 1)] + [np.abs(m.coef_stat) for m in maps])
         coef = np.concatenate([np.ones(K - 1), coef_t[K - 1 :]])
         coef_sum = np.concatenate([pi[:-1]] + [np.abs(m.coef_sum) for m in maps])

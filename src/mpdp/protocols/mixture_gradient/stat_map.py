@@ -40,7 +40,7 @@ class StatMap:
             raise ShapeMismatchError(explain("StatMap arrays", [self.stat.shape, self.comp.shape,
                                              self.coef_stat.shape, self.coef_sum.shape], "four vectors of one length",
                                              "build it with FeatureBlock.stat_map"))
-        if not (_all_finite(self.coef_stat) and _all_finite(self.coef_sum)):
+        if not (all_finite(self.coef_stat) and all_finite(self.coef_sum)):
             raise ParameterError(explain("StatMap coefficients", "NaN or inf", "finite numbers",
                                          "the model's parameters overflowed; lower the learning rate"))
 
@@ -54,13 +54,13 @@ class StatMap:
         return out
 
 
-def _all_finite(a: FloatArray) -> bool:
+def all_finite(a: FloatArray) -> bool:
     """No NaN or inf in ``a`` (the ufunc reductions called directly: numpy's ``np.all`` and ``ndarray.all`` go
     through Python-level wrappers, which cost more than the check on a step's small arrays)."""
     return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
 
 
-def _range(a: FloatArray) -> tuple[float, float]:
-    """``(min, max)`` of finite ``a`` (``(inf, -inf)`` when empty), by the ufunc reductions as :func:`_all_finite`."""
+def finite_range(a: FloatArray) -> tuple[float, float]:
+    """``(min, max)`` of finite ``a`` (``(inf, -inf)`` when empty), by the ufunc reductions as :func:`all_finite`."""
     return (float(np.minimum.reduce(a, axis=None, initial=np.inf)),
             float(np.maximum.reduce(a, axis=None, initial=-np.inf)))

@@ -12,7 +12,7 @@ import numpy as np
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.crypto.ring import RingArray
 from mpdp.errors import DomainError, PrecisionError, ShapeMismatchError, explain
-from mpdp.protocols.mixture_gradient.bounds import _grid_extra_bits
+from mpdp.protocols.mixture_gradient.bounds import grid_extra_bits
 from mpdp.protocols.mixture_gradient.parameters import (
     GRID_EXTRA_BITS,
     NORM_LOW_EXP,
@@ -20,7 +20,7 @@ from mpdp.protocols.mixture_gradient.parameters import (
     GradientPrecision,
     StepPublic,
 )
-from mpdp.protocols.mixture_gradient.stat_map import FloatArray, _all_finite, _range
+from mpdp.protocols.mixture_gradient.stat_map import FloatArray, all_finite, finite_range
 from mpdp.protocols.mpc.arithmetic import convert, matmul_owned, mul_owned
 from mpdp.protocols.mpc.clipping import inv_sqrt_max
 from mpdp.protocols.mpc.functions import mul_any_bound, mul_known, normalise_by_buckets
@@ -88,17 +88,17 @@ def check_input(mine: PartyInput, public: StepPublic, me: int) -> PartyInput:
         if not isinstance(value, np.ndarray) or value.shape != shape:
             raise ShapeMismatchError(explain(name, getattr(value, "shape", value), f"{shape}",
                                              "pass one row per minibatch record"))
-        if not _all_finite(value):
+        if not all_finite(value):
             raise DomainError(explain(name, "NaN or inf", "finite values", "check the local computation"))
-    low, high = _range(mine.factors)
+    low, high = finite_range(mine.factors)
     if low < 0 or high > 1:
         raise DomainError(explain("factors", "values outside [0, 1]", "renormalized factors in [0, 1]",
                                   "renormalize (mpdp.crypto.renormalization.renormalize)"))
-    low, high = _range(mine.sq_norms)
+    low, high = finite_range(mine.sq_norms)
     if low < 0 or high > public.sq_norm_bounds[me] * (1 + 1e-9):
         raise DomainError(explain("sq_norms", high, f"in [0, {public.sq_norm_bounds[me]:.6g}]",
                                   "scale by 1 / clip'^2 and keep the public bound"))
-    low, high = _range(mine.stats)
+    low, high = finite_range(mine.stats)
     if max(-low, high) > public.stat_bounds[me] * (1 + 1e-9):
         raise DomainError(explain("stats", max(-low, high), f"|t| <= {public.stat_bounds[me]:.6g}",
                                   "keep the statistics within their public bound"))
@@ -186,12 +186,12 @@ def clipped_gradient_sum(session: MPCSession, public: StepPublic, mine: PartyInp
 
 def _linear_to_grid(x: SharedFixedPoint, coefs: FloatArray, bits: int) -> SharedFixedPoint:
     """``sum_0 (coefs * x)`` for public real ``coefs``, exactly on the raw shares, then one truncation to
-    scale ``bits``. The constants get ``extra`` fractional bits (:func:`_grid_extra_bits`, at least
+    scale ``bits``. The constants get ``extra`` fractional bits (:func:`grid_extra_bits`, at least
     ``GRID_EXTRA_BITS``), so each is within ``2^-(extra + 1)`` of its value."""
     fmt = x.fmt
     top = float(np.max(np.abs(coefs))) if coefs.size else 0.0
     bound = x.bound * top * coefs.shape[0]
-    extra = _grid_extra_bits(fmt, x.scale, x.bound, top, coefs.shape[0])
+    extra = grid_extra_bits(fmt, x.scale, x.bound, top, coefs.shape[0])
     if extra < GRID_EXTRA_BITS:
         raise PrecisionError(explain("gradient coefficients", f"max |coef| = {top:.6g} on values up to {x.bound:.6g}",
                                      f"room for {GRID_EXTRA_BITS} fractional bits of the constants in {fmt}",

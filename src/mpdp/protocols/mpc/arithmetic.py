@@ -121,7 +121,7 @@ def convert(x: SharedFixedPoint, fmt: FixedPointFormat) -> SharedFixedPoint:
     return out._lift(fmt.frac_bits)
 
 
-def _finish(x: SharedFixedPoint, share: RingArray, scale: int, bound: float, sid: bytes) -> SharedFixedPoint:
+def finish_product(x: SharedFixedPoint, share: RingArray, scale: int, bound: float, sid: bytes) -> SharedFixedPoint:
     """Wrap a product's share and truncate it back to ``f`` fractional bits if needed."""
     fmt = x.fmt
     if scale <= fmt.frac_bits:
@@ -205,7 +205,7 @@ def mul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     sid = session.new_id()
     d, e = session.open(ring, [ring.sub(x.share, t.a), ring.sub(y.share, t.b)], sharing_id=sid, label="mpc.mul")
     z = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader)
-    return _finish(x, z, scale, bound, sid)
+    return finish_product(x, z, scale, bound, sid)
 
 
 def square(x: SharedFixedPoint) -> SharedFixedPoint:
@@ -220,7 +220,7 @@ def square(x: SharedFixedPoint) -> SharedFixedPoint:
     sid = session.new_id()
     (d,) = session.open(ring, [ring.sub(x.share, pair.a)], sharing_id=sid, label="mpc.square")
     z = square_combine(ring, d, pair.a, pair.c, leader=session.leader)
-    return _finish(x, z, scale, bound, sid)
+    return finish_product(x, z, scale, bound, sid)
 
 
 def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
@@ -240,7 +240,7 @@ def matmul(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
     z = beaver_combine(ring, d, e, t.a, t.b, t.c, leader=session.leader, matmul=True)
     if ring.shape(z) != shape:  # pragma: no cover - guarded by matmul_shape
         raise ShapeMismatchError(explain("matmul result", ring.shape(z), f"{shape}", "report this bug"))
-    return _finish(x, z, scale, bound, sid)
+    return finish_product(x, z, scale, bound, sid)
 
 
 def matmul_owned(y: SharedFixedPoint, mine: npt.ArrayLike, shapes: Sequence[tuple[int, int]],
@@ -438,7 +438,7 @@ def mul_split(x: SharedFixedPoint, y: SharedFixedPoint) -> SharedFixedPoint:
 
 
 # -- products with public values --------------------------------------------------------------------------
-def _public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1) -> tuple[npt.NDArray[Any], int]:
+def public_ints(c: npt.NDArray[np.float64], x: SharedFixedPoint, count: int = 1) -> tuple[npt.NDArray[Any], int]:
     """Public reals as integers at scale 2^bits, and bits (0 when they are small integers already).
 
     The constant gets as many fractional bits as the capacity leaves (at least f, at most what keeps the
@@ -488,10 +488,10 @@ def mul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64]) -> SharedFixedPo
     """``x * c`` for public ``c``: exact for small integers, else one truncation.
 
     Error below ``2^-f + |x| 2^-(b+1)`` where ``b >= f`` is the number of bits given to the constant
-    (see :func:`_public_ints`; typically 40 or more, so the first term dominates).
+    (see :func:`public_ints`; typically 40 or more, so the first term dominates).
     """
     broadcast_shape(x.shape, c.shape)
-    k, extra = _public_ints(c, x)
+    k, extra = public_ints(c, x)
     bound = x.bound * (float(np.abs(c).max()) if c.size else 0.0)
     scale = x.scale + extra
     _need(x.fmt, bound, scale, "product with a public constant")
@@ -501,14 +501,14 @@ def mul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64]) -> SharedFixedPo
     if scale > x.fmt.frac_bits:
         x.session.provider.prefetch([CorrelationSpec("wrap", x.ring.bits, x.ring.shape(share),
                                                      out_ring_bits=x.ring.bits, shift=scale - x.fmt.frac_bits)])
-    return _finish(x, share, scale, bound, x.session.new_id())
+    return finish_product(x, share, scale, bound, x.session.new_id())
 
 
 def matmul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64], *, left: bool) -> SharedFixedPoint:
     """``c @ x`` (``left``) or ``x @ c`` for a public matrix ``c``."""
     shape = matmul_shape(c.shape, x.shape) if left else matmul_shape(x.shape, c.shape)
     inner = x.shape[0] if left and x.ndim >= 1 else x.shape[-1]
-    k, extra = _public_ints(c, x, inner)
+    k, extra = public_ints(c, x, inner)
     bound = x.bound * (float(np.abs(c).max()) if c.size else 0.0) * inner
     scale = x.scale + extra
     _need(x.fmt, bound, scale, "matrix product with a public matrix")
@@ -519,4 +519,4 @@ def matmul_public(x: SharedFixedPoint, c: npt.NDArray[np.float64], *, left: bool
     if scale > x.fmt.frac_bits:
         x.session.provider.prefetch([CorrelationSpec("wrap", x.ring.bits, shape, out_ring_bits=x.ring.bits,
                                                      shift=scale - x.fmt.frac_bits)])
-    return _finish(x, share, scale, bound, x.session.new_id())
+    return finish_product(x, share, scale, bound, x.session.new_id())

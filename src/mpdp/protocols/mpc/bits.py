@@ -37,7 +37,7 @@ from mpdp.crypto.ring import Ring, RingArray, Z2k
 from mpdp.errors import ParameterError, explain
 from mpdp.protocols.mpc import fss_compare
 from mpdp.protocols.mpc.channel import Channel
-from mpdp.protocols.mpc.comparison import _and_many, _pair_circuit_specs, less_than_public_pairs, open_with_pairs
+from mpdp.protocols.mpc.comparison import and_many, less_than_public_pairs, open_with_pairs, pair_circuit_specs
 from mpdp.protocols.mpc.tensor import SharedFixedPoint
 
 __all__ = ["at_least", "bit_decompose", "lanes_to_ring"]
@@ -66,10 +66,10 @@ def bit_decompose(x: SharedFixedPoint) -> RingArray:
     while shift < 64:
         s = np.uint64(shift)
         if shift < 32:
-            both = _and_many(session, np.stack([p, p]), np.stack([g << s, p << s]), session.new_id())
+            both = and_many(session, np.stack([p, p]), np.stack([g << s, p << s]), session.new_id())
             g, p = g ^ both[0], both[1]
         else:
-            g = g ^ _and_many(session, p, g << s, session.new_id())
+            g = g ^ and_many(session, p, g << s, session.new_id())
         shift *= 2
     out = r ^ (g << np.uint64(1))
     if session.leader:
@@ -123,7 +123,7 @@ def at_least(session: Channel, x: RingArray, thresholds: npt.NDArray[np.int64], 
         t = t.reshape((-1,) + (1,) * (len(shape) - 1))
         wide = (len(t), *shape[1:])
     provider = session.provider
-    provider.prefetch([CorrelationSpec("compare", 64, shape), *_pair_circuit_specs(1, shape, wide),
+    provider.prefetch([CorrelationSpec("compare", 64, shape), *pair_circuit_specs(1, shape, wide),
                        CorrelationSpec("dabit", ring.bits, wide)])
     mask = provider.compare_mask(_WORD, shape)
     r_all = mask.bits[0]

@@ -67,7 +67,7 @@ __all__ = [
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def _and_many(session: Channel, xs: RingArray, ys: RingArray, sharing_id: bytes) -> RingArray:
+def and_many(session: Channel, xs: RingArray, ys: RingArray, sharing_id: bytes) -> RingArray:
     """XOR shares of ``xs & ys`` (word arrays of equal shape), one round."""
     t = session.provider.and_triple(tuple(xs.shape))
     d, e = session.open_xor([xs ^ t.a, ys ^ t.b], sharing_id=sharing_id, label="mpc.and")
@@ -111,7 +111,7 @@ def _carry_tree(session: Channel, gp: RingArray, n: int, shape: tuple[int, ...])
         both[0] ^= hi[0]
         gp = both
     # the final P is not needed: G = G_hi XOR (P_hi AND G_lo)
-    g = gp[0, 1:2] ^ _and_many(session, gp[1, 1:2], gp[0, 0:1], session.new_id())
+    g = gp[0, 1:2] ^ and_many(session, gp[1, 1:2], gp[0, 0:1], session.new_id())
     bits = np.unpackbits(np.ascontiguousarray(g[0], dtype="<u8").view(np.uint8), count=n, bitorder="little")
     out: RingArray = bits.reshape(shape).astype(np.uint64)
     return out
@@ -268,7 +268,7 @@ def less_than_public_pairs(session: Channel, c_low: RingArray, r_low: RingArray,
     ``G = k_hi r_hi XOR k_lo s XOR k_hi k_lo r_lo`` and ``P = s XOR k_lo r_hi XOR k_hi r_lo XOR k_hi k_lo``
     (the constant on the leader only). Both are formed locally on whole words, at the pair's even bit (``P``
     moved to the odd one, so one bit slicing serves both); the tree continues from level 2. 5 rounds (6 for
-    two words), consuming the AND triples of :func:`_pair_circuit_specs` after the pairs' one.
+    two words), consuming the AND triples of :func:`pair_circuit_specs` after the pairs' one.
     """
     shape = c_low.shape[1:]
     n = math.prod(shape)
@@ -300,7 +300,7 @@ def less_than_public_pairs(session: Channel, c_low: RingArray, r_low: RingArray,
     return _carry_tree(session, sliced.reshape(rows // 2, 2, count).transpose(1, 0, 2), n, shape)
 
 
-def _pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[int, ...]) -> list[CorrelationSpec]:
+def pair_circuit_specs(words: int, pair_shape: tuple[int, ...], shape: tuple[int, ...]) -> list[CorrelationSpec]:
     """The AND triples :func:`open_with_pairs` (``pair_shape``: ``r_low``'s) and :func:`less_than_public_pairs`
     consume, in order."""
     count = -(-math.prod(shape) // 64)
@@ -339,7 +339,7 @@ def ltz_circuit(x: SharedFixedPoint) -> SharedFixedPoint:
     bits = ring.bits
     provider = session.provider
     words = ring.words
-    provider.prefetch([CorrelationSpec("compare", bits, shape), *_pair_circuit_specs(words, (words, *shape), shape),
+    provider.prefetch([CorrelationSpec("compare", bits, shape), *pair_circuit_specs(words, (words, *shape), shape),
                        CorrelationSpec("dabit", bits, shape)])
     mask = provider.compare_mask(ring, shape)
     top_word, top_lane = divmod(bits - 1, 64)

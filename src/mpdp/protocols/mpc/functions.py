@@ -40,11 +40,11 @@ from mpdp.crypto.fixed_point import FAST, FixedPointFormat
 from mpdp.crypto.ring import Z2_128, Ring, RingArray, Z2k
 from mpdp.errors import DomainError, ParameterError, explain
 from mpdp.protocols.mpc.arithmetic import (
-    _finish,
-    _public_ints,
     convert,
+    finish_product,
     mul_constants,
     mul_split,
+    public_ints,
     truncated_masked_product,
     wrap_shift_many,
 )
@@ -114,11 +114,11 @@ def _linear(terms: list[SharedFixedPoint], coefficients: list[float], constant: 
     """``constant + sum_k c_k t_k`` for public reals: exact integer products summed, then one truncation."""
     stacked = stack(terms)
     c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
-    ints, extra = _public_ints(c, stacked, len(terms))
+    ints, extra = public_ints(c, stacked, len(terms))
     ring = stacked.ring
     raw = ring.sum(ring.mul_int(stacked.share, ints), 0)
     bound = stacked.bound * float(np.sum(np.abs(c)))
-    combined = _finish(stacked[0], raw, stacked.scale + extra, bound, stacked.session.new_id())
+    combined = finish_product(stacked[0], raw, stacked.scale + extra, bound, stacked.session.new_id())
     return combined + constant
 
 
@@ -128,9 +128,9 @@ def _linear_into(terms: list[SharedFixedPoint], coefficients: list[float], fmt: 
     combination is moved into ``fmt``'s ring and truncated there in one wrap-corrected shift (one round)."""
     stacked = stack(terms)
     c = np.asarray(coefficients, dtype=np.float64).reshape((len(terms),) + (1,) * (stacked.ndim - 1))
-    ints, extra = _public_ints(c, stacked, len(terms))
+    ints, extra = public_ints(c, stacked, len(terms))
     ring, session = stacked.ring, stacked.session
-    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)  # |raw| < 2^(l-2): _public_ints keeps the headroom
+    raw = ring.sum(ring.mul_int(stacked.share, ints), 0)  # |raw| < 2^(l-2): public_ints keeps the headroom
     have = stacked.scale + extra
     drop = max(0, have - scale)
     sid = session.new_id()
