@@ -83,7 +83,7 @@ def read_csv_table(path: str | os.PathLike[str], what: str, *, delimiter: str | 
     file = Path(path).expanduser()
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n"):
         raise ParameterError(explain("delimiter", delimiter, "one character other than a quote or line break",
-                                     "pass e.g. delimiter=';' (--delimiter ';'), or leave it out to sniff it"))
+                                     "pass e.g. delimiter=';', or leave it out to sniff it"))
     if not file.is_file():
         raise DatasetUnavailableError(explain(what, str(file), "an existing file", "check the path"))
     text = read_text_file(file, what)
