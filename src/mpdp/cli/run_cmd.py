@@ -336,12 +336,20 @@ def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
+    record.setdefault("majority_class", _majority(config) if record["metric"]["name"] == "accuracy" else None)
     extra = dict(extra or {})
     phases = {**extra.pop("phases", {}), **record["phases"]}  # the data's phases (build_run), then the run's
     record.update(extra)
     record["phases"] = {name: phases[name] for name in PHASES if name in phases}
     record["seconds"] = sum(record["phases"].values())  # the run's wall time, its phases added up
     return name_parties(record)
+
+
+def _majority(config: RunConfig) -> float:
+    """The test accuracy of always predicting the training split's most frequent label: the bar a classifier's
+    released model must clear to have learnt anything (on Adult about 0.75)."""
+    labels, counts = np.unique(config.train.y, return_counts=True)
+    return float(np.mean(config.test.y == labels[np.argmax(counts)])) if config.test.n else float("nan")
 
 
 def name_parties(record: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +401,8 @@ def human(record: Mapping[str, Any]) -> str:
         data,
         f"  privacy: epsilon {record['epsilon_spent']:g} of {record['epsilon']:g}, "
         f"delta {record['delta_spent']:g} of {record['delta']:g}",
-        f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])})",
+        f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])}"
+        + (f"; majority class {record['majority_class']:.4f})" if record.get("majority_class") is not None else ")"),
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
         f"{comm.get('rounds', 0):,} rounds",
         f"  time:    {record['seconds']:.2f} s ("
