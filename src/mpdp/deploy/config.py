@@ -178,7 +178,7 @@ def load_party_config(path: str | Path, name: str | None = None) -> PartyConfig:
     file = Path(path)
     try:
         text = file.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ParameterError(explain("--config", str(path), "a readable UTF-8 JSON file",
                                      f"check the path ({type(exc).__name__}: {exc})")) from exc
     try:
