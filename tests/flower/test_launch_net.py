@@ -28,6 +28,7 @@ from mpdp.flower.launcher import launch, wait_for_port
 from mpdp.learning.distributed_erm.problem import PartyGroup, equal_parts
 from mpdp.runtime.guard import descendants
 from tests.flower.helpers import SEED, in_memory_iterates, prepared, small_config
+from tests.processes import cmdline, gone
 
 pytestmark = pytest.mark.net
 
@@ -57,20 +58,6 @@ def test_an_unreachable_superlink_is_reported_not_waited_for() -> None:
         wait_for_port("127.0.0.1", port, timeout=0.5)
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _gone(pid: int) -> bool:
-    try:  # a zombie has ended; it only waits to be reaped by its new parent
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the launcher's processes")
 def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_it(tmp_path: Path) -> None:
     # killed once the SuperLink and the four SuperNodes run (2 clients, 2 aggregators); the waits only bound failures
@@ -85,7 +72,7 @@ def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             tree = descendants([launcher.pid])
-            names = [_cmdline(p) for p in tree]
+            names = [cmdline(p) for p in tree]
             if sum("flower-supernode" in n for n in names) == 4 and any("flower-superlink" in n for n in names):
                 break
             assert launcher.poll() is None, "the launch ended before the test could kill it"
@@ -96,9 +83,9 @@ def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_
         launcher.send_signal(signal.SIGKILL)
         launcher.wait()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all(_gone(p) for p in tree):
+        while time.monotonic() < deadline and not all(gone(p) for p in tree):
             time.sleep(0.1)
-        assert all(_gone(p) for p in tree), [(p, _cmdline(p)[:80]) for p in tree if not _gone(p)]
+        assert all(gone(p) for p in tree), [(p, cmdline(p)[:80]) for p in tree if not gone(p)]
     finally:
         for pid in tree:
             with contextlib.suppress(ProcessLookupError):
