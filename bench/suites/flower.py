@@ -2,12 +2,13 @@
 
 Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa`` (two per averaging round):
 
-* ``... supernodes N``: a SuperLink and N client SuperNodes plus two aggregator SuperNodes, each its own OS
-  process on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`), on Adult. ``seconds`` is the mean
-  time of one algorithm round as the hub sees it (send, wait for every reply, both message rounds); the
-  baseline is the same round in mpdp's in-process run (threads, in-memory transport, one runtime party per
-  client). ``bytes`` is one client's payload bytes per round (sent and received). The note has the start-up,
-  the whole run, and the test metric beside ``mpdp run``'s on the same seed.
+* ``mpc-gradp supernodes N vs plain Flower``: one federation (a SuperLink and N client SuperNodes plus two
+  aggregator SuperNodes, each its own OS process on 127.0.0.1 over HTTPS, :class:`mpdp.flower.launcher.Federation`)
+  runs mpdp's MPC Grad P app and a plain Flower app that exchanges the same messages (:mod:`bench.flower_plain`:
+  every client, then both aggregators, with mpdp's payload sizes; only ``flwr`` imported) in turn, ``pairs``
+  times (``MPDP_BENCH_FLOWER_PAIRS``, default 1), on Adult (N = 20, quick 4). ``seconds`` is mpdp's mean time of
+  one algorithm round as the hub sees it (send, wait for every reply, both message rounds), the baseline the
+  plain app's; their ratio is mpdp's overhead on Flower. The note has each run's rounds.
 * ``... in-process N``: the same apps' code with every ClientApp called in this process
   (:class:`mpdp.flower.inprocess.InProcessGrid`): what the apps cost without Flower's processes and polling,
   at N in {20, 200, 1,000} (quick: {20, 100}); the note of the largest fits the exponent ``b`` of
@@ -19,7 +20,8 @@ Rows, for ``mpc-gradp`` (two Flower message rounds per gradient step) and ``ofaa
   configs; a wrapper ClientApp hands each the node config :func:`mpdp.flower.plans.plan_run` wrote for it.
   N in {1,000, 10,000} (quick: 200); ``MPDP_BENCH_FLOWER_SIM`` overrides, e.g. ``1000``.
 
-The machine is shared: every row's note records ``os.getloadavg()`` at its start.
+``MPDP_BENCH_FLOWER_PARTS`` picks the parts (default ``plain,inprocess,simulation``). The machine is shared: every
+row's note records ``os.getloadavg()`` at its start.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ import numpy as np
 from bench.harness import BenchResult
 from mpdp.datasets import load_adult, train_test_split
 from mpdp.errors import MpdpError
-from mpdp.learning.registry import get_algorithm
 from mpdp.learning.spec.run import RunConfig
 from mpdp.randomness import RandomSource
 
@@ -60,61 +61,66 @@ def _config(algorithm: str, parties: int, rows: int) -> RunConfig:
                      delta=1e-5 if algorithm == "mpc-gradp" else 0.0, rng=rng.spawn("algorithm"), options=options)
 
 
-def _in_memory_round(algorithm: str, config: RunConfig) -> tuple[float, Any]:
-    """Seconds per round of the in-process algorithm (the fit only: one runtime party per client for MPC Grad P,
-    secure weighted averaging for OFAA), and ``mpdp run``'s record on the same config (for the metric)."""
-    record = get_algorithm(algorithm).run(config).as_json()
-    if algorithm == "mpc-gradp":
-        from mpdp.learning.distributed_erm import HorizontalParties
-        from mpdp.learning.distributed_erm.experiments import fit_method
-        from mpdp.learning.distributed_erm.mpc import MPCSetup
-        from mpdp.learning.distributed_erm.problem import equal_parts, prepare
-        from mpdp.learning.distributed_erm.spec import ERMSettings
+def _tree_cpu() -> float:
+    """CPU seconds of this process's descendants so far, ended children included once reaped (``/proc``; nan
+    elsewhere): a Flower run's ClientApp and ServerApp processes are reaped by their SuperExec."""
+    from mpdp.runtime.guard import descendants
 
-        prepared = prepare(config.train, config.test, lam=ERMSettings().lam)
-        parties = HorizontalParties.from_rows(prepared.X, prepared.y,
-                                              equal_parts(config.train, config.parties, rng=config.rng.spawn("rows")),
-                                              task=prepared.problem.task)
-        T = int(config.options["T"])
-        start = time.perf_counter()
-        fit_method(algorithm, prepared, parties, epsilon=config.epsilon, delta=config.delta, T=T,
-                   rng=config.rng.spawn(algorithm), cohort_size=1, setup=MPCSetup())
-        return (time.perf_counter() - start) / T, record
-    from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit
-
-    settings = OfpaOfaaSettings(method=algorithm, epsilon=config.epsilon,
-                                max_rounds=int(config.options["max_rounds"]))
-    owners = config.party_data()
-    start = time.perf_counter()
-    result = fit(owners, settings, rng=config.rng)
-    return (time.perf_counter() - start) / result.rounds, record
+    if not Path("/proc").is_dir():
+        return math.nan
+    ticks = 0
+    for pid in descendants([os.getpid()]):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def _supernodes(algorithm: str, parties: int, rows: int) -> BenchResult:
-    from mpdp.flower.launcher import launch
+def _versus_plain(parties: int, rows: int, pairs: int) -> BenchResult:
+    from mpdp.flower.launcher import Federation, prepared, write_app
+    from mpdp.flower.plans import plan_run
 
-    config = _config(algorithm, parties, rows)
-    base, reference = _in_memory_round(algorithm, config)
+    name = f"mpc-gradp supernodes {parties} vs plain Flower"
+    config = prepared("mpc-gradp", _config("mpc-gradp", parties, rows))
+    root = Path(mkdtemp(prefix="mpdp-bench-flower-"))
+    repo = str(Path(__file__).resolve().parents[2])  # the ClientApp processes import bench.flower_plain
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
+    plan = plan_run("mpc-gradp", config, root, seed=SEED, round_timeout=600.0, connect_timeout=600.0)
+    nodes = {n: {**c, "epsilon": 1e6, "delta": 0.5} if c["role"] == "client" else c for n, c in plan.nodes.items()}
+    mpdp_app = write_app(root / "mpdp-app", "mpc-gradp")
+    plain_app = write_app(root / "plain-app", "plain", module="bench.flower_plain")
     load = _load()
-    start = time.perf_counter()
-    workdir = Path(mkdtemp(prefix=f"mpdp-bench-flower-{algorithm}-"))
+    ours: list[float] = []
+    theirs: list[float] = []
+    cpu = {"mpdp": 0.0, "plain": 0.0}
     try:
-        out = launch(algorithm, config, seed=SEED, tls=True, round_timeout=600.0, connect_timeout=600.0,
-                     timeout=3600.0, workdir=workdir)
+        with Federation(nodes, root, tls=True, connect_timeout=600.0, limit=3600.0 * pairs) as federation:
+            for pair in range(pairs):
+                before = _tree_cpu()
+                out = federation.submit(mpdp_app, {**plan.job, "output": str(root / f"mpdp-{pair}.json")})
+                cpu["mpdp"] += _tree_cpu() - before
+                count = len(out["rounds"])
+                ours += [float(r["seconds"]) for r in out["rounds"]]
+                sizes = {p: runs[0]["traffic"] for p, runs in out["runs"].items() if p != "server"}
+                job = {"clients": plan.job["clients"], "aggregators": plan.job["aggregators"], "rounds": count,
+                       "down": {p: t["bytes_received"] // count for p, t in sizes.items()},
+                       "up": {p: t["bytes_sent"] // count for p, t in sizes.items()},
+                       "round_timeout": 600.0, "connect_timeout": 600.0, "output": str(root / f"plain-{pair}.json")}
+                before = _tree_cpu()
+                theirs += [float(r["seconds"]) for r in federation.submit(plain_app, job)["rounds"]]
+                cpu["plain"] += _tree_cpu() - before
     except MpdpError as exc:  # a failed launch is a row, with its logs kept
-        return BenchResult(f"{algorithm} supernodes {parties}", 1, math.nan, baseline="mpdp in-memory round",
-                           baseline_seconds=base, note=f"{load}; failed: {type(exc).__name__}: {str(exc)[:300]}; "
-                                                       f"logs in {workdir}")
-    shutil.rmtree(workdir, ignore_errors=True)
-    wall = time.perf_counter() - start
-    rounds = out["rounds"]
-    per_round = float(np.mean([r["seconds"] for r in rounds]))
-    per_client_round = out["bytes_per_client"] / len(rounds)
-    note = (f"{load}; {len(rounds)} rounds, whole launch {wall:.0f} s (hub run {out['flower_seconds']:.0f} s); "
-            f"{out['metric']['name']} {out['metric']['value']:.4f} vs mpdp run {reference['metric']['value']:.4f}; "
-            f"overhead {per_round / base:.0f}x; dropped per round {[len(r['dropped']) for r in rounds]}")
-    return BenchResult(f"{algorithm} supernodes {parties}", 1, per_round, baseline="mpdp in-memory round",
-                       baseline_seconds=base, bytes=int(per_client_round), note=note)
+        return BenchResult(name, 1, math.nan, note=f"{load}; failed: {type(exc).__name__}: {str(exc)[:300]}; "
+                                                   f"logs in {root}")
+    shutil.rmtree(root, ignore_errors=True)
+    note = (f"{load} -> {_load()}; per-round seconds, mpdp {[round(v, 1) for v in ours]}, plain "
+            f"{[round(v, 1) for v in theirs]} (runs alternate, mpdp first), mpdp / plain "
+            f"{np.mean(ours) / np.mean(theirs):.3f}x; CPU seconds of the federation's processes per run (start and "
+            f"hello included), mpdp {cpu['mpdp'] / pairs:.0f}, plain {cpu['plain'] / pairs:.0f}")
+    return BenchResult(name, 1, float(np.mean(ours)), baseline="plain Flower app, same messages",
+                       baseline_seconds=float(np.mean(theirs)), note=note)
 
 
 def _in_process(algorithm: str, parties: int, rows: int) -> tuple[BenchResult, float]:
@@ -221,11 +227,13 @@ def run(quick: bool = False) -> list[BenchResult]:
         import flwr  # noqa: F401
     except ImportError:
         return [BenchResult("flower (skipped: flwr not installed)", 1, math.nan, note="pip install '.[flower]'")]
+    parts = os.environ.get("MPDP_BENCH_FLOWER_PARTS", "plain,inprocess,simulation").split(",")
     results: list[BenchResult] = []
-    real = int(os.environ.get("MPDP_BENCH_FLOWER_NODES", "4" if quick else "20"))
     rows = 3000 if quick else 12000
-    for algorithm in ("mpc-gradp", "ofaa"):
-        results.append(_supernodes(algorithm, real, rows))
+    if "plain" in parts:
+        real = int(os.environ.get("MPDP_BENCH_FLOWER_NODES", "4" if quick else "20"))
+        results.append(_versus_plain(real, rows, int(os.environ.get("MPDP_BENCH_FLOWER_PAIRS", "1"))))
+    for algorithm in ("mpc-gradp", "ofaa") if "inprocess" in parts else ():
         sizes = (20, 100) if quick else (20, 200, 1000)
         times = []
         for n in sizes:
@@ -237,6 +245,6 @@ def run(quick: bool = False) -> list[BenchResult]:
         results[-1] = BenchResult(last.name, last.n, last.seconds, bytes=last.bytes,
                                   note=f"{last.note}; per-round seconds ~ N^{slope:.2f} over N = {list(sizes)}")
     sims = os.environ.get("MPDP_BENCH_FLOWER_SIM", "200" if quick else "1000,10000")
-    for n in (int(v) for v in sims.split(",") if v):
+    for n in (int(v) for v in sims.split(",") if v and "simulation" in parts):
         results.append(_simulation(n))
     return results

@@ -42,10 +42,17 @@ _REKEY_BYTES = 1 << 36
 _U64_BYTES = 8
 
 
+#: the most values one draw may ask for (2^34 words: 128 GiB), checked before any allocation
+MAX_DRAW = 1 << 34
+
+
 def _as_shape(shape: Shape) -> tuple[int, ...]:
     dims = (int(shape),) if not isinstance(shape, tuple) else tuple(int(s) for s in shape)
     if any(d < 0 for d in dims):
         raise ParameterError(explain("shape", shape, "non-negative dimensions", "pass e.g. shape=(3, 4)"))
+    if math.prod(dims) > MAX_DRAW:
+        raise ParameterError(explain("shape", shape, f"at most 2^34 values in one draw ({MAX_DRAW:,})",
+                                     "draw in blocks, or ask for fewer values"))
     return dims
 
 

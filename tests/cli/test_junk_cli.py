@@ -1,7 +1,8 @@
 """The junk-input sweep of the command line (issue 42): every ``mpdp`` command answers junk in any of its
 options with a typed error (exit 2, one ``mpdp: error:`` line) or a success, never a traceback.
 
-Each case puts one hypothesis-drawn word (:data:`JUNK`: NaN, infinities, huge and negative numbers, empty text,
+Each case puts every word of :data:`WORDS`, then a few hypothesis-drawn ones (:data:`JUNK`, derandomized so a run
+repeats the last one's draws): NaN, infinities, huge and negative numbers, empty text,
 separators, control and non-ASCII characters, paths that do not exist, or arbitrary short text) into one slot of
 one command line whose other words are valid and cheap. ``main`` must return 0 or 2 (argparse's usage errors
 exit 2 as well) and stderr must hold no traceback. Commands that would start long work when the junk happens to
@@ -62,11 +63,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp
 
 
-@pytest.mark.parametrize(("command", "case"), CASES)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(word=JUNK)
-def test_junk_in_any_option_is_a_typed_error(command: str, case: int, word: str, folder: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def _check(command: str, case: int, word: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     word = word.replace("{missing}", str(folder / "missing"))
     (folder / "junk.json").write_text(word)
     line = [w.replace("{tmp}", str(folder)).replace("{j}", word) for w in SLOTS[command][case]]
@@ -77,3 +74,19 @@ def test_junk_in_any_option_is_a_typed_error(command: str, case: int, word: str,
     err = capsys.readouterr().err
     assert "Traceback" not in err, (line, err[-2000:])
     assert code in (0, 2), (line, code, err[-2000:])
+
+
+@pytest.mark.parametrize(("command", "case"), CASES)
+def test_every_listed_junk_word_in_any_option_is_a_typed_error(command: str, case: int, folder: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    for word in WORDS:
+        _check(command, case, word, folder, capsys)
+
+
+@pytest.mark.parametrize(("command", "case"), CASES)
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(word=JUNK)
+def test_drawn_junk_in_any_option_is_a_typed_error(command: str, case: int, word: str, folder: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    _check(command, case, word, folder, capsys)

@@ -7,15 +7,25 @@ from pathlib import Path
 import pytest
 
 from mpdp.cli import build_parser, main
-from mpdp.cli.launch_cmd import ENGINES, launch_flower, launch_grpc
+from mpdp.cli.launch_cmd import options_of
+from mpdp.deploy.engine import ENGINES, LaunchOptions, engine_for
+from mpdp.errors import ParameterError
 
 
 def test_both_engines_are_choices_of_launch() -> None:
-    assert ENGINES == {"grpc": launch_grpc, "flower": launch_flower}
+    assert sorted(ENGINES) == ["flower", "grpc"]
     args = build_parser().parse_args(["launch", "ofaa", "--engine", "flower", "--parties", "3"])
-    assert args.engine == "flower" and ENGINES[args.engine] is launch_flower
+    assert args.engine == "flower"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["launch", "ofaa", "--engine", "ray"])
+    with pytest.raises(ParameterError, match="engine"):
+        engine_for("ray")
+
+
+def test_every_engine_reads_the_same_launch_defaults() -> None:
+    args = build_parser().parse_args(["launch", "ofaa"])
+    assert options_of(args) == LaunchOptions(progress=options_of(args).progress)
+    assert engine_for("grpc").name == "grpc"
 
 
 @pytest.mark.parametrize(("argv", "why"), [(["ofaa", "--engine", "flower"], "--save with --engine grpc"),

@@ -29,7 +29,7 @@ def test_joined_rows_put_aligned_rows_side_by_side(tmp_path: Path) -> None:
 
 
 def test_unusable_files_and_specs_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(DatasetUnavailableError, match="existing CSV"):
+    with pytest.raises(DatasetUnavailableError, match="existing file"):  # the one reader's wording
         read_party_table("a", tmp_path / "none.csv", id_column="id")
     bad = tmp_path / "bad.csv"
     bad.write_text("key,x\n1,2\n")

@@ -33,6 +33,7 @@ from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.learning.registry import get_algorithm
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.guard import descendants
+from tests.processes import cmdline, gone
 
 pytestmark = pytest.mark.net
 
@@ -148,20 +149,6 @@ def test_a_rerun_into_the_same_folder_leaves_the_ledgers_agreeing(tmp_path: Path
         assert {p: _ledger_state(tmp_path, p) for p in DATA_PARTIES} == spent
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _gone(pid: int) -> bool:
-    try:  # a zombie has ended; it only waits to be reaped by its new parent
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
-
-
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the launcher's processes")
 def test_kill_9_of_mpdp_launch_leaves_no_party_running(tmp_path: Path) -> None:
     # a long run (3000 rounds), killed once every party process has started; the waits only bound failures
@@ -175,7 +162,7 @@ def test_kill_9_of_mpdp_launch_leaves_no_party_running(tmp_path: Path) -> None:
         deadline = time.monotonic() + 600  # only bounds a failure
         while time.monotonic() < deadline:
             expected = len(list((tmp_path / "run").glob("*/config.json")))
-            parties = [p for p in descendants([launcher.pid]) if " party --config " in _cmdline(p)]
+            parties = [p for p in descendants([launcher.pid]) if " party --config " in cmdline(p)]
             if expected and len(parties) == expected:
                 break
             assert launcher.poll() is None, "the launch ended before the test could kill it"
@@ -185,9 +172,9 @@ def test_kill_9_of_mpdp_launch_leaves_no_party_running(tmp_path: Path) -> None:
         launcher.send_signal(signal.SIGKILL)
         launcher.wait()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all(_gone(p) for p in tree):
+        while time.monotonic() < deadline and not all(gone(p) for p in tree):
             time.sleep(0.1)
-        assert all(_gone(p) for p in tree), [(p, _cmdline(p)[:80]) for p in tree if not _gone(p)]
+        assert all(gone(p) for p in tree), [(p, cmdline(p)[:80]) for p in tree if not gone(p)]
     finally:
         for pid in parties:
             with contextlib.suppress(ProcessLookupError):

@@ -28,13 +28,18 @@ def _grid(plan: object) -> InProcessGrid:
     return InProcessGrid(app.client_app, {100 + i: cfg for i, cfg in enumerate(nodes.values())})
 
 
+def _iterates(out: dict) -> np.ndarray:  # type: ignore[type-arg]
+    """The recorded iterates a data party holds (the hub's result is the deployed parties')."""
+    return np.asarray(out["runs"]["party0"][0]["result"][1])
+
+
 def test_equals_mpdp_run_without_dropouts(tmp_path: Path) -> None:
     config = small_config()
     plan = plan_run("mpc-gradp", config, tmp_path, seed=SEED)
     out = app.run(_grid(plan), plan.job)
     expected = in_memory_iterates(config)
     assert [r["survivors"] for r in out["rounds"]] == [4, 4]
-    np.testing.assert_allclose(np.asarray(out["iterates"]), expected, atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(_iterates(out), expected, atol=TOLERANCE, rtol=0)
     # every client charged the whole run once on its own ledger: what a deployed party of the same run is charged
     from mpdp.dp.accounting import PrivacyLedger
     from mpdp.learning.distributed_erm.deployment import ERMDeployment
@@ -56,7 +61,7 @@ def test_dropout_within_threshold_gives_the_survivors_aggregate(tmp_path: Path) 
     assert [r["survivors"] for r in out["rounds"]] == [4, 3]
     assert out["rounds"][1]["dropped"] == ["party2"]
     full = in_memory_iterates(config)
-    np.testing.assert_allclose(out["iterates"][0], full[0], atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(_iterates(out)[0], full[0], atol=TOLERANCE, rtol=0)
     # Round 2's noise equals the in-process run's (seeded aggregators), so the survivors' aggregate is recovered
     # exactly: noise = 4 * g_full - sum_all, expected step uses (sum_survivors + noise) / 3.
     data = prepared(config)
@@ -68,7 +73,7 @@ def test_dropout_within_threshold_gives_the_survivors_aggregate(tmp_path: Path) 
     g_full = (theta1 - full[1]) - lam * theta1  # eta = 1: theta2 = theta1 - (g + lam theta1)
     noise = 4 * g_full - np.sum(grads, axis=0)
     g_survivors = (np.sum(grads, axis=0) - grads[2] + noise) / 3
-    np.testing.assert_allclose(out["iterates"][1], theta1 - (g_survivors + lam * theta1), atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(_iterates(out)[1], theta1 - (g_survivors + lam * theta1), atol=TOLERANCE, rtol=0)
 
 
 def test_more_dropouts_than_the_threshold_abort(tmp_path: Path) -> None:
@@ -111,10 +116,9 @@ def test_mpc_outp_releases_the_noisy_average_of_the_local_minimisers(tmp_path: P
     parties = HorizontalParties.from_rows(data.X, data.y, equal_parts(config.train, 4, rng=config.rng.spawn("rows")),
                                           task=data.problem.task)
     mean = np.mean(np.concatenate([g.local_minimizers(data.problem) for g in parties]), axis=0)
-    noise = np.asarray(out["theta"]) - mean
+    noise = np.asarray(out["runs"]["agg0"][0]["result"]) - mean
     # two aggregators' exact discrete Laplace of the calibrated scale on the sum; 6 coordinates far below 20 scales
-    scale = out["privacy"]["details"]["laplace_scale_of_sum_per_aggregator"] / 4
+    scale = out["privacy"]["laplace_scale_of_sum_per_aggregator"] / 4
     assert 0 < np.max(np.abs(noise)) < 20 * scale
-    # each client is charged what every engine charges; the Flower mechanism itself is exactly epsilon-DP
-    assert out["privacy"]["epsilon"] == config.epsilon
-    assert out["privacy"]["details"]["epsilon_distributed_laplace"] == pytest.approx(config.epsilon)
+    # the Flower mechanism itself is exactly epsilon-DP (each client's charge is the deployment's: its ledger)
+    assert out["privacy"]["epsilon_distributed_laplace"] == pytest.approx(config.epsilon)

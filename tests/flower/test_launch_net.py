@@ -28,6 +28,7 @@ from mpdp.flower.launcher import launch, wait_for_port
 from mpdp.learning.distributed_erm.problem import PartyGroup, equal_parts
 from mpdp.runtime.guard import descendants
 from tests.flower.helpers import SEED, in_memory_iterates, prepared, small_config
+from tests.processes import cmdline, gone
 
 pytestmark = pytest.mark.net
 
@@ -36,10 +37,10 @@ def test_real_supernodes_with_a_client_killed_mid_round(tmp_path: Path) -> None:
     config = small_config(parties=3, T=1)
     # the dead client is dropped when the round's deadline passes; the live ones (each message a ClientApp
     # process of its own) must answer within it on a loaded machine too, hence a deadline of a minute
-    out = launch("mpc-gradp", config, seed=SEED, tls=True, max_dropouts=1, crash={"party1": 1}, round_timeout=60.0,
+    run = launch("mpc-gradp", config, seed=SEED, tls=True, max_dropouts=1, crash={"party1": 1}, round_timeout=60.0,
                  connect_timeout=90.0, timeout=300.0, workdir=tmp_path)
-    assert out["engine"] == "flower" and out["algorithm"] == "mpc-gradp"
-    assert out["rounds"][0]["survivors"] == 2 and out["rounds"][0]["dropped"] == ["party1"]
+    assert run.report.algorithm == "mpc-gradp"
+    assert run.rounds[0]["survivors"] == 2 and run.rounds[0]["dropped"] == ["party1"]
     # recompute the survivors' step from the in-process run's noise (theta_0 = 0, eta = 1)
     data = prepared(config)
     indices = equal_parts(config.train, 3, rng=config.rng.spawn("rows"))
@@ -47,8 +48,8 @@ def test_real_supernodes_with_a_client_killed_mid_round(tmp_path: Path) -> None:
              for i in indices]
     noise = -3 * in_memory_iterates(config)[0] - np.sum(grads, axis=0)
     expected = -(grads[0] + grads[2] + noise) / 2
-    np.testing.assert_allclose(out["theta"], expected, atol=1e-6, rtol=0)
-    assert out["bytes_per_client"] > 0 and "metric" in out
+    np.testing.assert_allclose(run.report.released.theta, expected, atol=1e-6, rtol=0)
+    assert run.per_party["party0"]["bytes_sent"] > 0 and run.report.communication["bytes"] > 0
 
 
 def test_an_unreachable_superlink_is_reported_not_waited_for() -> None:
@@ -57,20 +58,6 @@ def test_an_unreachable_superlink_is_reported_not_waited_for() -> None:
         port = s.getsockname()[1]
     with pytest.raises(PartyUnavailableError, match="not reachable"):
         wait_for_port("127.0.0.1", port, timeout=0.5)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _gone(pid: int) -> bool:
-    try:  # a zombie has ended; it only waits to be reaped by its new parent
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the launcher's processes")
@@ -88,7 +75,7 @@ def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_
         deadline = time.monotonic() + 600  # only bounds a failure
         while time.monotonic() < deadline:
             tree = descendants([launcher.pid])
-            names = [_cmdline(p) for p in tree]
+            names = [cmdline(p) for p in tree]
             if sum("flower-supernode" in n for n in names) == 4 and any("flower-superlink" in n for n in names):
                 break
             assert launcher.poll() is None, "the launch ended before the test could kill it"
@@ -99,9 +86,9 @@ def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_
         launcher.send_signal(signal.SIGKILL)
         launcher.wait()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all(_gone(p) for p in tree):
+        while time.monotonic() < deadline and not all(gone(p) for p in tree):
             time.sleep(0.1)
-        assert all(_gone(p) for p in tree), [(p, _cmdline(p)[:80]) for p in tree if not _gone(p)]
+        assert all(gone(p) for p in tree), [(p, cmdline(p)[:80]) for p in tree if not gone(p)]
     finally:
         for pid in tree:
             with contextlib.suppress(ProcessLookupError):

@@ -76,3 +76,21 @@ def test_an_unknown_or_ill_typed_option_is_refused_by_the_schema(name: str) -> N
         bad: Any = {int: "not-a-number", float: "not-a-number", bool: 3.5, str: "not-a-choice"}[option.kind]
         with pytest.raises(ParameterError, match=option.name):
             spec.settings_from({option.name: bad})
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in SPECS.items() if s.estimator is not None))
+def test_estimator_budget_and_parties_default_to_the_runs(name: str) -> None:
+    """An estimator built without a budget spends what ``mpdp run`` spends without ``--epsilon``/``--delta``, over
+    as many parties as ``mpdp run`` splits the data into without ``--parties``."""
+    from mpdp.learning.spec.run import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_PARTIES
+
+    spec: AlgorithmSpec = SPECS[name]
+    parameters = inspect.signature(spec.estimator.load()).parameters  # type: ignore[union-attr]
+    args = build_parser().parse_args(["run", name])
+    assert (args.epsilon, args.delta) == (DEFAULT_EPSILON, DEFAULT_DELTA)
+    assert parameters["epsilon"].default == DEFAULT_EPSILON
+    if "delta" in parameters:
+        assert parameters["delta"].default == DEFAULT_DELTA
+    for count in ("parties", "agents"):
+        if count in parameters and isinstance(parameters[count].default, int):
+            assert parameters[count].default == DEFAULT_PARTIES[spec.partitioning], count

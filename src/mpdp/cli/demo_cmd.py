@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from mpdp.errors import ParameterError, explain
 from mpdp.protocols.toy_sum import secure_sum_role
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
@@ -22,7 +23,17 @@ def add_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+#: the demo's bounds: a sum over one party would reveal its input; the vectors stay small enough to print counts
+PARTIES = (2, 100)
+LENGTH = (1, 10_000_000)
+
+
 def handle(args: argparse.Namespace) -> int:
+    for flag, value, (low, high), usual in (("--parties", args.parties, PARTIES, 3),
+                                            ("--length", args.length, LENGTH, 1000)):
+        if not low <= value <= high:
+            raise ParameterError(explain(flag, value, f"an integer from {low:,} to {high:,}",
+                                         f"pass e.g. {flag} {usual}"))
     rng = RandomSource.seeded(args.seed) if args.seed is not None else RandomSource.fresh()
     names = [f"party{i}" for i in range(args.parties)]
     inputs = {name: rng.spawn(f"input/{name}").integers(-1000, 1000, args.length) for name in names}

@@ -9,31 +9,31 @@ traffic (they add up to ``communication``, equal to ``mpdp run``'s); its ``coord
 deployment sends beyond that because no single process holds every party (e.g. the model a central loop hands
 to every owner in memory).
 
-``--engine`` picks how the parties are deployed; :data:`ENGINES` maps each choice to its function
-``(algo, config, args) -> record``. ``grpc`` is this package's launcher (every algorithm whose spec names a
-deployment); ``flower`` starts a SuperLink and one SuperNode per party (the algorithms whose spec names a Flower
-app; extra ``flower``), with ``--timeout`` a round's timeout, ``--max-dropouts`` the clients that may miss a round
-and ``--insecure`` for plain HTTP instead of HTTPS with a demo CA.
+``--engine`` picks how the parties are deployed, one of :data:`mpdp.deploy.engine.ENGINES`, each an
+:class:`~mpdp.deploy.engine.Engine` whose report the deployment assembles, so every engine prints the same record:
+``grpc`` is :mod:`mpdp.deploy.launcher` (every algorithm whose spec names a deployment); ``flower`` starts a
+SuperLink and one SuperNode per party (the algorithms whose spec names a Flower app; extra ``flower``), with
+``--timeout`` a round's timeout, ``--max-dropouts`` the clients that may miss a round and ``--insecure`` for
+plain HTTP instead of HTTPS with a demo CA.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mpdp.cli.common import print_json, progress_of, show_warnings
 from mpdp.cli.run_cmd import add_run_arguments, build_run, human, name_parties, record_of
 from mpdp.deploy.config import MAX_TIMEOUT
+from mpdp.deploy.engine import ENGINES, Engine, LaunchOptions, engine_for
 from mpdp.errors import ParameterError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec
 from mpdp.learning.spec.run import RunConfig
 
-__all__ = ["ENGINES", "add_parser", "handle", "launch_flower", "launch_grpc"]
+__all__ = ["add_parser", "handle", "launch_record", "options_of"]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -45,15 +45,17 @@ def add_parser(subparsers: Any) -> None:
     deploy = parser.add_argument_group("deployment")
     deploy.add_argument("--engine", choices=sorted(ENGINES), default="grpc",
                         help="how the parties are deployed (default grpc)")
-    deploy.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds any party waits for a message before it gives up (default 120)")
-    deploy.add_argument("--connect-timeout", type=float, default=30.0,
-                        help="seconds a party waits for the others to come up (default 30)")
+    defaults = LaunchOptions()
+    deploy.add_argument("--timeout", type=float, default=defaults.timeout,
+                        help="seconds any party waits for a message before it gives up; flower: a round's deadline "
+                             f"(default {defaults.timeout:g})")
+    deploy.add_argument("--connect-timeout", type=float, default=defaults.connect_timeout,
+                        help=f"seconds a party waits for the others to come up (default {defaults.connect_timeout:g})")
     deploy.add_argument("--keep", metavar="DIR", default=None,
                         help="write the parties' folders (data, certificates, configurations, ledgers) to DIR and "
                              "keep them, e.g. to copy one to each organisation")
-    deploy.add_argument("--max-dropouts", type=int, default=0,
-                        help="flower engine: clients that may miss a round (default 0)")
+    deploy.add_argument("--max-dropouts", type=int, default=defaults.max_dropouts,
+                        help=f"flower engine: clients that may miss a round (default {defaults.max_dropouts})")
     deploy.add_argument("--insecure", action="store_true",
                         help="flower engine: plain HTTP instead of HTTPS with a demo CA")
     parser.set_defaults(handler=handle)
@@ -65,77 +67,26 @@ def _check_timeouts(args: argparse.Namespace) -> None:
             raise ParameterError(explain(label, value, f"seconds in (0, {MAX_TIMEOUT:g}]", f"pass e.g. {label} 60"))
 
 
-def launch_grpc(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
-                extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Deploy over this package's gRPC/mTLS launcher; the record ``mpdp run`` prints plus ``"deployment"``."""
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-    try:
-        from mpdp.deploy.launcher import launch
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ParameterError(explain("grpcio", "not installed", "the net extra", "pip install 'mpdp[net]'")) from exc
+def options_of(args: argparse.Namespace) -> LaunchOptions:
+    """The launch's :class:`~mpdp.deploy.engine.LaunchOptions` from the command line."""
     _check_timeouts(args)
-    outcome = launch(algo.name, config, seed=args.seed, timeout=args.timeout,
-                     connect_timeout=args.connect_timeout, keep=Path(args.keep) if args.keep else None,
-                     progress=progress_of(args).scoped(algo.name), save=Path(args.save) if args.save else None)
-    record = record_of(outcome.report, outcome.config, args, extra)
-    per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
-                        "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
-                        "bytes_sent": r["communication"]["bytes_sent"],
-                        "messages": r["communication"]["messages"],
-                        "coordination": {"bytes_sent": r["communication"]["coordination_bytes"],
-                                         "messages": r["communication"]["coordination_messages"]},
-                        "ledger": r["ledger"]}
-                 for name, r in outcome.parties.items()}
-    compute = max(r["protocol_seconds"] for r in outcome.parties.values())  # the slowest party's protocol
-    record["deployment"] = {"processes": len(outcome.parties), "transport": "grpc-mtls", "engine": "grpc",
-                            "wall_seconds": outcome.wall_seconds,
-                            "startup_seconds": outcome.startup_seconds,
-                            "startup_cpu_seconds": max(r["startup_cpu_seconds"] for r in outcome.parties.values()),
-                            "digest": next(iter(outcome.parties.values()))["digest"],
-                            "folder": None if outcome.folder is None else str(outcome.folder),
-                            "released": outcome.released, "per_party": per_party}
-    if args.save and outcome.released is not None:  # written by the party that received the release
-        record["saved"] = {"model": outcome.released}
-    if args.network is not None:
-        record["network"] = args.network.model(compute, record["communication"],
-                                               {n: p["bytes_sent"] for n, p in per_party.items()})
-    return record
+    return LaunchOptions(seed=args.seed, timeout=args.timeout, connect_timeout=args.connect_timeout,
+                         keep=Path(args.keep) if args.keep else None, max_dropouts=args.max_dropouts,
+                         tls=not args.insecure, progress=progress_of(args),
+                         save=Path(args.save) if args.save else None)
 
 
-def launch_flower(algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
+def launch_record(engine: Engine, algo: AlgorithmSpec, config: RunConfig, args: argparse.Namespace,
                   extra: Mapping[str, Any]) -> dict[str, Any]:
-    """The Flower engine (extra ``flower``): a SuperLink, one SuperNode per data party and two aggregator
-    SuperNodes on 127.0.0.1 over HTTPS (:func:`mpdp.flower.launcher.launch`); ``--timeout`` is a round's."""
-    try:
-        from mpdp.flower.launcher import launch
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ParameterError(explain("flwr", "not installed", "the flower extra", "pip install 'mpdp[flower]'")) \
-            from exc
-    _check_timeouts(args)
-    start = time.perf_counter()
-    aggregators = int(getattr(config.settings, "aggregators", 2))
-    progress_of(args).phase(f"{algo.name}: starting a SuperLink and {config.parties + aggregators} SuperNodes "
-                            "(Flower)")
-    record = launch(algo.name, config, seed=args.seed, round_timeout=args.timeout,
-                    connect_timeout=args.connect_timeout, workdir=args.keep, tls=not args.insecure,
-                    max_dropouts=args.max_dropouts)
-    wall = time.perf_counter() - start
-    phases = dict(extra.get("phases", {}))
-    record.update({k: v for k, v in extra.items() if k != "phases"})
-    record["seed"] = args.seed
-    record["phases"] = {**phases, "train": wall}
-    record["seconds"] = sum(record["phases"].values())
-    record["deployment"] = {"processes": config.parties + aggregators + 1, "transport": "flower-https",
-                            "engine": "flower", "wall_seconds": wall, "startup_seconds": None,
-                            "startup_cpu_seconds": None, "per_party": {}}
+    """The record ``mpdp run`` prints for the engine's report (its ``deployment`` and ``options`` included), and
+    with ``--network`` the LAN/WAN model of the parties' protocol time and traffic."""
+    report = engine.launch(algo, config, options_of(args))
+    record = record_of(report, config, args, extra)
     if args.network is not None:
-        record["network"] = args.network.model(float(record["flower_seconds"]), record["communication"])
+        deployment = record["deployment"]
+        record["network"] = args.network.model(float(deployment["protocol_seconds"]), record["communication"],
+                                               {n: p["bytes_sent"] for n, p in deployment["per_party"].items()})
     return record
-
-
-#: --engine choice -> (algorithm, config, args, what build_run adds) -> the printed record
-ENGINES: dict[str, Callable[[AlgorithmSpec, RunConfig, argparse.Namespace, Mapping[str, Any]], dict[str, Any]]] = {
-    "grpc": launch_grpc, "flower": launch_flower}
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -170,7 +121,7 @@ def handle(args: argparse.Namespace) -> int:
                                      f"{[e for e in algo.engines() if e in ENGINES]}", "run `mpdp launch --list`"))
     with show_warnings():
         config, extra = build_run(algo, args)
-        record = name_parties(ENGINES[args.engine](algo, config, args, extra))
+        record = name_parties(launch_record(engine_for(args.engine), algo, config, args, extra))
     if args.json:
         print_json(record)
     else:
@@ -182,9 +133,9 @@ def handle(args: argparse.Namespace) -> int:
         print(f"  deployment: {dep['processes']} processes over {dep['transport']}, {dep['wall_seconds']:.2f} s "
               f"wall{startup}")
         for name, p in dep["per_party"].items():
-            spent = "" if not p["ledger"] else f", ledger epsilon {p['ledger']['epsilon']:g}"
-            print(f"    {name}: cpu {p['cpu_seconds']:.2f} s, sent {p['bytes_sent']:,} bytes in "
-                  f"{p['messages']:,} messages{spent}")
+            spent = "" if not p.get("ledger") else f", ledger epsilon {p['ledger']['epsilon']:g}"
+            cpu = "" if p.get("cpu_seconds") is None else f"cpu {p['cpu_seconds']:.2f} s, "
+            print(f"    {name}: {cpu}sent {p['bytes_sent']:,} bytes in {p['messages']:,} messages{spent}")
         if dep.get("released"):
             print(f"  released model written by the receiving party to {dep['released']}")
     return 0

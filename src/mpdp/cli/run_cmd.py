@@ -52,7 +52,7 @@ from mpdp.datasets.splits import train_test_split
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.registry import algorithms, get_algorithm
 from mpdp.learning.spec import AlgorithmSpec, Settings
-from mpdp.learning.spec.run import PHASES, RunConfig, RunReport, timed
+from mpdp.learning.spec.run import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_PARTIES, PHASES, RunConfig, RunReport, timed
 from mpdp.randomness import RandomSource
 from mpdp.runtime.network import network_model
 
@@ -60,7 +60,6 @@ __all__ = ["add_parser", "add_run_arguments", "build_config", "build_run", "hand
            "name_parties", "parse_options", "record_of",
            "split_source"]
 
-DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -120,9 +119,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     rows.add_argument("--anchor", metavar="ATTRIBUTE",
                       help="horizontal: assign rows by distance to a random anchor value of this numeric "
                            "attribute (paper 004)")
-    parties.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon (default 1.0)")
-    parties.add_argument("--delta", type=float, default=1e-5,
-                         help="privacy parameter delta (default 1e-5; pure-DP algorithms spend 0)")
+    parties.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
+                         help=f"privacy budget epsilon (default {DEFAULT_EPSILON})")
+    parties.add_argument("--delta", type=float, default=DEFAULT_DELTA,
+                         help=f"privacy parameter delta (default {DEFAULT_DELTA:g}; pure-DP algorithms spend 0)")
     parties.add_argument("--backend", help="secure-computation backend, where the algorithm offers a choice")
     parties.add_argument("--test-fraction", type=float, default=0.2, help="held-out test share (default 0.2)")
     parties.add_argument("--split-seed", type=int, default=None, metavar="N",
@@ -336,12 +336,20 @@ def record_of(report: Any, config: RunConfig, args: argparse.Namespace,
     record.setdefault("train_rows", config.train.n)
     record.setdefault("test_rows", config.test.n)
     record.setdefault("dropped_rows", config.train.dropped_rows)  # source rows dropped for missing values
+    record.setdefault("majority_class", _majority(config) if record["metric"]["name"] == "accuracy" else None)
     extra = dict(extra or {})
     phases = {**extra.pop("phases", {}), **record["phases"]}  # the data's phases (build_run), then the run's
     record.update(extra)
     record["phases"] = {name: phases[name] for name in PHASES if name in phases}
     record["seconds"] = sum(record["phases"].values())  # the run's wall time, its phases added up
     return name_parties(record)
+
+
+def _majority(config: RunConfig) -> float:
+    """The test accuracy of always predicting the training split's most frequent label: the bar a classifier's
+    released model must clear to have learnt anything (on Adult about 0.75)."""
+    labels, counts = np.unique(config.train.y, return_counts=True)
+    return float(np.mean(config.test.y == labels[np.argmax(counts)])) if config.test.n else float("nan")
 
 
 def name_parties(record: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +401,8 @@ def human(record: Mapping[str, Any]) -> str:
         data,
         f"  privacy: epsilon {record['epsilon_spent']:g} of {record['epsilon']:g}, "
         f"delta {record['delta_spent']:g} of {record['delta']:g}",
-        f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])})",
+        f"  result:  {metric(record['metric'])}   (non-private baseline: {metric(record['non_private'])}"
+        + (f"; majority class {record['majority_class']:.4f})" if record.get("majority_class") is not None else ")"),
         f"  traffic: {comm.get('bytes', 0):,} bytes, {comm.get('messages', 0):,} messages, "
         f"{comm.get('rounds', 0):,} rounds",
         f"  time:    {record['seconds']:.2f} s ("

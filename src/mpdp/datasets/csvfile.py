@@ -1,5 +1,8 @@
 """The user's own table: a CSV file with a header row, a label column, numeric and categorical columns.
 
+The file is read by :func:`mpdp.datasets.table.read_csv_table` (delimiter given or sniffed, blank lines skipped,
+unique column names, rows as long as the header; every error names the file and its true line).
+
 Types are declared (``categorical=``, ``numeric=``) or inferred by the rules of :mod:`mpdp.datasets.csvcolumns`,
 which never guess silently: a column that is numeric except for a few cells is refused with their line numbers
 and values, and a column with a distinct value on every row is an identifier, kept out of the features with a
@@ -31,8 +34,6 @@ like the number of rows, is not protected by differential privacy: it is for the
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -52,16 +53,15 @@ from mpdp.datasets.csvcolumns import (
 )
 from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import OutOfBounds, make_dataset, scale_to_pm1
+from mpdp.datasets.table import read_csv_table
 from mpdp.errors import (
     DatasetError,
-    DatasetUnavailableError,
     DatasetWarning,
     DomainError,
     ParameterError,
     PrivacyLeakWarning,
     explain,
 )
-from mpdp.files import read_text_file
 
 __all__ = ["MISSING", "load_csv", "parse_bounds_spec", "parse_categories_spec"]
 
@@ -91,44 +91,6 @@ def parse_categories_spec(spec: str) -> dict[str, tuple[str, ...]]:
             raise ParameterError(explain("categories", item, "name=a|b|c", "write e.g. --categories city=Lyon|Paris"))
         out[name.strip()] = cats
     return out
-
-
-def _read_rows(path: Path, delimiter: str | None) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """The header and the data rows, each with the file line it starts on (blank lines skipped, still counted)."""
-    if not path.is_file():
-        raise DatasetUnavailableError(explain("CSV file", str(path), "an existing file", "check the path"))
-    text = read_text_file(path, "CSV file")
-    if delimiter is None:
-        try:
-            delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
-        except csv.Error:
-            delimiter = ","
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    rows: list[tuple[int, list[str]]] = []
-    start = 1
-    for row in reader:
-        if any(c.strip() for c in row):
-            rows.append((start, row))
-        start = reader.line_num + 1
-    if len(rows) < 2:
-        raise DatasetError(_too_few_rows(str(path), len(rows)))
-    header = [h.strip() for h in rows[0][1]]
-    if len(set(header)) != len(header) or any(not h for h in header):
-        raise DatasetError(explain(f"header of {path}", header, "unique, non-empty column names", "rename columns"))
-    for lineno, row in rows[1:]:
-        if len(row) != len(header):
-            raise DatasetError(explain(f"{path}:{lineno}", f"{len(row)} fields", f"{len(header)} (as the header)",
-                                       "fix the row or quote fields that contain the delimiter"))
-    return header, [(lineno, [c.strip() for c in r]) for lineno, r in rows[1:]]
-
-
-def _too_few_rows(source: str, count: int) -> str:
-    """The message for a CSV with no data rows: empty, or a header alone."""
-    if count == 0:
-        return explain(source, "an empty file", "a header row, then data rows", "write the column names on the "
-                       "first line and one record per line below")
-    return explain(source, "a header row and no data rows", "at least one data row below the header",
-                   "add the records below the header (or check that the right file was given)")
 
 
 def _lines(lines: Sequence[int]) -> str:
@@ -190,7 +152,9 @@ def load_csv(
     file = Path(path).expanduser()
     if missing not in ("drop", "error"):
         raise ParameterError(explain("missing", missing, "'drop' or 'error'", "pass missing='drop' or 'error'"))
-    header, rows = _read_rows(file, delimiter)
+    table = read_csv_table(file, "CSV file", delimiter=delimiter)
+    header = list(table.header)
+    rows = [(line, [c.strip() for c in cells]) for line, cells in table.rows]
     bounds = dict(bounds or {})
     declared_cats = {k: tuple(v) for k, v in (categories or {}).items()}
     given = [id_column] if id_column is not None else []

@@ -9,17 +9,16 @@ The CSV is the encoded view the algorithms train on (features already scaled int
 0/1 columns), written with 17 significant digits so that reading it back gives the very same float64 values. Its
 header names every column: ``x:<feature>`` for a feature, ``v:<attribute>`` for the attribute view (horizontal
 files, which some algorithms need) and ``y:<label>`` for the label (only in the label holder's file).
-A file whose columns or row count disagree with the schema is refused with a typed error naming the party.
+The file is read by :func:`~mpdp.datasets.table.read_csv_table`; a file whose columns or row count disagree with
+the schema is refused with a typed error naming the party, a cell that is not a finite number with its line and
+column.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
-import tempfile
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from mpdp.datasets.dataset import Attribute, Dataset
+from mpdp.datasets.table import CsvTable, read_csv_table
 from mpdp.errors import DatasetError, ParameterError, ShapeMismatchError, explain
-from mpdp.files import read_text_file
 
 __all__ = ["PartyData", "attributes_from_schema", "dataset_from_schema", "read_party_data", "records_digest",
            "schema_dataset", "schema_of", "write_party_data"]
@@ -114,23 +113,25 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
     ``features``: the feature names the party must hold (default: all of the schema's); ``label``: whether it
     holds the label; ``values``: whether it carries the attribute view; ``rows``: the row count it must have;
     ``id_column``: the file's first column is ``id:<id_column>``, the records' identifiers (kept as text).
+
+    The file is read by :func:`~mpdp.datasets.table.read_csv_table` (delimiter ``,``; a header without rows is a
+    table of 0 rows, refused only when ``rows`` asks for more). A cell that is not a finite number is a
+    :class:`~mpdp.errors.DatasetError` naming its file, line and column; columns or a row count that disagree
+    with the schema are a :class:`~mpdp.errors.ShapeMismatchError`.
     """
-    if id_column is not None:
-        return _read_with_ids(Path(path), party, schema, id_column, features=features, label=label,
-                              values=values, rows=rows)
     source = Path(path)
-    fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
-    try:
-        handle = io.StringIO(read_text_file(source, f"data file of {party}", encoding="utf-8"), newline="")
-        header = next(csv.reader([handle.readline()]), None)
-        with warnings.catch_warnings():  # a header without rows is a 0-row file, checked below
-            warnings.simplefilter("ignore", UserWarning)
-            body = np.loadtxt(handle, delimiter=",", dtype=np.float64, ndmin=2) if header else None
-    except ValueError as exc:
-        raise DatasetError(explain(f"data file of {party}", f"{source}: {exc}", "numbers only below the header",
-                                   fix)) from exc
-    if not header:
-        raise DatasetError(explain(f"data file of {party}", f"{source} (empty)", "a header and rows", fix))
+    if id_column is None:
+        fix = f"give {party} the file `mpdp launch` (or your own export) wrote for it, with the schema's columns"
+    else:
+        fix = f"give {party} its file whose first column is id:{id_column}, then the schema's columns"
+    table = read_csv_table(source, f"data file of {party}", delimiter=",", allow_no_rows=True)
+    header = list(table.header)
+    first = 0
+    if id_column is not None:
+        if header[0] != f"id:{id_column}":
+            raise ShapeMismatchError(explain(f"first column of {party}'s data file {source}", header[0],
+                                             f"id:{id_column}", fix))
+        header, first = header[1:], 1
     want_features = list(schema["features"]) if features is None else list(features)
     expected = [f"x:{f}" for f in want_features]
     if values:
@@ -143,34 +144,40 @@ def read_party_data(path: str | Path, party: str, schema: Mapping[str, Any], *,
         raise ShapeMismatchError(explain(f"columns of {party}'s data file {source}",
                                          f"{len(header)} columns (missing {missing}, unexpected {extra})",
                                          f"the {len(expected)} columns the schema assigns to {party}", fix))
-    table = np.zeros((0, len(header))) if body is None or body.size == 0 else body
-    if table.shape[1] != len(header):
-        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", f"{table.shape[1]} values",
-                                         f"{len(header)} per row, as in its header", fix))
-    if rows is not None and table.shape[0] != rows:
-        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", table.shape[0],
+    if rows is not None and table.n != rows:
+        raise ShapeMismatchError(explain(f"rows of {party}'s data file {source}", table.n,
                                          f"{rows} rows (the schema's count for {party})", fix))
+    numbers = _numbers(table, first, f"data file of {party}", fix)
     d = len(want_features)
-    X = np.ascontiguousarray(table[:, :d])
-    view = np.ascontiguousarray(table[:, d:d + len(schema["attributes"])]) if values else None
-    y = np.ascontiguousarray(table[:, -1]) if label else None
-    return PartyData(party, X, tuple(want_features), y, view)
+    X = np.ascontiguousarray(numbers[:, :d])
+    view = np.ascontiguousarray(numbers[:, d:d + len(schema["attributes"])]) if values else None
+    y = np.ascontiguousarray(numbers[:, -1]) if label else None
+    ids = None if id_column is None else tuple(cells[0] for _, cells in table.rows)
+    return PartyData(party, X, tuple(want_features), y, view, ids)
 
 
-def _read_with_ids(source: Path, party: str, schema: Mapping[str, Any], id_column: str, *,
-                   features: Sequence[str] | None, label: bool, values: bool, rows: int | None) -> PartyData:
-    fix = f"give {party} its file whose first column is id:{id_column}, then the schema's columns"
-    table = list(csv.reader(io.StringIO(read_text_file(source, f"data file of {party}", encoding="utf-8"),
-                                        newline="")))
-    if not table or not table[0] or table[0][0] != f"id:{id_column}":
-        raise ShapeMismatchError(explain(f"first column of {party}'s data file {source}",
-                                         table[0][0] if table and table[0] else None, f"id:{id_column}", fix))
-    ids = tuple(r[0] if r else "" for r in table[1:])
-    with tempfile.TemporaryDirectory(prefix="mpdp-party-") as folder:  # the numeric part, checked as usual
-        numeric = Path(folder) / "numeric.csv"
-        numeric.write_text("".join(",".join(r[1:]) + "\n" for r in table))
-        data = read_party_data(numeric, party, schema, features=features, label=label, values=values, rows=rows)
-    return PartyData(data.party, data.X, data.features, data.y, data.values, ids)
+def _numbers(table: CsvTable, first: int, what: str, fix: str) -> FloatArray:
+    """The cells of columns ``first:`` as float64 (n x columns); a cell that is not a finite number is refused
+    with its file, line and column. numpy parses each cell as Python's ``float`` does (correctly rounded), so
+    the 17 significant digits :func:`write_party_data` writes read back as the very same float64."""
+    try:
+        out: FloatArray = np.array([cells[first:] for _, cells in table.rows], dtype=np.float64)
+        if np.isfinite(out).all():
+            return out.reshape(table.n, len(table.header) - first)
+    except ValueError:
+        pass  # some cell is not a number: found and named below
+    for line, cells in table.rows:
+        for j in range(first, len(cells)):
+            if not _finite_number(cells[j]):
+                raise DatasetError(explain(f"{what}, {table.where(line, j)}", cells[j], "a finite number", fix))
+    raise DatasetError(explain(what, str(table.path), "a table of numbers below the header", fix))
+
+
+def _finite_number(text: str) -> bool:
+    try:
+        return bool(np.isfinite(np.array(text, dtype=np.float64)))
+    except ValueError:
+        return False
 
 
 def attributes_from_schema(schema: Mapping[str, Any]) -> tuple[Attribute, ...]:

@@ -10,7 +10,6 @@ process) and :func:`write_table` writes one party's aligned file. The alignment 
 from __future__ import annotations
 
 import csv
-import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from mpdp.errors import DatasetError, DatasetUnavailableError, ParameterError, explain
-from mpdp.files import read_text_file
+from mpdp.datasets.table import read_csv_table
+from mpdp.errors import DatasetError, ParameterError, explain
 
 __all__ = ["PartyTable", "joined_rows", "parse_data_spec", "read_party_table", "write_table"]
 
@@ -50,42 +49,22 @@ def parse_data_spec(text: str) -> tuple[str, Path]:
 
 
 def read_party_table(party: str, path: str | os.PathLike[str], *, id_column: str) -> PartyTable:
-    """Read ``path`` (header row, then data rows; delimiter ``,``, ``;``, tab or ``|``, sniffed).
+    """Read ``path`` with :func:`~mpdp.datasets.table.read_csv_table` (header row, then data rows; delimiter
+    ``,``, ``;``, tab or ``|``, sniffed). The ids are kept as written, the other cells stripped of blanks.
 
     Raises :class:`~mpdp.errors.DatasetUnavailableError` for a missing file and
     :class:`~mpdp.errors.DatasetError` for a file without the id column, without data rows, with repeated or
     empty column names, or with rows of the wrong length.
     """
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise DatasetUnavailableError(explain(f"{party}'s file", str(file), "an existing CSV file", "check the path"))
-    text = read_text_file(file, f"{party}'s file")
-    try:
-        delimiter = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|").delimiter
-    except csv.Error:
-        delimiter = ","
-    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)]
-    if len(rows) < 2:
-        raise DatasetError(explain(str(file), "an empty file" if not rows else "a header row and no data rows",
-                                   "a header row, then at least one data row",
-                                   "write the column names on the first line and one record per line below"
-                                   if not rows else "add the records below the header"))
-    header = [h.strip() for h in rows[0]]
-    if len(set(header)) != len(header) or not all(header):
-        raise DatasetError(explain(f"header of {file}", header, "unique, non-empty column names", "rename columns"))
+    table = read_csv_table(path, f"{party}'s file")
+    header = table.header
     if id_column not in header:
-        raise DatasetError(explain(f"id column of {party} ({file.name})", id_column, f"one of {header}",
+        raise DatasetError(explain(f"id column of {party} ({table.path.name})", id_column, f"one of {list(header)}",
                                    "name the identifier column every party's file has (--id-column NAME)"))
     at = header.index(id_column)
-    ids: list[str] = []
-    cells: list[list[str]] = []
-    for lineno, row in enumerate(rows[1:], 2):
-        if len(row) != len(header):
-            raise DatasetError(explain(f"{file}:{lineno}", f"{len(row)} fields", f"{len(header)} (as the header)",
-                                       "fix the row or quote fields that contain the delimiter"))
-        ids.append(row[at])
-        cells.append([c.strip() for i, c in enumerate(row) if i != at])
-    return PartyTable(party, file, id_column, tuple(h for h in header if h != id_column), ids, cells)
+    ids = [cells[at] for _, cells in table.rows]
+    cells = [[c.strip() for i, c in enumerate(row) if i != at] for _, row in table.rows]
+    return PartyTable(party, table.path, id_column, tuple(h for h in header if h != id_column), ids, cells)
 
 
 def joined_rows(tables: Sequence[PartyTable], rows: Mapping[str, npt.NDArray[np.int64]]

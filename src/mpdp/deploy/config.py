@@ -181,7 +181,7 @@ def load_party_config(path: str | Path, name: str | None = None) -> PartyConfig:
     file = Path(path)
     try:
         text = file.read_bytes().decode("utf-8")
-    except (OSError, ValueError) as exc:  # ValueError: undecodable bytes, or a NUL in the path
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ParameterError(explain("--config", str(path), "a readable UTF-8 JSON file",
                                      f"check the path ({type(exc).__name__}: {exc})")) from exc
     try:

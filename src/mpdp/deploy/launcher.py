@@ -40,7 +40,9 @@ from typing import Any
 
 from mpdp.datasets.holdings import dump_json, write_party_data
 from mpdp.deploy.deployments import deployment_for
+from mpdp.deploy.engine import LaunchOptions
 from mpdp.learning.registry import get_algorithm
+from mpdp.learning.spec import AlgorithmSpec
 from mpdp.learning.spec.deployment import DeployPlan, shared_parameters
 from mpdp.learning.spec.memory import assemble_report, decode_runs
 from mpdp.learning.spec.run import RunConfig, RunReport
@@ -49,7 +51,8 @@ from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.codec import decode
 from mpdp.runtime.supervisor import Child, Supervisor, error_line, free_ports, typed_error
 
-__all__ = ["LaunchResult", "PartyProcess", "free_ports", "launch", "party_environment", "prepare_folders"]
+__all__ = ["GrpcEngine", "LaunchResult", "PartyProcess", "free_ports", "launch", "party_environment",
+           "prepare_folders"]
 
 
 @dataclass
@@ -250,3 +253,38 @@ def launch(algorithm: str, config: RunConfig, *, seed: int | None,
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
+
+
+class GrpcEngine:
+    """``mpdp launch --engine grpc``: :func:`launch` as an :class:`~mpdp.deploy.engine.Engine`; the report's
+    ``deployment`` adds each party's CPU, wall and start-up seconds, its traffic and its ledger, the parties'
+    configuration digest and the kept folder."""
+
+    name = "grpc"
+
+    def launch(self, spec: AlgorithmSpec, config: RunConfig, options: LaunchOptions) -> RunReport:
+        outcome = launch(spec.name, config, seed=options.seed, timeout=options.timeout,
+                         connect_timeout=options.connect_timeout, keep=options.keep,
+                         progress=options.progress.scoped(spec.name), save=options.save)
+        parties = outcome.parties
+        per_party = {name: {"cpu_seconds": r["cpu_seconds"], "wall_seconds": r["wall_seconds"],
+                            "setup_seconds": r["setup_seconds"], "startup_cpu_seconds": r["startup_cpu_seconds"],
+                            "bytes_sent": r["communication"]["bytes_sent"],
+                            "messages": r["communication"]["messages"],
+                            "coordination": {"bytes_sent": r["communication"]["coordination_bytes"],
+                                             "messages": r["communication"]["coordination_messages"]},
+                            "ledger": r["ledger"]}
+                     for name, r in parties.items()}
+        report = outcome.report
+        report.extra["deployment"] = {
+            "processes": len(parties), "transport": "grpc-mtls", "engine": self.name,
+            "wall_seconds": outcome.wall_seconds,
+            "protocol_seconds": max(r["protocol_seconds"] for r in parties.values()),  # the slowest party's
+            "startup_seconds": outcome.startup_seconds,
+            "startup_cpu_seconds": max(r["startup_cpu_seconds"] for r in parties.values()),
+            "per_party": per_party, "digest": next(iter(parties.values()))["digest"],
+            "folder": None if outcome.folder is None else str(outcome.folder), "released": outcome.released}
+        if options.save is not None and outcome.released is not None:  # written by the receiving party
+            report.extra["saved"] = {"model": outcome.released}
+        report.extra["options"] = dict(outcome.config.options)
+        return report

@@ -16,8 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from scipy import optimize, special
-
 from mpdp.errors import DomainError, ParameterError, PrecisionError, explain
 
 __all__ = [
@@ -95,6 +93,8 @@ def _log_delta(mu: float, eps: float) -> float:
     only where double precision cannot tell: callers then add noise or refuse with a typed error, where the
     rounded difference could understate δ, even as 0, and calibrate too little noise.
     """
+    from scipy import special  # on use: importing mpdp.dp costs no scipy (a Flower ClientApp starts per message)
+
     a = float(special.log_ndtr(mu / 2 - eps / mu))
     if a == -math.inf:  # Phi(mu/2 - eps/mu) underflows even in log space: delta <= that, below e^-(10^300)
         return -math.inf
@@ -112,6 +112,8 @@ def _root(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, rto
     not converge in 500 steps (a function that double precision renders flat or jagged) the last estimate, which
     the callers then step to a point that provably meets the target. A bracket without a sign change is a
     :class:`~mpdp.errors.PrecisionError`."""
+    from scipy import optimize
+
     try:
         return float(optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol, maxiter=500, disp=False))
     except ValueError as exc:

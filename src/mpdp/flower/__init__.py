@@ -40,7 +40,7 @@ from typing import Any
 __all__ = ["launch"]
 
 
-def launch(algorithm: str, config: Any, **kwargs: Any) -> dict[str, Any]:
+def launch(algorithm: str, config: Any, **kwargs: Any) -> Any:
     """:func:`mpdp.flower.launcher.launch` (imported on call, so ``import mpdp.flower`` needs no ``flwr``)."""
     from mpdp.flower.launcher import launch as run
 

@@ -46,18 +46,19 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from flwr.app import Context
+from flwr.app import ConfigRecord, Context
 from flwr.serverapp import Grid, ServerApp
 
 from mpdp.crypto.fixed_point import FixedPointFormat
 from mpdp.dp.grid import grid_l1_sensitivity
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
-from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
+from mpdp.flower.hub import Tally, aggregator_key, check, client_app_for, introduce, result_of, serve
 from mpdp.flower.hub import survivors as hub_survivors
-from mpdp.flower.messages import Round, exchange
+from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.secagg import SERVER, aggregator_step, client_step, noisy_total, server_combine
 from mpdp.learning.distributed_erm.common import gd_step
+from mpdp.learning.distributed_erm.deployment import ERMDeployment
 from mpdp.learning.distributed_erm.mpc import InMPCNoise, MPCSetup, aggregator_gaussian, output_l1
 from mpdp.learning.distributed_erm.problem import ERMProblem, PartyGroup, loss_for
 from mpdp.learning.distributed_erm.rounds import Schedule, party_path, perturbation_of
@@ -115,6 +116,23 @@ def _ledger_method(schedule: Schedule) -> str:
 
 
 # -- the nodes ----------------------------------------------------------------------------------------------------
+_RUN_STATE = "mpdp-erm-run"
+
+
+def _remembered(context: Context, key: str) -> Any:
+    """What this node worked out earlier in the run (its own Flower state, kept by its SuperNode across the
+    fresh ClientApp process of each message): whether it charged its ledger, the noise's sigma. Saves every
+    later message the calibration (scipy's root finders: a tenth of a second of CPU and their import)."""
+    record = context.state.get(_RUN_STATE)
+    return record.get(key) if isinstance(record, ConfigRecord) else None
+
+
+def _remember(context: Context, key: str, value: float | bool) -> None:
+    record = context.state.get(_RUN_STATE)
+    known = dict(record) if isinstance(record, ConfigRecord) else {}
+    context.state[_RUN_STATE] = ConfigRecord({**known, key: value})
+
+
 def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     me = identity(context.node_config)
     public = body["public"]
@@ -126,10 +144,12 @@ def _contribute(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     if X.shape[1] != schedule.d:
         raise ShapeMismatchError(explain(f"{me.name}'s features", X.shape[1], f"{schedule.d} columns like the "
                                          "other clients", "encode the data with the federation's schema"))
-    cost = schedule.cost(int(X.shape[0]))
-    ledger = open_ledger(context.node_config, me.name, epsilon=max(float(public["epsilon"]), cost.epsilon),
-                         delta=max(float(public["delta"]), cost.delta), method=_ledger_method(schedule))
-    charge_once(ledger, cost, f"flower/{context.run_id}/{schedule.method}")
+    if _remembered(context, "charged") is None:  # the run's cost, once, before the client's first contribution
+        cost = schedule.cost(int(X.shape[0]))
+        ledger = open_ledger(context.node_config, me.name, epsilon=max(float(public["epsilon"]), cost.epsilon),
+                             delta=max(float(public["delta"]), cost.delta), method=_ledger_method(schedule))
+        charge_once(ledger, cost, f"flower/{context.run_id}/{schedule.method}")
+        _remember(context, "charged", True)
     group = PartyGroup(first=0, X=X[None], y=y[None])
     values = (group.local_gradients(schedule.problem, np.asarray(body["theta"]))[0] if schedule.method.gradient
               else group.local_minimizers(schedule.problem)[0])
@@ -150,7 +170,11 @@ def _aggregate(body: Mapping[str, Any], context: Context) -> dict[str, Any]:
     seeded = noise_source(context.node_config, party_path(schedule.method, me.name))
     rng = seeded or RandomSource.fresh()
     if schedule.method.gradient:
-        noise = InMPCNoise("gaussian", schedule.calibration.sigma)
+        sigma = _remembered(context, "sigma")
+        if not isinstance(sigma, float):
+            sigma = schedule.calibration.sigma
+            _remember(context, "sigma", sigma)
+        noise = InMPCNoise("gaussian", sigma)
         if seeded is not None:  # the draws of rounds 1 .. t-1 come first in the source, as in process
             for _ in range(1, t):
                 aggregator_gaussian(spec.fmt.ring.zeros((spec.width,)), noise, schedule.setup, rng=rng)
@@ -167,7 +191,8 @@ client_app = client_app_for({"contribute": _contribute, "aggregate": _aggregate}
 
 # -- the hub --------------------------------------------------------------------------------------------------------
 def _round(grid: Grid, job: Mapping[str, Any], nodes: Mapping[str, int], public: Mapping[str, Any],
-           keys: Mapping[str, bytes], t: int, theta: Any, rng: RandomSource) -> tuple[Any, Round, dict[str, Any]]:
+           keys: Mapping[str, bytes], t: int, theta: Any, rng: RandomSource,
+           tally: Tally) -> tuple[Any, dict[str, Any]]:
     """One secure release: the clients' contributions, the aggregators' noisy shares, the opened mean."""
     spec = erm_spec(public)
     contribute = exchange(grid, {c: nodes[c] for c in job["clients"]},
@@ -179,16 +204,20 @@ def _round(grid: Grid, job: Mapping[str, Any], nodes: Mapping[str, int], public:
                               "boxes": {c: r["boxes"][a] for c, r in contribute.replies.items()}}
                           for a in spec.aggregators}, timeout=float(job["round_timeout"]), group=f"aggregate-{t}")
     check(aggregate)
+    tally.add(contribute)
+    tally.add(aggregate)
     share, comm = server_combine(spec, {a: r["messages"] for a, r in aggregate.replies.items()}, survivors, rng=rng)
     record = {"t": t, "survivors": share.count,
               "node_errors": {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()},
               "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
               "seconds": contribute.seconds + aggregate.seconds}
-    return noisy_total(spec, comm) / share.count, contribute, record
+    return noisy_total(spec, comm) / share.count, record
 
 
 def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
-    """The hub's whole run; returns the result record the launcher reads."""
+    """The hub's whole run; returns its result in the deployed parties' form (:func:`~mpdp.flower.hub.result_of`):
+    a gradient method's data parties hold the model and its recorded iterates, MPC Out P's ``agg0`` (the party
+    that opens the release when deployed) the released model."""
     start = time.perf_counter()
     nodes, info = introduce(grid, job)
     sizes = {c: int(info[c]["rows"]) for c in job["clients"]}
@@ -201,40 +230,34 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     theta = np.zeros(schedule.d)
     iterates: list[list[float]] = []
     rounds: list[dict[str, Any]] = []
-    traffic: dict[str, int] = dict.fromkeys(job["clients"], 0)
-    recorded: tuple[int, ...] = ()
+    tally = Tally()
     steps = schedule.gradient_settings.iterations if schedule.method.gradient else 1
     for t in range(1, steps + 1):
-        released, contribute, record = _round(grid, job, nodes, public, keys, t, theta, rng)
+        released, record = _round(grid, job, nodes, public, keys, t, theta, rng, tally)
         if schedule.method.gradient:
             theta = gd_step(theta, released, schedule.problem, schedule.gradient_settings.eta)
-            recorded = schedule.gradient_settings.recorded
-            if t in recorded:
+            if t in schedule.gradient_settings.recorded:
                 iterates.append(theta.tolist())
         else:
             theta = released
-            iterates.append(theta.tolist())
-        for c in job["clients"]:
-            traffic[c] += contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0)
         rounds.append(record)
-    privacy = schedule.privacy()
-    details = dict(privacy.details)
+    results: dict[str, Any] = ({c: [theta.tolist(), iterates] for c in job["clients"]} if schedule.method.gradient
+                               else {job["aggregators"][0]: theta.tolist()})
+    extra: dict[str, Any] = {}
     if not schedule.method.gradient:  # Flower's distributed Laplace (module docstring)
-        scale = float(_laplace_scale(schedule))
+        scale = _laplace_scale(schedule)
         mechanism = distributed_laplace_cost(sensitivity=output_l1(schedule.method, schedule.problem, schedule.m,
                                                                    schedule.n_min, schedule.d),
-                                             scale=_laplace_scale(schedule), parties=schedule.setup.aggregators,
-                                             dim=schedule.d, frac_bits=schedule.setup.frac_bits,
-                                             collusion=COLLUSION, known_shares=COLLUSION)
-        details = {"epsilon_distributed_laplace": mechanism.epsilon, "laplace_scale_of_sum_per_aggregator": scale,
-                   "laplace_scale_of_average_total": scale * math.sqrt(schedule.setup.aggregators) / rounds[-1][
-                       "survivors"], "collusion": COLLUSION, "aggregators": schedule.setup.aggregators,
-                   "frac_bits": schedule.setup.frac_bits}
-    return {"theta": theta.tolist(), "iterates": iterates, "recorded": list(recorded), "rounds": rounds,
-            "privacy": {"epsilon": privacy.epsilon, "delta": privacy.delta, "per_party": privacy.per_party,
-                        "details": details},
-            "n_min": schedule.n_min, "party_rows": [sizes[c] for c in job["clients"]], "bytes_per_client": traffic,
-            "seconds": time.perf_counter() - start}
+                                             scale=scale, parties=schedule.setup.aggregators, dim=schedule.d,
+                                             frac_bits=schedule.setup.frac_bits, collusion=COLLUSION,
+                                             known_shares=COLLUSION)
+        extra["privacy"] = {"epsilon_distributed_laplace": mechanism.epsilon,
+                            "laplace_scale_of_sum_per_aggregator": float(scale),
+                            "laplace_scale_of_average_total": float(scale) * math.sqrt(schedule.setup.aggregators)
+                            / rounds[-1]["survivors"], "collusion": COLLUSION,
+                            "aggregators": schedule.setup.aggregators, "frac_bits": schedule.setup.frac_bits}
+    return result_of(ERMDeployment(), tally, results, time.perf_counter() - start, rounds=rounds,
+                     bytes_per_client=tally.client_bytes(job["clients"]), **extra)
 
 
 server_app = ServerApp()

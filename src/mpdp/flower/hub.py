@@ -1,16 +1,21 @@
 """What every mpdp Flower app shares: the start of a run (who is who), typed failures, the aggregators' keys
-and their round-2 step, and one ClientApp dispatcher.
+and their round-2 step, one ClientApp dispatcher, and the run's result in the deployed parties' form.
 
 A run starts with a ``hello`` round: every node answers with its role and party name from its own node config
 (a client adds its record count and feature count, an aggregator a fresh X25519 public key whose private half
 stays in the node's Flower state). The hub checks that every expected party answered and that every client's
 features match the federation's schema before anything is computed.
+
+The hub's result (:func:`result_of`) is what the parties of the algorithm's deployment return
+(:func:`mpdp.learning.spec.memory.encode_runs`): per party its protocol runs, each with its result and its
+traffic (:class:`Tally`, every party's bytes and messages through the hub, the hub itself as ``SERVER``), so
+the launcher assembles the run's report with the deployment's own ``report``, as every engine does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +36,16 @@ from mpdp.flower.messages import (
     wait_for_nodes,
 )
 from mpdp.flower.nodes import client_rows, identity, noise_source
-from mpdp.flower.secagg import survivors_message
+from mpdp.flower.secagg import SERVER, survivors_message
+from mpdp.learning.spec.deployment import AlgorithmDeployment
+from mpdp.learning.spec.memory import encode_runs
 from mpdp.protocols.aggregation import AggregationSpec
 from mpdp.randomness import RandomSource
+from mpdp.runtime.comm import PartyTraffic
+from mpdp.runtime.steps import RunRecord
 
-__all__ = ["Handler", "aggregator_key", "check", "client_app_for", "hello", "introduce", "serve", "survivors"]
+__all__ = ["Handler", "Tally", "aggregator_key", "check", "client_app_for", "hello", "introduce", "result_of", "serve",
+           "survivors"]
 
 Handler = Callable[[Mapping[str, Any], Context], dict[str, Any]]
 _KEY_STATE = "mpdp-aggregator"
@@ -145,3 +155,51 @@ def introduce(grid: Grid, job: Mapping[str, Any]) -> tuple[dict[str, int], dict[
             raise ShapeMismatchError(explain(f"{c}'s features", info[c]["dim"], f"{job['d']} columns",
                                              "encode every client's data with the federation's schema"))
     return named, info
+
+
+class Tally:
+    """Every party's traffic through the hub's rounds, as the party counts its own
+    (:class:`~mpdp.runtime.comm.PartyTraffic`): the hub's message to a party is one the party received, its
+    reply one it sent; each round is two (the message out, the reply back) for every party in it. The hub is
+    the party ``SERVER``: it relays every byte."""
+
+    def __init__(self) -> None:
+        self.traffic: dict[str, PartyTraffic] = {SERVER: PartyTraffic()}
+
+    def add(self, result: Round) -> None:
+        hub = self.traffic[SERVER]
+        for party, size in result.bytes_sent.items():
+            mine = self.traffic.setdefault(party, PartyTraffic())
+            mine.bytes_received += size
+            mine.messages_received += 1
+            mine.rounds += 2
+            hub.bytes_sent += size
+            hub.messages_sent += 1
+        for party, size in result.bytes_received.items():
+            mine = self.traffic.setdefault(party, PartyTraffic())
+            mine.bytes_sent += size
+            mine.messages_sent += 1
+            hub.bytes_received += size
+            hub.messages_received += 1
+        hub.rounds += 2
+
+    def client_bytes(self, clients: Sequence[str]) -> dict[str, int]:
+        """Each client's bytes, sent and received."""
+        return {c: self.traffic[c].bytes_sent + self.traffic[c].bytes_received if c in self.traffic else 0
+                for c in clients}
+
+
+def result_of(deployment: AlgorithmDeployment, tally: Tally, results: Mapping[str, Any], seconds: float, *,
+              rounds: Sequence[Mapping[str, Any]], handed: Mapping[str, Sequence[Any]] | None = None,
+              **extra: Any) -> dict[str, Any]:
+    """The hub's result: every party's runs in the deployment's wire form (one counted run with its traffic and
+    ``results[party]``, then one uncounted run per value in ``handed[party]``: what a deployed party hands out
+    beyond the algorithm's messages), the hub's ``rounds`` (survivors, dropouts, seconds) and ``extra``."""
+    names = tuple(tally.traffic)
+    runs = {}
+    for party in names:
+        records = [RunRecord(names, results.get(party), tally.traffic[party], seconds)]
+        records += [RunRecord(names, value, PartyTraffic(), 0.0, counted=False)
+                    for value in (handed or {}).get(party, ())]
+        runs[party] = encode_runs(deployment, party, records)
+    return {"runs": runs, "rounds": list(rounds), "seconds": seconds, **extra}

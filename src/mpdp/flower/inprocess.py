@@ -6,12 +6,18 @@ node listed in ``dead`` never replies (a client that crashed: the hub's round de
 a node whose config has ``crash_at = t`` joins ``dead`` at round ``t``. The
 messages are the same Flower messages with the same mpdp payloads as on the deployment engine, so the byte
 counts are the apps' payload bytes, without HTTP and process start-up.
+
+:func:`run_in_process` is :func:`mpdp.flower.launcher.launch` with the SuperLink and SuperNodes replaced by an
+:class:`InProcessGrid`: the same plan, the same apps, the same report assembly.
 """
 
 from __future__ import annotations
 
+import importlib
+import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from flwr.app import Context, Message, RecordDict
@@ -19,7 +25,11 @@ from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid
 from flwr.supercore.task_identity import TaskIdentity
 
-__all__ = ["InProcessGrid"]
+from mpdp.flower.launcher import FlowerRun, flower_run, prepared
+from mpdp.flower.plans import app_module, plan_run
+from mpdp.learning.spec.run import RunConfig
+
+__all__ = ["InProcessGrid", "run_in_process"]
 
 
 class InProcessGrid(Grid):  # type: ignore[misc, unused-ignore]
@@ -68,3 +78,19 @@ class InProcessGrid(Grid):  # type: ignore[misc, unused-ignore]
                 out.append(self._app(m, self._contexts[node]))
         self.seconds += time.perf_counter() - start
         return out
+
+
+def run_in_process(algorithm: str, config: RunConfig, *, seed: int | None = None, max_dropouts: int = 0,
+                   aggregators: int = 2, crash: Mapping[str, int] | None = None,
+                   workdir: str | Path | None = None, **_: Any) -> FlowerRun:
+    """Run ``algorithm``'s Flower app with every node in this process (module docstring); the keywords are
+    :func:`~mpdp.flower.launcher.launch`'s (those about processes and TLS are ignored)."""
+    start = time.perf_counter()
+    config = prepared(algorithm, config)
+    app = importlib.import_module(app_module(algorithm))
+    with tempfile.TemporaryDirectory(prefix="mpdp-flower-") as tmp:
+        plan = plan_run(algorithm, config, Path(workdir or tmp), seed=seed, max_dropouts=max_dropouts,
+                        aggregators=aggregators, crash=crash)
+        grid = InProcessGrid(app.client_app, {100 + i: node for i, node in enumerate(plan.nodes.values())})
+        outcome = app.run(grid, plan.job)
+    return flower_run(algorithm, config, outcome, time.perf_counter() - start)

@@ -19,7 +19,6 @@ paper, which weighs by them.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Mapping
@@ -29,12 +28,12 @@ import numpy as np
 from flwr.app import ConfigRecord, Context
 from flwr.serverapp import Grid, ServerApp
 
-from mpdp.flower.hub import aggregator_key, check, client_app_for, introduce, serve
+from mpdp.flower.hub import Tally, aggregator_key, check, client_app_for, introduce, result_of, serve
 from mpdp.flower.hub import survivors as hub_survivors
 from mpdp.flower.messages import exchange
 from mpdp.flower.nodes import charge_once, client_rows, identity, noise_source, open_ledger
 from mpdp.flower.secagg import SERVER, aggregator_step, client_step, server_combine
-from mpdp.learning.ofpa_ofaa.deployment import settings_of
+from mpdp.learning.ofpa_ofaa.deployment import OfpaDeployment, settings_of
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, PreparedParties, calibrate, owner_cost
 from mpdp.learning.ofpa_ofaa.parties import DataOwner, OwnerRows
 from mpdp.learning.ofpa_ofaa.rounds import noise_label, release_of, stop_after
@@ -119,7 +118,9 @@ client_app = client_app_for({"contribute": _contribute, "aggregate": _aggregate}
 
 
 def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
-    """The hub's whole run (rounds until the change is below ``eta`` or ``max_rounds``)."""
+    """The hub's whole run (rounds until the change is below ``eta`` or ``max_rounds``); returns its result in
+    the deployed parties' form (:func:`~mpdp.flower.hub.result_of`): the hub is the deployment's ``server``,
+    which hands every owner the new average after each round."""
     start = time.perf_counter()
     nodes, info = introduce(grid, job)
     sizes = {c: int(info[c]["rows"]) for c in job["clients"]}
@@ -131,8 +132,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
     rng = RandomSource.fresh()
     theta = np.zeros(int(job["d"]))
     rounds: list[dict[str, Any]] = []
-    traffic: dict[str, int] = dict.fromkeys(job["clients"], 0)
-    converged = False
+    handed: list[list[float]] = []
+    tally = Tally()
     for rnd in range(settings.max_rounds):
         contribute = exchange(grid, {c: nodes[c] for c in job["clients"]},
                               {c: {"step": "contribute", "round": rnd, "theta": theta, "public": public,
@@ -145,6 +146,8 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
                               for a in spec.aggregators},
                              timeout=float(job["round_timeout"]), group=f"aggregate-{rnd + 1}")
         check(aggregate)
+        tally.add(contribute)
+        tally.add(aggregate)
         result, _ = server_combine(spec, {a: r["messages"] for a, r in aggregate.replies.items()}, survivors,
                                    rng=rng)
         if not isinstance(result, AggregateResult):  # pragma: no cover - reveal=True always returns the aggregate
@@ -152,20 +155,15 @@ def run(grid: Grid, job: Mapping[str, Any]) -> dict[str, Any]:
         new = np.asarray(result.mean, dtype=np.float64)
         change = float(np.linalg.norm(new - theta))
         theta = new
-        for c in job["clients"]:
-            traffic[c] += contribute.bytes_sent.get(c, 0) + contribute.bytes_received.get(c, 0)
+        handed.append(theta.tolist())
         rounds.append({"t": rnd + 1, "survivors": result.count, "change": change,
                        "node_errors": {p: (e.reason or str(e.code))[:300] for p, e in contribute.failed.items()},
                        "dropped": sorted(set(job["clients"]) - set(contribute.replies)),
                        "seconds": contribute.seconds + aggregate.seconds})
         if stop_after(rnd, change, settings):
-            converged = True
             break
-    cost = owner_cost(settings)
-    spent = math.inf if cost is None else cost.epsilon
-    return {"theta": theta.tolist(), "rounds": rounds, "converged": converged, "epsilon_spent": spent,
-            "party_rows": [sizes[c] for c in job["clients"]], "bytes_per_client": traffic,
-            "seconds": time.perf_counter() - start}
+    return result_of(OfpaDeployment(), tally, {}, time.perf_counter() - start, rounds=rounds,
+                     handed={SERVER: handed}, bytes_per_client=tally.client_bytes(job["clients"]))
 
 
 server_app = ServerApp()

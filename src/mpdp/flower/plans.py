@@ -1,38 +1,38 @@
-"""A Flower run laid out from ``mpdp run``'s inputs, and its result as ``mpdp run``'s JSON record.
+"""A Flower run laid out from ``mpdp run``'s inputs (without importing ``flwr``).
 
-:func:`plan_run` splits and prepares the data exactly as the in-process algorithm does (same split, same party
-order, same encoding), writes each client's rows to its own file, and writes the hub's job (the public
-parameters). :func:`result_record` turns the hub's result into the record ``mpdp run --json`` prints, with
-``"engine": "flower"``. Neither imports ``flwr``.
+:func:`plan_run` splits and prepares the data exactly as the algorithm's deployment does (same split, same party
+order and names, same encoding), writes each client's rows to its own file, and writes the hub's job (the public
+parameters). The run's report is not built here: the hub returns the deployed parties' results and the
+launcher assembles the report with the deployment's own ``report`` (:mod:`mpdp.flower.launcher`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from mpdp.deploy.engine import LaunchOptions
 from mpdp.errors import ParameterError, explain
 from mpdp.flower.nodes import write_rows
 from mpdp.learning.registry import algorithms, get_algorithm
-from mpdp.learning.spec.run import Metric, RunConfig
+from mpdp.learning.spec.run import RunConfig
 
-__all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "message_rounds", "plan_run",
-           "result_record"]
+__all__ = ["RunPlan", "app_module", "check_algorithm", "flower_algorithms", "message_rounds", "plan_run"]
+
+
+#: the launch defaults every engine shares
+_DEFAULTS = LaunchOptions()
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A Flower run laid out: the hub's job, every node's config (by party name), what scoring needs."""
+    """A Flower run laid out: the hub's job and every node's config (by party name)."""
 
     job: dict[str, Any]
     nodes: dict[str, dict[str, Any]]
-    scoring: Any
 
 
 def flower_algorithms() -> tuple[str, ...]:
@@ -71,8 +71,8 @@ def _is_erm(algorithm: str) -> bool:
 
 
 def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None = None, max_dropouts: int = 0,
-             aggregators: int = 2, round_timeout: float = 60.0, connect_timeout: float = 120.0,
-             crash: Mapping[str, int] | None = None) -> RunPlan:
+             aggregators: int = 2, round_timeout: float = _DEFAULTS.timeout,
+             connect_timeout: float = _DEFAULTS.connect_timeout, crash: Mapping[str, int] | None = None) -> RunPlan:
     """Lay the run out under ``root``: clients ``party0 ..`` in ``mpdp run``'s party order, aggregators ``agg0 ..``.
 
     ``seed`` goes to the nodes that draw noise (experiments only: their noise then equals ``mpdp run --seed``'s);
@@ -82,10 +82,10 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
     config = get_algorithm(algorithm).configure(config)
     root.mkdir(parents=True, exist_ok=True)
     if _is_erm(algorithm):
-        rows, public, scoring = _erm_layout(config)
+        rows, public = _erm_layout(config)
         aggregators = int(public["settings"]["aggregators"])  # the spec's option
     else:
-        rows, public, scoring = _ofpa_layout(algorithm, config)
+        rows, public = _ofpa_layout(config)
     clients = [f"party{j}" for j in range(len(rows))]
     aggs = [f"agg{i}" for i in range(aggregators)]
     nodes: dict[str, dict[str, Any]] = {}
@@ -105,10 +105,10 @@ def plan_run(algorithm: str, config: RunConfig, root: Path, *, seed: int | None 
            "max_dropouts": max_dropouts, "round_timeout": round_timeout, "connect_timeout": connect_timeout,
            "output": str(root / "result.json")}
     (root / "job.json").write_text(json.dumps(job))
-    return RunPlan(job, nodes, scoring)
+    return RunPlan(job, nodes)
 
 
-def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
+def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any]]:
     from mpdp.learning.distributed_erm.common import curve_iterations
     from mpdp.learning.distributed_erm.deployment import party_indices, run_settings
     from mpdp.learning.distributed_erm.mpc import MPCSetup
@@ -122,10 +122,10 @@ def _erm_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any
     public = {"method": method_of(config.algorithm).value, "settings": settings.to_public(), "task": config.train.task,
               "d": int(prepared.X.shape[1]), "delta": config.delta, "frac_bits": MPCSetup().frac_bits,
               "stop_after": None, "record": record}
-    return [(prepared.X[i], prepared.y[i]) for i in indices], public, prepared
+    return [(prepared.X[i], prepared.y[i]) for i in indices], public
 
 
-def _ofpa_layout(algorithm: str, config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any], Any]:
+def _ofpa_layout(config: RunConfig) -> tuple[list[tuple[Any, Any]], dict[str, Any]]:
     from mpdp.learning.ofpa_ofaa.deployment import run_settings
     from mpdp.learning.ofpa_ofaa.model import prepare_parties
 
@@ -136,61 +136,4 @@ def _ofpa_layout(algorithm: str, config: RunConfig) -> tuple[list[tuple[Any, Any
               "epsilon": config.epsilon, "method": settings.method, "bound": settings.bound, "d": prepared.dim,
               "fixed": prepared.rows[0].fixed.tolist(), "row_bound": prepared.row_bound, "row_l1": prepared.row_l1,
               "intercept": prepared.intercept, "delta": 0.0}
-    return [(r.X, r.y) for r in prepared.rows], public, (parties, prepared)
-
-
-def result_record(config: RunConfig, plan: RunPlan, out: Mapping[str, Any], seconds: float) -> dict[str, Any]:
-    """``mpdp run``'s JSON record of the hub's result ``out``, plus ``engine``, model, rounds and bytes per client."""
-    job = plan.job
-    per_client = list(out["bytes_per_client"].values())
-    record: dict[str, Any] = {
-        "engine": "flower", "dataset": config.train.name, "parties": len(job["clients"]),
-        "epsilon": config.epsilon, "delta": config.delta, "seconds": seconds, "theta": out["theta"],
-        "rounds": out["rounds"], "party_rows": out["party_rows"],
-        "bytes_per_client": float(np.mean(per_client)) if per_client else 0.0,
-        "communication": {"bytes": int(sum(per_client)), "messages": 2 * len(out["rounds"]) * len(per_client),
-                          "rounds": 2 * len(out["rounds"]) + 1},
-        "flower_seconds": out["seconds"], "options": dict(config.options), "train_rows": config.train.n,
-        "test_rows": config.test.n, "curves": [],
-    }
-    if _is_erm(str(job["algorithm"])):
-        record.update(_erm_record(config, plan.scoring, job, out))
-    else:
-        record.update(_ofpa_record(config, plan.scoring, job, out))
-    return record
-
-
-def _erm_record(config: RunConfig, prepared: Any, job: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
-    ev = prepared.evaluator
-    score = ev.score(np.asarray(out["theta"], dtype=np.float64))
-    xs = [float(t) for t in out["recorded"]]
-    iterates = [np.asarray(v) for v in out["iterates"]]
-    curves = [{"name": "optimality gap", "x": xs, "y": [ev.optimality_gap(t) for t in iterates], "x_label": "T",
-               "y_label": "J(theta) - J(theta*)"},
-              {"name": f"test {ev.metric_name}", "x": xs, "y": [ev.test_metric(t) for t in iterates], "x_label": "T",
-               "y_label": ev.metric_name}] if xs else []
-    privacy = out["privacy"]
-    return {"algorithm": str(job["algorithm"]), "epsilon_spent": privacy["epsilon"], "delta_spent": privacy["delta"],
-            "per_party_epsilon": privacy["per_party"],
-            "metric": Metric(ev.metric_name, score.test_metric).as_json(),
-            "non_private": Metric(ev.metric_name, ev.metric_star).as_json(), "curves": curves,
-            "optimality_gap": score.optimality_gap, "relative_accuracy_loss": score.relative_accuracy_loss,
-            "n_min": out["n_min"], "T": job["settings"].get("T"), "privacy": privacy["details"],
-            "iterates": out["iterates"]}
-
-
-def _ofpa_record(config: RunConfig, scoring: Any, job: Mapping[str, Any], out: Mapping[str, Any]) -> dict[str, Any]:
-    from mpdp.learning.erm import misclassification, to_pm1
-    from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit, prepare_rows
-
-    parties, prepared = scoring
-    Xt = prepare_rows(config.test.X, parties[0].row_norm_bound)
-    yt = to_pm1(config.test.y)
-    baseline = fit(prepared, OfpaOfaaSettings(method="none", epsilon=math.inf), rng=config.rng.spawn("np"))
-    spent = float(out["epsilon_spent"])
-    return {"algorithm": job["algorithm"], "delta": 0.0, "epsilon_spent": spent, "delta_spent": 0.0,
-            "per_party_epsilon": dict.fromkeys(job["clients"], spent),
-            "metric": Metric("misclassification",
-                             misclassification(np.asarray(out["theta"], dtype=np.float64), Xt, yt)).as_json(),
-            "non_private": Metric("misclassification", baseline.misclassification(Xt, config.test.y)).as_json(),
-            "converged": out["converged"], "noise": job["settings"]["noise"], "variant": job["method"]}
+    return [(r.X, r.y) for r in prepared.rows], public

@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from scipy import optimize
-
 from mpdp.dp.accounting.composition import compose
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.calibration import check_delta, check_epsilon, check_positive
@@ -103,6 +101,8 @@ def smallest_noise_multiplier(epsilon_of: Callable[[float], float], epsilon: flo
         lo, hi = lo - math.log(4.0), lo
         if lo < math.log(floor):
             return math.exp(hi)
+    from scipy import optimize  # on use: importing the accounting costs no scipy
+
     z = math.exp(float(optimize.brentq(excess, lo, hi, xtol=tolerance / 4)))
     while excess(math.log(z)) > 0:
         z *= 1 + tolerance / 4

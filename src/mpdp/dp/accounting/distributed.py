@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from mpdp.dp.accounting.cost import PrivacyCost
 from mpdp.dp.calibration import check_delta, check_positive
@@ -72,6 +71,8 @@ def ddg_rdp(alpha: float, *, local_sigma: float, n_parties: int, l2_sensitivity:
 
 def _subsampled(alpha: int, q: float, eps: list[float]) -> float:
     """Zhu & Wang 2019, Thm 5: RDP of order α of a Poisson-subsampled mechanism with RDP curve ``eps``."""
+    from scipy import special  # on use: importing the accounting costs no scipy
+
     log_terms = [0.0, math.log(special.comb(alpha, 2)) + 2 * math.log(q) + (alpha - 2) * math.log1p(-q)
                  + min(4 * math.expm1(eps[2]), eps[2] + math.log(2.0), 2 * eps[2])]
     scales = [((1 - q) ** (alpha - 1)) * (alpha * q - q + 1), 1.0]

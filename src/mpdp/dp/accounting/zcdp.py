@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy import optimize
-
 from mpdp.dp.calibration import check_delta, check_epsilon, check_positive
 from mpdp.errors import ParameterError, explain
 
@@ -107,6 +105,8 @@ def zcdp_epsilon(rho: float, delta: float, *, conversion: str = "tight") -> floa
     def objective(x: float) -> float:
         return zcdp_epsilon_at_order(r, dlt, 1 + math.exp(x))
 
+    from scipy import optimize  # on use: importing the accounting costs no scipy
+
     res = optimize.minimize_scalar(objective, bounds=(x0 - 12, x0 + 12), method="bounded",
                                    options={"xatol": 1e-12})
     best = min(float(res.fun), objective(x0), bun_steinke)
@@ -129,6 +129,8 @@ def zcdp_rho_for(*, epsilon: float, delta: float, conversion: str = "tight") -> 
     if lo == 0:
         raise ParameterError(explain("epsilon", epsilon, f"an epsilon whose rho at delta={dlt} is a normal float",
                                      "use a larger epsilon: the noise would exceed any float"))
+    from scipy import optimize
+
     rho = float(optimize.brentq(lambda r: zcdp_epsilon(r, dlt, conversion=conversion) - eps, lo, hi,
                                 xtol=1e-320, rtol=1e-13))
     step = 1e-12

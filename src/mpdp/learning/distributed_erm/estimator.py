@@ -36,6 +36,7 @@ from mpdp.learning.estimator import (
     row_split,
     unit_box,
 )
+from mpdp.learning.spec.run import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_PARTIES
 from mpdp.randomness import RandomSource
 
 __all__ = ["DistributedERMClassifier", "DistributedERMRegressor"]
@@ -50,8 +51,9 @@ class _DistributedERM(PrivateEstimator):
 
     _loss: erm.Loss = erm.LogisticLoss()
 
-    def __init__(self, method: str = Method.MPC_GRADP.value, epsilon: float = 0.5, delta: float = 1e-3, *,
-                 T: int = _DEFAULTS.T, eta: float = _DEFAULTS.eta, lam: float = _DEFAULTS.lam, parties: int = 3,
+    def __init__(self, method: str = Method.MPC_GRADP.value, epsilon: float = DEFAULT_EPSILON,
+                 delta: float = DEFAULT_DELTA, *, T: int = _DEFAULTS.T, eta: float = _DEFAULTS.eta,
+                 lam: float = _DEFAULTS.lam, parties: int = DEFAULT_PARTIES["horizontal"],
                  accountant: str = _DEFAULTS.accountant, aggregators: int = _DEFAULTS.aggregators,
                  clip: bool = False, ledger: BudgetSpender | None = None, rng: RandomSource | None = None,
                  random_state: int | None = None) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec, AuditHook, Ref, RoleInfo, Settings, option
 from mpdp.learning.spec.run import RunConfig
 
@@ -74,12 +73,7 @@ def epochs_for(epochs: int | None, batch: int | None, n: int) -> int:
 def settings_of(config: RunConfig) -> DPVIRunSettings:
     """The run's options: ``config.settings``, or built from ``config.options`` when the caller gave only those
     (checked the same way)."""
-    if config.settings is None:
-        return DPVIRunSettings.from_options(config.options)
-    if not isinstance(config.settings, DPVIRunSettings):
-        raise ParameterError(explain("settings", type(config.settings).__name__, DPVIRunSettings.__name__,
-                                     "build the run's configuration with the algorithm's spec"))
-    return config.settings
+    return DPVIRunSettings.of_run(config.settings, config.options)
 
 
 SPECS: tuple[AlgorithmSpec, ...] = (

@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import minimize as _scipy_minimize
-from scipy.special import expit
 
 from mpdp.errors import ParameterError, ShapeMismatchError, explain
 from mpdp.learning.erm.data import as_xy
-from mpdp.learning.erm.losses import HuberLoss, LogisticLoss, Loss, SmoothHingeLoss, SquaredLoss
+from mpdp.learning.erm.losses import HuberLoss, LogisticLoss, Loss, SmoothHingeLoss, SquaredLoss, expit
 
 __all__ = ["Objective", "Solution", "solve", "solve_batch"]
 
@@ -159,8 +157,10 @@ def solve(objective: Objective, *, theta0: npt.ArrayLike | None = None, tol: flo
     x0 = np.zeros(objective.d) if theta0 is None else np.asarray(theta0, dtype=np.float64)
     if x0.shape != (objective.d,):
         raise ShapeMismatchError(explain("theta0", x0.shape, f"({objective.d},)", "one entry per feature"))
-    result = _scipy_minimize(objective.value_and_gradient, x0, jac=True, method="L-BFGS-B",
-                             options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15, "maxcor": 20})
+    from scipy.optimize import minimize  # on use: scipy.optimize is a large import the gradient paths never need
+
+    result = minimize(objective.value_and_gradient, x0, jac=True, method="L-BFGS-B",
+                      options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15, "maxcor": 20})
     theta = np.asarray(result.x, dtype=np.float64)
     grad_norm = float(np.linalg.norm(objective.gradient(theta)))
     return Solution(theta=theta, value=objective.value(theta), gradient_norm=grad_norm,

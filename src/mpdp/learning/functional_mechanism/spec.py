@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mpdp.dp.sensitivities.functional_mechanism import FMObjective
-from mpdp.errors import ParameterError, explain
 from mpdp.learning.spec import AlgorithmSpec, AuditHook, Ref, RoleInfo, Settings, option
 from mpdp.learning.spec.run import RunConfig
 
@@ -64,12 +63,7 @@ SETTINGS: dict[FMObjective, type[FMSettings]] = {cls.objective: cls for cls in (
 def settings_of(config: RunConfig, kind: type[FMSettings]) -> FMSettings:
     """The run's options as ``kind`` (the spec's class): ``config.settings``, or built from ``config.options``
     when the caller gave only those (checked the same way)."""
-    if config.settings is None:
-        return kind.from_options(config.options)
-    if not isinstance(config.settings, kind):
-        raise ParameterError(explain("settings", type(config.settings).__name__, kind.__name__,
-                                     "build the run's configuration with the algorithm's spec"))
-    return config.settings
+    return kind.of_run(config.settings, config.options)
 
 
 _ROLES = (RoleInfo("party0 .. party{K-1}", "one per column holder (--parties, --partition)",

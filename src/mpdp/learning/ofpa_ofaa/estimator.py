@@ -26,6 +26,7 @@ from mpdp.learning.estimator import LinearBinaryClassifier, binary_labels, class
 from mpdp.learning.ofpa_ofaa.model import OfpaOfaaSettings, fit, owner_cost
 from mpdp.learning.ofpa_ofaa.parties import Method
 from mpdp.learning.ofpa_ofaa.spec import OfaaSettings, OfpaSettings
+from mpdp.learning.spec.run import DEFAULT_EPSILON, DEFAULT_PARTIES
 from mpdp.randomness import RandomSource
 
 __all__ = ["OfpaOfaaClassifier"]
@@ -42,7 +43,8 @@ class OfpaOfaaClassifier(LinearBinaryClassifier):
     ``classes_``, ``epsilon_spent_`` (per owner), ``rounds_``, ``communication_``.
     """
 
-    def __init__(self, method: str = Method.OFPA.value, epsilon: float = 0.8, *, parties: int = 3,
+    def __init__(self, method: str = Method.OFPA.value, epsilon: float = DEFAULT_EPSILON, *,
+                 parties: int = DEFAULT_PARTIES["horizontal"],
                  lam: float = _DEFAULTS.lam, eta: float = _DEFAULTS.eta, max_rounds: int = _DEFAULTS.max_rounds,
                  noise: str = _DEFAULTS.noise, clip: bool = False,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None,

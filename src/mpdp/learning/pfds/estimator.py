@@ -40,6 +40,7 @@ from mpdp.learning.estimator import BinaryClassifier, binary_labels, classes_of,
 from mpdp.learning.pfds.evaluation import agent_ledger
 from mpdp.learning.pfds.model import PFDSAgent, Schema, params_for
 from mpdp.learning.pfds.spec import Method, PFDSVariantSettings, agent_cost
+from mpdp.learning.spec.run import DEFAULT_EPSILON, DEFAULT_PARTIES
 from mpdp.randomness import RandomSource
 from mpdp.runtime import run_protocol
 
@@ -55,7 +56,8 @@ class PFDSClassifier(BinaryClassifier):
     ``communication_``.
     """
 
-    def __init__(self, epsilon: float = 1.0, *, agents: int = 4, sharers: int | None = None,
+    def __init__(self, epsilon: float = DEFAULT_EPSILON, *, agents: int = DEFAULT_PARTIES["horizontal"],
+                 sharers: int | None = None,
                  attributes: Sequence[Attribute] | None = None, h_max: int | None = None, t: int = 10,
                  p: int | None = None, max_leaves: int = 1024, clip: bool = False,
                  ledger: BudgetSpender | None = None, rng: RandomSource | None = None,

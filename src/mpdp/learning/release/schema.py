@@ -8,6 +8,10 @@ integer attribute, ``"integer": true`` in the file, is written in whole numbers)
 
 Reading a CSV for a model (:func:`read_table`) never guesses:
 
+* the file is read by :func:`~mpdp.datasets.table.read_csv_table` (delimiter ``,``): an empty file, a header
+  without rows, repeated or empty column names and a row of the wrong length are refused with
+  :class:`~mpdp.errors.SchemaMismatchError` naming the file and line (a missing file is a
+  :class:`~mpdp.errors.DatasetUnavailableError`, a byte that is not UTF-8 a :class:`~mpdp.errors.DatasetError`);
 * a column of the schema missing from the header is refused (:class:`~mpdp.errors.SchemaMismatchError`);
   other columns (the label, identifiers) are ignored;
 * a missing value (empty, ``?``, ``NA``, ...), a non-number in a numeric column or a category the model never
@@ -20,7 +24,6 @@ Reading a CSV for a model (:func:`read_table`) never guesses:
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,8 +35,8 @@ import numpy.typing as npt
 
 from mpdp.datasets.dataset import Attribute, Dataset, Task
 from mpdp.datasets.encoding import encode
-from mpdp.errors import DatasetUnavailableError, ModelFileError, SchemaMismatchError, explain
-from mpdp.files import read_text_file
+from mpdp.datasets.table import read_csv_table
+from mpdp.errors import ModelFileError, SchemaMismatchError, explain
 
 __all__ = ["MISSING", "TableRead", "TableSchema", "format_value", "read_table", "write_table"]
 
@@ -204,34 +207,20 @@ def _lines(bad: Sequence[tuple[int, str]]) -> str:
 def read_table(schema: TableSchema, path: str | Path, *,
                out_of_bounds: Literal["clip", "error"] = "clip") -> TableRead:
     """Read the CSV at ``path`` in ``schema`` (rules in the module docstring)."""
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise DatasetUnavailableError(explain("CSV file", str(file), "an existing file", "check the path"))
     if out_of_bounds not in ("clip", "error"):
         raise SchemaMismatchError(explain("out_of_bounds", out_of_bounds, "'clip' or 'error'", "pick one"))
-    reader = csv.reader(io.StringIO(read_text_file(file, "CSV file")))
-    rows = [r for r in reader if any(c.strip() for c in r)]
-    if not rows:
-        raise SchemaMismatchError(explain(str(file), "an empty file", "a header row and data rows",
-                                          "write the column names on the first line"))
-    header = [h.strip() for h in rows[0]]
+    table = read_csv_table(path, "CSV file", delimiter=",", error=SchemaMismatchError)
+    header = table.header
     missing = [n for n in schema.names if n not in header]
     if missing:
-        raise SchemaMismatchError(explain(f"columns of {file.name}", header[:12], f"the model's columns, missing "
-                                          f"{missing}", "add the columns the model was trained on"))
-    body = rows[1:]
-    if not body:
-        raise SchemaMismatchError(explain(str(file), "a header row and no data rows", "at least one data row "
-                                          "below the header", "add the records below the header"))
-    for lineno, row in enumerate(body, 2):
-        if len(row) != len(header):
-            raise SchemaMismatchError(explain(f"{file.name}:{lineno}", f"{len(row)} fields",
-                                              f"{len(header)} (as the header)", "fix the row"))
+        raise SchemaMismatchError(explain(f"columns of {table.path.name}", list(header[:12]), f"the model's "
+                                          f"columns, missing {missing}", "add the columns the model was trained on"))
+    body = table.rows
     values = np.zeros((len(body), len(schema.attributes)))
     clipped: dict[str, int] = {}
     for j, attr in enumerate(schema.attributes):
         col = header.index(attr.name)
-        raw = [(lineno, row[col].strip()) for lineno, row in enumerate(body, 2)]
+        raw = [(line, cells[col].strip()) for line, cells in body]
         gaps = [(n, v) for n, v in raw if v.lower() in MISSING]
         if gaps:
             raise SchemaMismatchError(explain(f"column {attr.name}", f"missing values at {_lines(gaps)}",

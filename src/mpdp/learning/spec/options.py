@@ -223,6 +223,18 @@ class Settings:
         return cls()
 
     @classmethod
+    def of_run(cls, settings: Settings | None, options: Mapping[str, Any] | None) -> Self:
+        """A run's settings of this class: ``settings`` as given, or built from the plain ``options`` when the
+        caller gave only those (a :class:`~mpdp.learning.spec.RunConfig`'s two fields); settings of another
+        class are refused."""
+        if settings is None:
+            return cls.from_options(options)
+        if not isinstance(settings, cls):
+            raise ParameterError(explain("settings", type(settings).__name__, cls.__name__,
+                                         "build the run's configuration with the algorithm's spec"))
+        return settings
+
+    @classmethod
     def from_options(cls, raw: Mapping[str, Any] | None, *, source: str = "--option") -> Self:
         """Settings from user-given ``key -> value`` pairs (missing keys take their defaults).
 

@@ -23,7 +23,15 @@ from mpdp.learning.spec.options import Settings
 from mpdp.progress import SILENT, Progress
 from mpdp.randomness import RandomSource
 
-__all__ = ["PHASES", "Curve", "Metric", "RunConfig", "RunReport", "timed"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_EPSILON", "DEFAULT_PARTIES", "PHASES", "Curve", "Metric", "RunConfig",
+           "RunReport", "timed"]
+
+#: a run's privacy budget when the caller names none, in every engine and estimator (``mpdp run``'s ``--epsilon``
+#: and ``--delta``, ``mpdp launch``, the scikit-learn estimators): pure-DP algorithms spend no delta
+DEFAULT_EPSILON = 1.0
+DEFAULT_DELTA = 1e-5
+#: the number of parties when the caller names none, by partitioning
+DEFAULT_PARTIES = {"vertical": 2, "horizontal": 3}
 
 #: a run's phases, in order: reading and splitting the data, aligning records (``--data``), the parties' protocol,
 #: the non-private reference, scoring the release on the test split

@@ -1,0 +1,21 @@
+"""Reading the process table (Linux ``/proc``) for the tests that check a killed launcher takes its children."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmdline(pid: int) -> str:
+    """The command line of process ``pid`` ("" when it has gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie has: it only waits to be reaped by its new parent)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
