@@ -225,7 +225,7 @@ class Settings:
     @classmethod
     def of_run(cls, settings: Settings | None, options: Mapping[str, Any] | None) -> Self:
         """A run's settings of this class: ``settings`` as given, or built from the plain ``options`` when the
-        caller gave only those (a :class:`~mpdp.learning.spec.RunConfig`'s two fields); settings of another
+        caller gave only those (a :class:`~mpdp.learning.spec.run.RunConfig`'s two fields); settings of another
         class are refused."""
         if settings is None:
             return cls.from_options(options)

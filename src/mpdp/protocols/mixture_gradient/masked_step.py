@@ -42,8 +42,9 @@ their owners alone know (the dealer knows them too).
 
 References
 ----------
-Paper 002 (``/work/shared/papers/002_c49a9709e0e6dfb2.txt``), Eqs. 18-30, Algorithm 1; Patra et al., "ABY2.0",
-USENIX Security 2021 (masked wires); Boyle et al., Eurocrypt 2021 (comparison keys with payloads).
+Paper 002 (Tajeddine, Jälkö, Kaski and Honkela, "Privacy-preserving Data Sharing on Vertically Partitioned Data",
+arXiv 2010.09293, 2020), Eqs. 18-30, Algorithm 1; Patra et al., "ABY2.0", USENIX Security 2021 (masked wires);
+Boyle et al., Eurocrypt 2021 (comparison keys with payloads).
 """
 
 from __future__ import annotations
