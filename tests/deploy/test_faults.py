@@ -33,7 +33,7 @@ from mpdp.dp.accounting.ledger import PrivacyLedger
 from mpdp.learning.registry import get_algorithm
 from mpdp.runtime.certs import generate_party_folders
 from mpdp.runtime.guard import descendants
-from tests.processes import cmdline, gone
+from tests.processes import cmdline, gone, kill_launcher
 
 pytestmark = pytest.mark.net
 
@@ -169,11 +169,7 @@ def test_kill_9_of_mpdp_launch_leaves_no_party_running(tmp_path: Path) -> None:
             time.sleep(0.1)
         assert parties, "the parties did not start"
         tree = descendants([launcher.pid])
-        launcher.send_signal(signal.SIGKILL)
-        launcher.wait()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all(gone(p) for p in tree):
-            time.sleep(0.1)
+        kill_launcher(launcher, tree)
         assert all(gone(p) for p in tree), [(p, cmdline(p)[:80]) for p in tree if not gone(p)]
     finally:
         for pid in parties:

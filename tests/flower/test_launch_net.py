@@ -28,7 +28,7 @@ from mpdp.flower.launcher import launch, wait_for_port
 from mpdp.learning.distributed_erm.problem import PartyGroup, equal_parts
 from mpdp.runtime.guard import descendants
 from tests.flower.helpers import SEED, in_memory_iterates, prepared, small_config
-from tests.processes import cmdline, gone
+from tests.processes import cmdline, gone, kill_launcher
 
 pytestmark = pytest.mark.net
 
@@ -83,11 +83,7 @@ def test_kill_9_of_a_flower_launch_takes_the_superlink_and_every_supernode_with_
         else:
             pytest.fail("the SuperLink and SuperNodes did not start")
         tree = descendants([launcher.pid])
-        launcher.send_signal(signal.SIGKILL)
-        launcher.wait()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not all(gone(p) for p in tree):
-            time.sleep(0.1)
+        kill_launcher(launcher, tree)
         assert all(gone(p) for p in tree), [(p, cmdline(p)[:80]) for p in tree if not gone(p)]
     finally:
         for pid in tree:

@@ -232,32 +232,19 @@ class GrpcTransport(Transport):
         """
         start = time.monotonic()
         deadline = start + (self.connect_timeout if timeout is None else timeout)
-        waiting = list(self.peers)
-        while waiting:
-            waiting = [peer for peer in waiting if not self._answers(peer)]
-            with self._cond:
-                aborted = next(iter(self._aborted_peers.items()), None)
-            if aborted is not None:  # a peer already failed: waiting for the others serves nothing
-                raise ProtocolAbortError(f"{self.name} stopped waiting: {aborted[0]} aborted ({aborted[1]})")
-            if waiting and time.monotonic() > deadline:
-                missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self.health.unanswered(peer)}"
-                                    for peer in waiting)
-                raise PartyUnavailableError(
-                    f"{self.name} got no answer within {deadline - start:g} s from {missing}. Fix: start that party "
-                    "(mpdp party --config ...), check its address, or wake or restart a frozen process")
-            if waiting:
-                time.sleep(0.05)
+        waiting = self._poll_peers(deadline)
+        if waiting:
+            missing = "; ".join(f"{peer} at {self.addresses[peer]}, which {self.health.unanswered(peer)}"
+                                for peer in waiting)
+            raise PartyUnavailableError(
+                f"{self.name} got no answer within {deadline - start:g} s from {missing}. Fix: start that party "
+                "(mpdp party --config ...), check its address, or wake or restart a frozen process")
         return time.monotonic() - start
 
-    def wait_quorum(self, optional: Mapping[str, int], max_absent: int,
-                    timeout: float | None = None) -> tuple[str, ...]:
-        """:meth:`wait_ready`, except that peers of ``optional`` (name -> how many clients it stands for) may be
-        absent: after ``timeout`` (default ``connect_timeout``) the ones that never answered are absent, up to
-        ``max_absent`` clients in all. Returns the absent peers (also :attr:`absent`), each marked unavailable so
-        a receive from it fails at once and nothing is sent to it. A required peer that never answered, or more
-        absent clients than ``max_absent``, is a PartyUnavailableError naming them."""
-        start = time.monotonic()
-        deadline = start + (self.connect_timeout if timeout is None else timeout)
+    def _poll_peers(self, deadline: float) -> list[str]:
+        """Ping every peer until all answer or ``deadline`` (monotonic) passes; the peers that never answered.
+        A peer that already aborted ends the wait at once (ProtocolAbortError): waiting for the others serves
+        nothing."""
         waiting = list(self.peers)
         while waiting:
             waiting = [peer for peer in waiting if not self._answers(peer)]
@@ -268,6 +255,18 @@ class GrpcTransport(Transport):
             if not waiting or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
+        return waiting
+
+    def wait_quorum(self, optional: Mapping[str, int], max_absent: int,
+                    timeout: float | None = None) -> tuple[str, ...]:
+        """:meth:`wait_ready`, except that peers of ``optional`` (name -> how many clients it stands for) may be
+        absent: after ``timeout`` (default ``connect_timeout``) the ones that never answered are absent, up to
+        ``max_absent`` clients in all. Returns the absent peers (also :attr:`absent`), each marked unavailable so
+        a receive from it fails at once and nothing is sent to it. A required peer that never answered, or more
+        absent clients than ``max_absent``, is a PartyUnavailableError naming them."""
+        start = time.monotonic()
+        deadline = start + (self.connect_timeout if timeout is None else timeout)
+        waiting = self._poll_peers(deadline)
         required = [p for p in waiting if p not in optional]
         missing = sum(int(optional[p]) for p in waiting if p in optional)
         if required or missing > max_absent:
